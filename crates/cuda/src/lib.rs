@@ -1,0 +1,266 @@
+//! warpscope's CUDA C++ front end: kernel source → warp-level memory accesses.
+//!
+//! [`Source::parse`] reads a `.cu` file with tree-sitter (grammar `tree-sitter-cuda`);
+//! [`Source::kernel`] lowers one kernel (and the `__device__` functions it calls, templates
+//! instantiated) to a typed IR; [`Kernel::run`] executes a launch block by block, in SIMT
+//! lockstep, and hands every warp-level access — the addresses of the active lanes of one
+//! warp for one memory instruction — to a sink, tagged with its source site. The model crate
+//! (`warpscope-model`) then costs those accesses per compute capability.
+
+pub mod error;
+mod exec;
+pub mod ir;
+mod lower;
+pub mod preprocess;
+pub mod types;
+
+pub use error::{Error, Result, ThreadCoord};
+pub use exec::LaunchConfig;
+pub use ir::Loc;
+pub use lower::{AllocInfo, LocalArray, Site};
+
+use lower::{Lowered, Lowerer};
+use preprocess::{blank_attributes, parse_define, Macros};
+use types::Ty;
+use warpscope_model::WarpAccess;
+
+/// Default for [`LaunchConfig::max_steps`]: iterations one loop may run in one block.
+pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
+
+/// A parsed `.cu` file.
+pub struct Source {
+    file: String,
+    text: String,
+    tree: tree_sitter::Tree,
+    macros: Macros,
+    aligns: Vec<(usize, u64)>,
+}
+
+impl Source {
+    /// Parses `text` (the contents of `file`) with `defines` (`NAME` or `NAME=VALUE`, as
+    /// `-D` takes them).
+    ///
+    /// Errors: [`Error::Syntax`] at the first place the parse tree marks as an error or a
+    /// missing token; [`Error::Argument`] for a malformed define.
+    pub fn parse(file: &str, text: &str, defines: &[String]) -> Result<Source> {
+        let mut macros = Macros::new();
+        for d in defines {
+            let (n, m) = parse_define(d).ok_or_else(|| Error::Argument(format!("-D {d}: expected NAME or NAME=VALUE")))?;
+            macros.insert(n, m);
+        }
+        let (blanked, aligns) = blank_attributes(text);
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&tree_sitter_cuda::LANGUAGE.into())
+            .map_err(|e| Error::Argument(format!("cannot load the CUDA grammar: {e}")))?;
+        let tree = parser.parse(&blanked, None).ok_or_else(|| Error::Argument(format!("{file}: the parser gave up")))?;
+        if let Some((loc, msg)) = first_error(tree.root_node(), &blanked) {
+            return Err(Error::Syntax { file: file.to_string(), loc, msg });
+        }
+        Ok(Source { file: file.to_string(), text: blanked, tree, macros, aligns })
+    }
+
+    fn lowerer(&self) -> Result<Lowerer<'_>> {
+        Lowerer::new(&self.file, &self.text, self.tree.root_node(), self.macros.clone(), self.aligns.clone())
+    }
+
+    /// The `__global__` functions of the file (templates as `name<T, N>`).
+    pub fn kernels(&self) -> Result<Vec<String>> {
+        Ok(self.lowerer()?.kernel_names())
+    }
+
+    /// Lowers the kernel `name`, written with its template arguments for a template
+    /// (`stride<float>`).
+    ///
+    /// Errors: [`Error::UnknownKernel`] listing the kernels found; [`Error::Unsupported`] or
+    /// [`Error::Semantic`] at the construct that cannot be interpreted.
+    pub fn kernel(&self, name: &str) -> Result<Kernel> {
+        let mut l = self.lowerer()?;
+        let (base, targs) = l.parse_targs(name)?;
+        let lowered = l.lower_kernel(&base, targs)?;
+        Ok(Kernel { file: self.file.clone(), name: name.to_string(), prog: lowered })
+    }
+}
+
+fn first_error(n: tree_sitter::Node, src: &str) -> Option<(Loc, String)> {
+    if n.is_error() || n.is_missing() {
+        let p = n.start_position();
+        let loc = Loc { line: p.row as u32 + 1, col: p.column as u32 + 1 };
+        let snippet: String = src[n.byte_range()].chars().take(40).collect();
+        let msg = if n.is_missing() {
+            format!("missing '{}'", n.kind())
+        } else {
+            format!("unexpected '{}'", snippet.split_whitespace().collect::<Vec<_>>().join(" "))
+        };
+        return Some((loc, msg));
+    }
+    if !n.has_error() {
+        return None;
+    }
+    let mut c = n.walk();
+    let children: Vec<_> = n.children(&mut c).collect();
+    children.into_iter().find_map(|ch| first_error(ch, src))
+}
+
+/// A kernel parameter as the launch sees it.
+#[derive(Clone, Debug)]
+pub struct ParamInfo {
+    pub name: String,
+    /// The type as CUDA spells it (`const float*`, `int`).
+    pub ty: String,
+    pub is_pointer: bool,
+    /// Bytes of one element a pointer parameter points to.
+    pub elem_size: u64,
+    pub read_only: bool,
+}
+
+/// One lowered kernel instance, ready to launch.
+pub struct Kernel {
+    file: String,
+    name: String,
+    prog: Lowered,
+}
+
+impl Kernel {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The memory accesses in the source, indexed by the site id [`Kernel::run`] reports.
+    pub fn sites(&self) -> &[Site] {
+        &self.prog.sites
+    }
+
+    /// Per-thread arrays placed in local memory, with the reason.
+    pub fn local_arrays(&self) -> &[LocalArray] {
+        &self.prog.local_arrays
+    }
+
+    /// Bytes of static `__shared__` memory per block.
+    pub fn static_shared_bytes(&self) -> u64 {
+        self.prog.static_shared_bytes
+    }
+
+    /// Whether the kernel declares `extern __shared__` memory (sized at launch).
+    pub fn params(&self) -> Vec<ParamInfo> {
+        let k = &self.prog.funcs[self.prog.kernel];
+        k.params
+            .iter()
+            .map(|p| ParamInfo {
+                name: p.name.clone(),
+                ty: self.prog.structs.name(&p.ty),
+                is_pointer: p.ty.is_ptr(),
+                elem_size: p.ty.pointee().map(|t| self.prog.structs.size(t)).unwrap_or(0),
+                read_only: p.read_only,
+            })
+            .collect()
+    }
+
+    /// Builds a launch configuration from user input: scalar arguments by parameter name
+    /// (`args`: name, value text), allocation sizes of pointer parameters in elements
+    /// (`allocs`), the grid and block shape, `extern __shared__` bytes and the loop limit.
+    ///
+    /// Errors ([`Error::Argument`]): an unknown parameter name (the message lists them), a
+    /// missing or ill-typed value, a size for a parameter that is not a pointer.
+    pub fn configure(
+        &self,
+        args: &[(String, String)],
+        allocs: &[(String, u64)],
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_shared_bytes: u64,
+        max_steps: u64,
+    ) -> Result<LaunchConfig> {
+        let k = &self.prog.funcs[self.prog.kernel];
+        let names = || k.params.iter().map(|p| format!("{} ({})", p.name, self.prog.structs.name(&p.ty))).collect::<Vec<_>>().join(", ");
+        for (n, _) in args {
+            match k.params.iter().find(|p| &p.name == n) {
+                None => return Err(Error::Argument(format!("--arg {n}: {} has no parameter '{n}'; its parameters are: {}", self.name, names()))),
+                Some(p) if p.ty.is_ptr() => {
+                    return Err(Error::Argument(format!(
+                        "--arg {n}: '{n}' is a pointer; warpscope gives each pointer parameter its own allocation (size it with --alloc {n}=ELEMENTS)"
+                    )))
+                }
+                Some(_) => {}
+            }
+        }
+        let mut values = Vec::new();
+        for p in &k.params {
+            if p.ty.is_ptr() {
+                values.push(0);
+                continue;
+            }
+            if !p.ty.is_arith() {
+                return Err(Error::Argument(format!("parameter '{}' of {} is a {}; only numbers and pointers can be passed", p.name, self.name, self.prog.structs.name(&p.ty))));
+            }
+            let Some((_, v)) = args.iter().rev().find(|(n, _)| n == &p.name) else {
+                return Err(Error::Argument(format!(
+                    "kernel parameter '{}' ({}) has no value: pass --arg {}=VALUE",
+                    p.name,
+                    self.prog.structs.name(&p.ty),
+                    p.name
+                )));
+            };
+            values.push(parse_scalar(v, &p.ty).ok_or_else(|| {
+                Error::Argument(format!("--arg {}={v}: '{}' is a {}; '{v}' is not one", p.name, p.name, self.prog.structs.name(&p.ty)))
+            })?);
+        }
+        let mut sizes: Vec<Option<u64>> = self.prog.allocs.iter().map(|a| a.size).collect();
+        for (n, elems) in allocs {
+            let Some(i) = k.params.iter().position(|p| &p.name == n) else {
+                return Err(Error::Argument(format!("--alloc {n}: {} has no parameter '{n}'; its parameters are: {}", self.name, names())));
+            };
+            let Some(Some(a)) = self.prog.param_allocs.get(i) else {
+                return Err(Error::Argument(format!("--alloc {n}: '{n}' is not a pointer parameter")));
+            };
+            sizes[*a] = Some(elems.saturating_mul(self.prog.allocs[*a].elem_size));
+        }
+        Ok(LaunchConfig { grid, block, args: values, alloc_sizes: sizes, dynamic_shared_bytes, max_steps })
+    }
+
+    /// Runs the launch, calling `sink(site, access)` for each warp-level access in execution
+    /// order.
+    ///
+    /// Errors: the first out-of-bounds or misaligned access, division by zero or runaway
+    /// loop, naming the source position and the thread and block.
+    pub fn run(&self, cfg: &LaunchConfig, sink: &mut dyn FnMut(usize, &WarpAccess)) -> Result<()> {
+        if self.prog.static_shared_bytes.div_ceil(16) * 16 + cfg.dynamic_shared_bytes > (1 << 32) {
+            return Err(Error::Argument("shared memory larger than 4 GiB requested".into()));
+        }
+        exec::run(&self.prog, &self.file, cfg, sink)
+    }
+}
+
+fn parse_scalar(v: &str, ty: &Ty) -> Option<u64> {
+    let v = v.trim();
+    match ty {
+        Ty::Float(b) => {
+            let x: f64 = v.trim_end_matches(['f', 'F']).parse().ok()?;
+            Some(exec::cast_scalar(x.to_bits(), &types::DOUBLE, &Ty::Float(*b)))
+        }
+        Ty::Bool => match v {
+            "true" | "1" => Some(1),
+            "false" | "0" => Some(0),
+            _ => None,
+        },
+        Ty::Int { bytes, signed } => {
+            let (neg, body) = match v.strip_prefix('-') {
+                Some(b) => (true, b),
+                None => (false, v),
+            };
+            let mag = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+                u64::from_str_radix(h, 16).ok()?
+            } else {
+                body.parse::<u64>().ok()?
+            };
+            if neg && !signed {
+                return None;
+            }
+            let raw = if neg { mag.wrapping_neg() } else { mag };
+            // The value must fit the parameter's type.
+            let c = exec::canon(raw, *bytes, *signed);
+            (c == raw || (!neg && *bytes == 8)).then_some(c)
+        }
+        _ => None,
+    }
+}

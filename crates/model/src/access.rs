@@ -1,0 +1,64 @@
+//! One warp-level memory access: what a front end hands to the model.
+
+use serde::Serialize;
+
+/// Threads in a warp on every compute capability [PG].
+pub const WARP_SIZE: usize = 32;
+
+/// The state space an access goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Space {
+    /// Device memory through `ld.global`/`st.global` (also `__ldg`).
+    Global,
+    /// On-chip shared memory of the block; addresses are byte offsets in the block's window.
+    Shared,
+    /// Per-thread local memory; addresses are already interleaved by the front end
+    /// (word *w* of thread *t* at `4·(w·threads + t)`, [PG] "Local Memory").
+    Local,
+    /// `__constant__` memory; addresses are byte offsets in the constant bank.
+    Constant,
+}
+
+/// Load or store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Load,
+    Store,
+}
+
+/// One dynamic execution of one memory instruction by one warp.
+///
+/// Shape: 32 lane addresses (bytes), of which only the lanes set in `mask` are active;
+/// inactive lanes' addresses are ignored. `width` is the bytes one lane moves: 1, 2, 4, 8
+/// or 16. Wider values (a 32-byte struct, say) are split by the front end into several
+/// accesses, as the compiler splits them into several instructions [PG "Size and Alignment
+/// Requirement"].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarpAccess {
+    pub space: Space,
+    pub op: Op,
+    /// Bytes per lane: 1, 2, 4, 8 or 16.
+    pub width: u32,
+    /// Bit *l* set when lane *l* is active.
+    pub mask: u32,
+    /// Byte address of each lane.
+    pub addrs: [u64; WARP_SIZE],
+    /// Load through the read-only (texture) path: `__ldg` or a `const __restrict__` pointer.
+    pub read_only: bool,
+}
+
+impl WarpAccess {
+    /// Iterator over (lane, address) of the active lanes, lowest lane first.
+    pub fn active(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        (0..WARP_SIZE)
+            .filter(move |&l| self.mask & (1 << l) != 0)
+            .map(move |l| (l, self.addrs[l]))
+    }
+
+    /// Number of active lanes.
+    pub fn active_lanes(&self) -> u32 {
+        self.mask.count_ones()
+    }
+}

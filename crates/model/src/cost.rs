@@ -1,0 +1,103 @@
+//! The counters of one access and the entry point that applies the rules of one compute
+//! capability to one warp access.
+
+use crate::access::{Space, WarpAccess};
+use crate::arch::Arch;
+use serde::Serialize;
+
+/// Caching of global loads on CC 2.x/3.x (`-Xptxas -dlcm=`) [PG5 F.4.2, F.5.2; seed 003].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum L1Mode {
+    /// The architecture's default: L1 on 2.x, L2 only on 3.x.
+    #[default]
+    Default,
+    /// Cache in L1 and L2: 128-byte line transactions.
+    Ca,
+    /// Cache in L2 only: 32-byte segment transactions.
+    Cg,
+}
+
+/// Shared-memory bank width on CC 3.x (`cudaDeviceSetSharedMemConfig`) [PG5 F.5.3].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum SmemBankMode {
+    /// 4-byte banks (the default).
+    #[default]
+    FourByte,
+    /// 8-byte banks.
+    EightByte,
+}
+
+/// Options that change how accesses are costed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Config {
+    pub l1: L1Mode,
+    pub smem_bank_mode: SmemBankMode,
+}
+
+/// The counters of one warp access, or the sum over many (see the reference's "Words").
+///
+/// Units: `transaction_bytes` and `bytes_requested` in bytes; `sectors` = transaction_bytes / 32.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Cost {
+    /// Warp-level executions with at least one active lane.
+    pub executions: u64,
+    /// Requests after the architecture's split (half-warps on 1.x, 8/16-byte splits on
+    /// 2.x/3.x, one per instruction from 5.x; for constant memory, one per distinct address).
+    pub requests: u64,
+    /// Memory transactions (global/local); on 5.x+ one per sector.
+    pub transactions: u64,
+    /// Bytes moved by those transactions.
+    pub transaction_bytes: u64,
+    /// `transaction_bytes / 32`.
+    pub sectors: u64,
+    /// Sum over active lanes of the access width.
+    pub bytes_requested: u64,
+    /// Shared memory: conflict-free passes through the banks.
+    pub wavefronts: u64,
+    /// Lanes whose address is not a multiple of the width.
+    pub misaligned_lanes: u64,
+}
+
+impl Cost {
+    /// Adds `other` into `self`, counter by counter.
+    pub fn add(&mut self, other: &Cost) {
+        self.executions += other.executions;
+        self.requests += other.requests;
+        self.transactions += other.transactions;
+        self.transaction_bytes += other.transaction_bytes;
+        self.sectors += other.sectors;
+        self.bytes_requested += other.bytes_requested;
+        self.wavefronts += other.wavefronts;
+        self.misaligned_lanes += other.misaligned_lanes;
+    }
+
+    /// `bytes_requested / transaction_bytes` (nvprof's `gld_efficiency`); `None` when no
+    /// transaction was issued (shared and constant accesses).
+    pub fn efficiency(&self) -> Option<f64> {
+        (self.transaction_bytes > 0).then(|| self.bytes_requested as f64 / self.transaction_bytes as f64)
+    }
+}
+
+/// Costs one warp access under the rules of `arch` with options `config`.
+///
+/// An access with no active lane costs nothing (`executions` = 0). Global and local accesses
+/// follow [`crate::global`], shared accesses [`crate::shared`], constant accesses
+/// [`crate::constant`].
+pub fn cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
+    if access.mask == 0 {
+        return Cost::default();
+    }
+    let mut c = match access.space {
+        Space::Global | Space::Local => crate::global::cost(arch, config, access),
+        Space::Shared => crate::shared::cost(arch, config, access),
+        Space::Constant => crate::constant::cost(arch, access),
+    };
+    c.executions = 1;
+    c.bytes_requested = access.active_lanes() as u64 * access.width as u64;
+    c.misaligned_lanes = access
+        .active()
+        .filter(|&(_, a)| a % access.width as u64 != 0)
+        .count() as u64;
+    c
+}

@@ -1,0 +1,21 @@
+//! warpscope's memory model: the per-compute-capability rules that turn the memory access of
+//! one warp (the addresses of its active lanes) into requests, transactions, sectors and
+//! shared-memory wavefronts.
+//!
+//! Pure and I/O-free. The specification is `shared/reference/memory-model.md`; every rule
+//! names its source there ([PG], [PG5], [BPG], [HB] or measured on H100).
+//!
+//! Layout: [`access`] (what the front ends hand over), [`arch`] (the table of compute
+//! capabilities), [`global`], [`shared`], [`constant`] (one module per memory space), and
+//! [`cost`] (the counters and the entry point [`cost::cost`]).
+
+pub mod access;
+pub mod arch;
+pub mod constant;
+pub mod cost;
+pub mod global;
+pub mod shared;
+
+pub use access::{Op, Space, WarpAccess, WARP_SIZE};
+pub use arch::{Arch, ComputeCapability, LaunchLimits};
+pub use cost::{cost, Config, Cost, L1Mode, SmemBankMode};
