@@ -1,1 +1,252 @@
-//! Reports.
+//! Reports: the counters of every access site summed over a launch, per compute capability,
+//! and their renderings (a table for people, JSON for programs).
+//!
+//! [`Aggregator`] receives the warp-level accesses of one interpretation of a kernel and
+//! applies the model of every requested compute capability to them, batch by batch, the
+//! architectures in parallel (rayon). [`Analysis`] is the result; [`render_table`] and
+//! `serde_json` render it.
+
+mod table;
+
+pub use table::render_table;
+
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::HashMap;
+use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess};
+
+/// The static description of an access site, as the front end names it.
+#[derive(Clone, Debug, Serialize)]
+pub struct SiteInfo {
+    pub line: u32,
+    pub column: u32,
+    /// The expression's source text.
+    pub text: String,
+    pub op: Op,
+    /// Loads through the read-only path (`__ldg`, `const __restrict__`).
+    pub read_only: bool,
+}
+
+/// One row of the report: a site, split by the memory space and width its instructions had
+/// (a struct copy becomes several instructions of different widths).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct RowKey {
+    site: usize,
+    space: Space,
+    width: u32,
+}
+
+const BATCH: usize = 4096;
+
+/// Sums the cost of warp accesses per site and per compute capability.
+pub struct Aggregator {
+    archs: Vec<&'static Arch>,
+    config: Config,
+    rows: HashMap<RowKey, usize>,
+    keys: Vec<RowKey>,
+    /// `totals[arch][row]`.
+    totals: Vec<Vec<Cost>>,
+    batch: Vec<(usize, WarpAccess)>,
+}
+
+impl Aggregator {
+    pub fn new(archs: Vec<&'static Arch>, config: Config) -> Self {
+        let n = archs.len();
+        Aggregator { archs, config, rows: HashMap::new(), keys: Vec::new(), totals: vec![Vec::new(); n], batch: Vec::with_capacity(BATCH) }
+    }
+
+    /// Adds one warp-level access of `site`.
+    pub fn add(&mut self, site: usize, a: &WarpAccess) {
+        let key = RowKey { site, space: a.space, width: a.width };
+        let next = self.keys.len();
+        let row = *self.rows.entry(key).or_insert(next);
+        if row == next {
+            self.keys.push(key);
+        }
+        self.batch.push((row, *a));
+        if self.batch.len() == BATCH {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        let nrows = self.keys.len();
+        let batch = &self.batch;
+        let config = &self.config;
+        self.archs.par_iter().zip(self.totals.par_iter_mut()).for_each(|(arch, totals)| {
+            totals.resize(nrows, Cost::default());
+            for (row, a) in batch {
+                let c = cost(arch, config, a);
+                totals[*row].add(&c);
+            }
+        });
+        self.batch.clear();
+    }
+
+    /// Finishes the sums and builds the report. `sites` are the front end's sites, indexed
+    /// by the site ids passed to [`Aggregator::add`].
+    pub fn finish(mut self, header: Header, sites: &[SiteInfo]) -> Analysis {
+        self.flush();
+        let mut order: Vec<usize> = (0..self.keys.len()).collect();
+        order.sort_by_key(|&r| {
+            let k = self.keys[r];
+            let s = &sites[k.site];
+            (s.line, s.column, s.op, k.space, k.width)
+        });
+        let architectures = self
+            .archs
+            .iter()
+            .zip(&self.totals)
+            .map(|(arch, totals)| {
+                let mut rows = Vec::new();
+                let mut t = Totals::default();
+                for &r in &order {
+                    let k = self.keys[r];
+                    let c = totals.get(r).copied().unwrap_or_default();
+                    t.bucket(k.space, sites[k.site].op).add(&c);
+                    rows.push(SiteReport::new(&sites[k.site], k.space, k.width, c));
+                }
+                ArchReport { cc: arch.cc.to_string(), name: arch.name, sites: rows, totals: t.finish() }
+            })
+            .collect();
+        Analysis { kernel: header.kernel, source: header.source, grid: header.grid, block: header.block, architectures, local_arrays: header.local_arrays, notes: header.notes }
+    }
+}
+
+/// What the report says about the launch besides the counters.
+#[derive(Clone, Debug, Default)]
+pub struct Header {
+    pub kernel: String,
+    pub source: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub local_arrays: Vec<LocalArrayInfo>,
+    pub notes: Vec<String>,
+}
+
+/// A per-thread array placed in local memory.
+#[derive(Clone, Debug, Serialize)]
+pub struct LocalArrayInfo {
+    pub name: String,
+    pub line: u32,
+    pub column: u32,
+    pub reason: String,
+}
+
+/// Counters with their efficiency, as reported.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Counters {
+    pub executions: u64,
+    pub requests: u64,
+    pub transactions: u64,
+    /// Bytes.
+    pub transaction_bytes: u64,
+    /// 32-byte sectors: `transaction_bytes / 32`.
+    pub sectors: u64,
+    /// Bytes the active lanes asked for.
+    pub bytes_requested: u64,
+    /// `bytes_requested / transaction_bytes`; absent where no transaction was issued.
+    pub efficiency: Option<f64>,
+    pub wavefronts: u64,
+    pub misaligned_lanes: u64,
+}
+
+impl From<Cost> for Counters {
+    fn from(c: Cost) -> Self {
+        Counters {
+            executions: c.executions,
+            requests: c.requests,
+            transactions: c.transactions,
+            transaction_bytes: c.transaction_bytes,
+            sectors: c.sectors,
+            bytes_requested: c.bytes_requested,
+            efficiency: c.efficiency(),
+            wavefronts: c.wavefronts,
+            misaligned_lanes: c.misaligned_lanes,
+        }
+    }
+}
+
+/// One access site's counters summed over the launch for one compute capability.
+#[derive(Clone, Debug, Serialize)]
+pub struct SiteReport {
+    pub line: u32,
+    pub column: u32,
+    pub text: String,
+    pub space: Space,
+    pub op: Op,
+    /// Bytes per lane.
+    pub width: u32,
+    pub read_only: bool,
+    #[serde(flatten)]
+    pub counters: Counters,
+}
+
+impl SiteReport {
+    fn new(s: &SiteInfo, space: Space, width: u32, c: Cost) -> Self {
+        SiteReport { line: s.line, column: s.column, text: s.text.clone(), space, op: s.op, width, read_only: s.read_only && s.op == Op::Load, counters: c.into() }
+    }
+}
+
+#[derive(Default)]
+struct Totals {
+    b: [Cost; 8],
+}
+
+impl Totals {
+    fn bucket(&mut self, space: Space, op: Op) -> &mut Cost {
+        let i = match space {
+            Space::Global => 0,
+            Space::Shared => 2,
+            Space::Local => 4,
+            Space::Constant => 6,
+        } + (op == Op::Store) as usize;
+        &mut self.b[i]
+    }
+    fn finish(self) -> TotalsReport {
+        let c = |i: usize| Counters::from(self.b[i]);
+        TotalsReport {
+            global_load: c(0),
+            global_store: c(1),
+            shared_load: c(2),
+            shared_store: c(3),
+            local_load: c(4),
+            local_store: c(5),
+            constant_load: c(6),
+        }
+    }
+}
+
+/// Sums per memory space and direction.
+#[derive(Clone, Debug, Serialize)]
+pub struct TotalsReport {
+    pub global_load: Counters,
+    pub global_store: Counters,
+    pub shared_load: Counters,
+    pub shared_store: Counters,
+    pub local_load: Counters,
+    pub local_store: Counters,
+    pub constant_load: Counters,
+}
+
+/// The counters of every site for one compute capability.
+#[derive(Clone, Debug, Serialize)]
+pub struct ArchReport {
+    pub cc: String,
+    pub name: &'static str,
+    pub sites: Vec<SiteReport>,
+    pub totals: TotalsReport,
+}
+
+/// The result of `warpscope analyze`: one launch of one kernel, for several compute
+/// capabilities.
+#[derive(Clone, Debug, Serialize)]
+pub struct Analysis {
+    pub kernel: String,
+    pub source: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub architectures: Vec<ArchReport>,
+    pub local_arrays: Vec<LocalArrayInfo>,
+    pub notes: Vec<String>,
+}

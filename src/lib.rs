@@ -1,0 +1,127 @@
+//! warpscope: how a CUDA kernel's memory accesses turn into requests, transactions, sectors
+//! and shared-memory wavefronts, on every compute capability, without a GPU.
+//!
+//! The pipeline, one way: the CUDA front end (`warpscope-cuda`) interprets the kernel once
+//! and yields warp-level accesses; the model (`warpscope-model`) costs each for every
+//! requested compute capability; the report (`warpscope-report`) sums and renders them.
+//! [`analyze`] runs it; the binary is a thin command line over it.
+
+use anyhow::{bail, Context, Result};
+use warpscope_cuda::Source;
+use warpscope_model::{arch, Arch, Config};
+use warpscope_report::{Aggregator, Analysis, Header, LocalArrayInfo, SiteInfo};
+
+pub use warpscope_cuda as cuda;
+pub use warpscope_model as model;
+pub use warpscope_report as report;
+
+/// What to analyze: a kernel of a source file and its launch.
+#[derive(Clone, Debug)]
+pub struct AnalyzeRequest {
+    /// Path shown in messages and reports.
+    pub file: String,
+    /// The source text.
+    pub source: String,
+    /// Kernel name, with template arguments for a template (`stride<float>`).
+    pub kernel: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// Scalar kernel arguments: (parameter name, value text).
+    pub args: Vec<(String, String)>,
+    /// Allocation sizes in elements: (pointer parameter name, elements).
+    pub allocs: Vec<(String, u64)>,
+    /// `-D` macros (`NAME` or `NAME=VALUE`).
+    pub defines: Vec<String>,
+    /// Compute capabilities; `None` means the representative default set.
+    pub archs: Option<Vec<&'static Arch>>,
+    /// Bytes of `extern __shared__` memory per block.
+    pub dynamic_shared_bytes: u64,
+    pub config: Config,
+    /// Loop-iteration limit per loop and block.
+    pub max_steps: u64,
+}
+
+impl AnalyzeRequest {
+    /// A request with no arguments, the default architectures and limits.
+    pub fn new(file: &str, source: &str, kernel: &str, grid: [u32; 3], block: [u32; 3]) -> Self {
+        AnalyzeRequest {
+            file: file.to_string(),
+            source: source.to_string(),
+            kernel: kernel.to_string(),
+            grid,
+            block,
+            args: Vec::new(),
+            allocs: Vec::new(),
+            defines: Vec::new(),
+            archs: None,
+            dynamic_shared_bytes: 0,
+            config: Config::default(),
+            max_steps: warpscope_cuda::DEFAULT_MAX_STEPS,
+        }
+    }
+
+    /// Adds `--arg name=value`.
+    pub fn arg(mut self, name: &str, value: impl ToString) -> Self {
+        self.args.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Sets the compute capabilities (`"9.0"`, `"1.0,2.0"`, `"all"`).
+    pub fn ccs(mut self, list: &str) -> Result<Self> {
+        self.archs = Some(arch::parse_list(list).map_err(|e| anyhow::anyhow!("--cc {list}: {e}"))?);
+        Ok(self)
+    }
+}
+
+/// Interprets the launch once and costs every access for every requested compute
+/// capability.
+///
+/// Errors: everything the front end reports (syntax, unsupported constructs, bad
+/// arguments, out-of-bounds or misaligned accesses, runaway loops), and a launch over the
+/// limits of an explicitly requested compute capability. Architectures of the default set
+/// that cannot run the launch are left out with a note.
+pub fn analyze(req: &AnalyzeRequest) -> Result<Analysis> {
+    let src = Source::parse(&req.file, &req.source, &req.defines)?;
+    let kernel = src.kernel(&req.kernel)?;
+    let cfg = kernel.configure(&req.args, &req.allocs, req.grid, req.block, req.dynamic_shared_bytes, req.max_steps)?;
+    let grid = req.grid.map(|x| x as u64);
+    let block = req.block.map(|x| x as u64);
+    let shared = kernel.static_shared_bytes().div_ceil(16) * 16 + req.dynamic_shared_bytes;
+    let mut notes = Vec::new();
+    let archs: Vec<&'static Arch> = match &req.archs {
+        Some(list) => {
+            for a in list {
+                a.check_launch(grid, block).with_context(|| "the launch cannot run on this compute capability; choose another with --cc".to_string())?;
+                a.limits.check_shared(shared).with_context(|| "choose another compute capability with --cc".to_string())?;
+            }
+            list.clone()
+        }
+        None => {
+            let mut keep = Vec::new();
+            for a in arch::default_set() {
+                match a.check_launch(grid, block).and_then(|_| a.limits.check_shared(shared)) {
+                    Ok(()) => keep.push(a),
+                    Err(e) => notes.push(format!("CC {} left out: {e}", a.cc)),
+                }
+            }
+            if keep.is_empty() {
+                bail!("no compute capability of the default set can run this launch: {}", notes.join("; "));
+            }
+            keep
+        }
+    };
+    let mut agg = Aggregator::new(archs, req.config);
+    kernel.run(&cfg, &mut |site, a| agg.add(site, a))?;
+    let sites: Vec<SiteInfo> = kernel
+        .sites()
+        .iter()
+        .map(|s| SiteInfo { line: s.loc.line, column: s.loc.col, text: s.text.clone(), op: s.op, read_only: s.read_only })
+        .collect();
+    let local_arrays = kernel
+        .local_arrays()
+        .iter()
+        .map(|l| LocalArrayInfo { name: l.name.clone(), line: l.loc.line, column: l.loc.col, reason: l.reason.clone() })
+        .collect();
+    let header = Header { kernel: req.kernel.clone(), source: req.file.clone(), grid: req.grid, block: req.block, local_arrays, notes };
+    Ok(agg.finish(header, &sites))
+}
