@@ -26,13 +26,21 @@ pub enum Error {
     Syntax { file: String, loc: Loc, msg: String },
 
     #[error("{file}:{}:{}: unsupported construct: {what}. warpscope interprets a subset of CUDA C++ (see the README); rewrite this part with supported constructs", loc.line, loc.col)]
-    Unsupported { file: String, loc: Loc, what: String },
+    Unsupported {
+        file: String,
+        loc: Loc,
+        what: String,
+    },
 
     #[error("{file}:{}:{}: {msg}", loc.line, loc.col)]
     Semantic { file: String, loc: Loc, msg: String },
 
     #[error("no kernel named '{name}' in {file}; kernels found: {}", if found.is_empty() { "none (is a function marked __global__?)".to_string() } else { found.join(", ") })]
-    UnknownKernel { file: String, name: String, found: Vec<String> },
+    UnknownKernel {
+        file: String,
+        name: String,
+        found: Vec<String>,
+    },
 
     #[error("{0}")]
     Argument(String),
@@ -51,16 +59,37 @@ pub enum Error {
     },
 
     #[error("{file}:{}:{}: misaligned {width}-byte {op}: {lanes}. On the GPU this stops the kernel with cudaErrorMisalignedAddress (compute capability 1.x silently reads wrong words); align the address to {width} bytes", loc.line, loc.col)]
-    Misaligned { file: String, loc: Loc, op: &'static str, width: u32, lanes: String },
+    Misaligned {
+        file: String,
+        loc: Loc,
+        op: &'static str,
+        width: u32,
+        lanes: String,
+    },
 
     #[error("{file}:{}:{}: integer division by zero by {thread}", loc.line, loc.col)]
-    DivisionByZero { file: String, loc: Loc, thread: ThreadCoord },
+    DivisionByZero {
+        file: String,
+        loc: Loc,
+        thread: ThreadCoord,
+    },
 
     #[error("{file}:{}:{}: loop ran more than {limit} iterations in block ({},{},{}); it may never end. Raise the limit with --max-steps N if it is meant to run this long", loc.line, loc.col, block[0], block[1], block[2])]
-    StepLimit { file: String, loc: Loc, limit: u64, block: [u32; 3] },
+    StepLimit {
+        file: String,
+        loc: Loc,
+        limit: u64,
+        block: [u32; 3],
+    },
 
     #[error("{file}:{}:{}: invalid memory access at address {addr:#x} by {thread}: {why}", loc.line, loc.col)]
-    BadAddress { file: String, loc: Loc, addr: u64, thread: ThreadCoord, why: String },
+    BadAddress {
+        file: String,
+        loc: Loc,
+        addr: u64,
+        thread: ThreadCoord,
+        why: String,
+    },
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -161,7 +161,14 @@ pub fn binop_scalar(op: BinOp, a: u64, b: u64, t: &Ty) -> std::result::Result<u6
                 BinOp::BitAnd => a & b,
                 BinOp::BitOr => a | b,
                 BinOp::BitXor => a ^ b,
-                BinOp::Min | BinOp::Max | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne => {
+                BinOp::Min
+                | BinOp::Max
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+                | BinOp::Eq
+                | BinOp::Ne => {
                     let ord = if signed { sa.cmp(&sb) } else { a.cmp(&b) };
                     use std::cmp::Ordering::*;
                     return Ok(match op {
@@ -289,7 +296,12 @@ pub struct LaunchConfig {
 }
 
 /// Runs the launch and calls `sink` with every warp-level access. Errors stop the run.
-pub fn run(prog: &Lowered, file: &str, cfg: &LaunchConfig, sink: &mut dyn FnMut(SiteId, &WarpAccess)) -> Result<()> {
+pub fn run(
+    prog: &Lowered,
+    file: &str,
+    cfg: &LaunchConfig,
+    sink: &mut dyn FnMut(SiteId, &WarpAccess),
+) -> Result<()> {
     let t = (cfg.block[0] * cfg.block[1] * cfg.block[2]) as usize;
     let mut tid = [vec![0u32; t], vec![0u32; t], vec![0u32; t]];
     for l in 0..t {
@@ -334,7 +346,8 @@ pub fn run(prog: &Lowered, file: &str, cfg: &LaunchConfig, sink: &mut dyn FnMut(
         for by in 0..cfg.grid[1] {
             for bx in 0..cfg.grid[0] {
                 m.block = [bx, by, bz];
-                m.block_linear = bx as u64 + cfg.grid[0] as u64 * (by as u64 + cfg.grid[1] as u64 * bz as u64);
+                m.block_linear =
+                    bx as u64 + cfg.grid[0] as u64 * (by as u64 + cfg.grid[1] as u64 * bz as u64);
                 for (p, v) in kernel.params.iter().zip(&cfg.args) {
                     if let Home::Reg(s) = p.home {
                         m.regs[s].iter_mut().for_each(|x| *x = *v);
@@ -385,7 +398,10 @@ enum Target {
 
 impl<'a> Machine<'a> {
     fn coord(&self, lane: usize) -> ThreadCoord {
-        ThreadCoord { thread: [self.tid[0][lane], self.tid[1][lane], self.tid[2][lane]], block: self.block }
+        ThreadCoord {
+            thread: [self.tid[0][lane], self.tid[1][lane], self.tid[2][lane]],
+            block: self.block,
+        }
     }
 
     fn exec(&mut self, s: &Stmt, m: &mut Mask) -> Result<()> {
@@ -416,7 +432,13 @@ impl<'a> Machine<'a> {
                     *x = mt[i] || me[i];
                 }
             }
-            Stmt::Loop { cond, body, step, test_first, loc } => {
+            Stmt::Loop {
+                cond,
+                body,
+                step,
+                test_first,
+                loc,
+            } => {
                 let entry = m.clone();
                 let mut lm = m.clone();
                 self.brk.push(vec![false; self.t]);
@@ -439,7 +461,12 @@ impl<'a> Machine<'a> {
                         }
                         iters += 1;
                         if iters > self.cfg.max_steps {
-                            return Err(Error::StepLimit { file: self.file.to_string(), loc: *loc, limit: self.cfg.max_steps, block: self.block });
+                            return Err(Error::StepLimit {
+                                file: self.file.to_string(),
+                                loc: *loc,
+                                limit: self.cfg.max_steps,
+                                block: self.block,
+                            });
                         }
                         if let Some(c) = self.cont.last_mut() {
                             c.iter_mut().for_each(|x| *x = false);
@@ -495,7 +522,8 @@ impl<'a> Machine<'a> {
                         (Some(V::B(dst)), V::B(src)) => {
                             for l in 0..self.t {
                                 if m[l] {
-                                    dst[l * size..(l + 1) * size].copy_from_slice(&src[l * size..(l + 1) * size]);
+                                    dst[l * size..(l + 1) * size]
+                                        .copy_from_slice(&src[l * size..(l + 1) * size]);
                                 }
                             }
                         }
@@ -509,7 +537,12 @@ impl<'a> Machine<'a> {
                 }
                 m.iter_mut().for_each(|x| *x = false);
             }
-            Stmt::Switch { value, cases, default, body } => {
+            Stmt::Switch {
+                value,
+                cases,
+                default,
+                body,
+            } => {
                 let v = self.eval(value, m)?.s();
                 let mut entry = vec![usize::MAX; self.t];
                 let mut skip = vec![false; self.t];
@@ -517,7 +550,12 @@ impl<'a> Machine<'a> {
                     if !m[l] {
                         continue;
                     }
-                    match cases.iter().find(|(k, _)| *k == v[l]).map(|c| c.1).or(*default) {
+                    match cases
+                        .iter()
+                        .find(|(k, _)| *k == v[l])
+                        .map(|c| c.1)
+                        .or(*default)
+                    {
                         Some(p) => entry[l] = p,
                         None => skip[l] = true,
                     }
@@ -593,7 +631,11 @@ impl<'a> Machine<'a> {
                         Ok(r) => av[l] = r,
                         Err(()) => {
                             if m[l] {
-                                return Err(Error::DivisionByZero { file: self.file.to_string(), loc: x.loc, thread: self.coord(l) });
+                                return Err(Error::DivisionByZero {
+                                    file: self.file.to_string(),
+                                    loc: x.loc,
+                                    thread: self.coord(l),
+                                });
                             }
                             av[l] = 0;
                         }
@@ -606,7 +648,8 @@ impl<'a> Machine<'a> {
                 match v {
                     V::S(mut s) => {
                         if a.ty != x.ty {
-                            s.iter_mut().for_each(|e| *e = cast_scalar(*e, &a.ty, &x.ty));
+                            s.iter_mut()
+                                .for_each(|e| *e = cast_scalar(*e, &a.ty, &x.ty));
                         }
                         V::S(s)
                     }
@@ -633,8 +676,16 @@ impl<'a> Machine<'a> {
                 let cv = self.eval(c, m)?.s();
                 let ma: Mask = (0..t).map(|l| m[l] && cv[l] != 0).collect();
                 let mb: Mask = (0..t).map(|l| m[l] && cv[l] == 0).collect();
-                let va = if any(&ma) { Some(self.eval(a, &ma)?) } else { None };
-                let vb = if any(&mb) { Some(self.eval(b, &mb)?) } else { None };
+                let va = if any(&ma) {
+                    Some(self.eval(a, &ma)?)
+                } else {
+                    None
+                };
+                let vb = if any(&mb) {
+                    Some(self.eval(b, &mb)?)
+                } else {
+                    None
+                };
                 let size = self.prog.structs.size(&x.ty) as usize;
                 match (va, vb) {
                     (Some(V::S(mut a)), Some(V::S(b))) => {
@@ -648,7 +699,8 @@ impl<'a> Machine<'a> {
                     (Some(V::B(mut a)), Some(V::B(b))) => {
                         for l in 0..t {
                             if cv[l] == 0 {
-                                a[l * size..(l + 1) * size].copy_from_slice(&b[l * size..(l + 1) * size]);
+                                a[l * size..(l + 1) * size]
+                                    .copy_from_slice(&b[l * size..(l + 1) * size]);
                             }
                         }
                         V::B(a)
@@ -682,14 +734,23 @@ impl<'a> Machine<'a> {
                 let b = self.eval(base, m)?;
                 let bsize = self.prog.structs.size(&base.ty) as usize;
                 let fsize = self.prog.structs.size(&x.ty) as usize;
-                let V::B(bytes) = b else { return Ok(self.zero(&x.ty)) };
+                let V::B(bytes) = b else {
+                    return Ok(self.zero(&x.ty));
+                };
                 let o = *offset as usize;
                 if x.ty.is_scalar() {
-                    V::S((0..t).map(|l| from_bytes(&bytes[l * bsize + o..l * bsize + o + fsize], &x.ty)).collect())
+                    V::S(
+                        (0..t)
+                            .map(|l| {
+                                from_bytes(&bytes[l * bsize + o..l * bsize + o + fsize], &x.ty)
+                            })
+                            .collect(),
+                    )
                 } else {
                     let mut out = vec![0u8; t * fsize];
                     for l in 0..t {
-                        out[l * fsize..(l + 1) * fsize].copy_from_slice(&bytes[l * bsize + o..l * bsize + o + fsize]);
+                        out[l * fsize..(l + 1) * fsize]
+                            .copy_from_slice(&bytes[l * bsize + o..l * bsize + o + fsize]);
                     }
                     V::B(out)
                 }
@@ -712,7 +773,11 @@ impl<'a> Machine<'a> {
                 }
                 V::B(out)
             }
-            ExprKind::PrivateAddr(off) => V::S((0..t).map(|l| addr::PRIVATE | ((l as u64) << addr::PRIVATE_LANE_SHIFT) | off).collect()),
+            ExprKind::PrivateAddr(off) => V::S(
+                (0..t)
+                    .map(|l| addr::PRIVATE | ((l as u64) << addr::PRIVATE_LANE_SHIFT) | off)
+                    .collect(),
+            ),
             ExprKind::DynSharedBase => V::S(vec![addr::SHARED + self.dyn_base; t]),
         })
     }
@@ -750,7 +815,8 @@ impl<'a> Machine<'a> {
                                 let b = to_bytes(s[l], &p.ty);
                                 self.private[dst..dst + size].copy_from_slice(&b[..size]);
                             }
-                            V::B(b) => self.private[dst..dst + size].copy_from_slice(&b[l * size..(l + 1) * size]),
+                            V::B(b) => self.private[dst..dst + size]
+                                .copy_from_slice(&b[l * size..(l + 1) * size]),
                         }
                     }
                 }
@@ -770,7 +836,13 @@ impl<'a> Machine<'a> {
     /// Resolves an address to its memory, checking bounds for `width` bytes.
     fn target(&self, a: u64, width: u64, lane: usize, op: Op, loc: Loc) -> Result<Target> {
         let space = a >> addr::SPACE_SHIFT << addr::SPACE_SHIFT;
-        let bad = |why: String| Error::BadAddress { file: self.file.to_string(), loc, addr: a, thread: self.coord(lane), why };
+        let bad = |why: String| Error::BadAddress {
+            file: self.file.to_string(),
+            loc,
+            addr: a,
+            thread: self.coord(lane),
+            why,
+        };
         let oob = |space: &'static str, alloc: String, size: u64| Error::OutOfBounds {
             file: self.file.to_string(),
             loc,
@@ -785,33 +857,60 @@ impl<'a> Machine<'a> {
         match space {
             addr::GLOBAL => {
                 if a < addr::ALLOC_BASE {
-                    return Err(bad(if a < 4096 { "null pointer".into() } else { "not inside any allocation".into() }));
+                    return Err(bad(if a < 4096 {
+                        "null pointer".into()
+                    } else {
+                        "not inside any allocation".into()
+                    }));
                 }
                 let idx = ((a - addr::ALLOC_BASE) / addr::ALLOC_SPACING) as usize;
                 let off = (a - addr::ALLOC_BASE) % addr::ALLOC_SPACING;
-                let Some(info) = self.prog.allocs.get(idx) else { return Err(bad("not inside any allocation".into())) };
-                let size = self.cfg.alloc_sizes.get(idx).copied().flatten().or(info.size);
+                let Some(info) = self.prog.allocs.get(idx) else {
+                    return Err(bad("not inside any allocation".into()));
+                };
+                let size = self
+                    .cfg
+                    .alloc_sizes
+                    .get(idx)
+                    .copied()
+                    .flatten()
+                    .or(info.size);
                 if let Some(sz) = size {
                     if off + width > sz {
                         return Err(oob("global", info.name.clone(), sz));
                     }
                 } else if off > addr::ALLOC_SPACING / 2 {
-                    return Err(bad(format!("before the start of allocation '{}'", info.name)));
+                    return Err(bad(format!(
+                        "before the start of allocation '{}'",
+                        info.name
+                    )));
                 }
                 Ok(Target::Global(idx, off))
             }
             addr::SHARED => {
                 let off = a - addr::SHARED;
                 if off + width > self.shared.len() as u64 {
-                    let hint = if off >= self.dyn_base { " (extern __shared__: set its size with --dynamic-smem BYTES)" } else { "" };
-                    return Err(oob("shared", format!("__shared__ memory of the block{hint}"), self.shared.len() as u64));
+                    let hint = if off >= self.dyn_base {
+                        " (extern __shared__: set its size with --dynamic-smem BYTES)"
+                    } else {
+                        ""
+                    };
+                    return Err(oob(
+                        "shared",
+                        format!("__shared__ memory of the block{hint}"),
+                        self.shared.len() as u64,
+                    ));
                 }
                 Ok(Target::Shared(off))
             }
             addr::CONSTANT => {
                 let off = a - addr::CONSTANT;
                 if off + width > self.prog.constant.len() as u64 {
-                    return Err(oob("constant", "__constant__ memory".into(), self.prog.constant.len() as u64));
+                    return Err(oob(
+                        "constant",
+                        "__constant__ memory".into(),
+                        self.prog.constant.len() as u64,
+                    ));
                 }
                 Ok(Target::Constant(off))
             }
@@ -820,7 +919,11 @@ impl<'a> Machine<'a> {
                 let l = (rest >> addr::PRIVATE_LANE_SHIFT) as usize;
                 let off = rest & ((1 << addr::PRIVATE_LANE_SHIFT) - 1);
                 if l != lane || off + width > self.prog.private_bytes {
-                    return Err(oob("local", "the thread's local variables".into(), self.prog.private_bytes));
+                    return Err(oob(
+                        "local",
+                        "the thread's local variables".into(),
+                        self.prog.private_bytes,
+                    ));
                 }
                 Ok(Target::Private(l, off))
             }
@@ -828,7 +931,10 @@ impl<'a> Machine<'a> {
     }
 
     fn local_model_addr(&self, off: u64, width: u64, lane: usize) -> Option<u64> {
-        self.prog.local_arrays.iter().find(|la| la.start <= off && off < la.end)?;
+        self.prog
+            .local_arrays
+            .iter()
+            .find(|la| la.start <= off && off < la.end)?;
         let g = width.max(4);
         let t = self.t as u64;
         let per_block = (self.prog.private_bytes.div_ceil(g) * g * t).div_ceil(256) * 256;
@@ -837,13 +943,29 @@ impl<'a> Machine<'a> {
 
     /// Records one instruction (one part of a possibly split access) for every warp with an
     /// active lane, after checking alignment.
-    fn record(&mut self, op: Op, width: u32, site: SiteId, m: &[bool], addrs: &[u64], part_off: u64, loc: Loc) -> Result<()> {
+    fn record(
+        &mut self,
+        op: Op,
+        width: u32,
+        site: SiteId,
+        m: &[bool],
+        addrs: &[u64],
+        part_off: u64,
+        loc: Loc,
+    ) -> Result<()> {
         let read_only = self.prog.sites[site].read_only && op == Op::Load;
         let nwarps = self.t.div_ceil(WARP_SIZE);
         for w in 0..nwarps {
             let lo = w * WARP_SIZE;
             let hi = (lo + WARP_SIZE).min(self.t);
-            let mut acc = [WarpAccess { space: Space::Global, op, width, mask: 0, addrs: [0; WARP_SIZE], read_only }; 4];
+            let mut acc = [WarpAccess {
+                space: Space::Global,
+                op,
+                width,
+                mask: 0,
+                addrs: [0; WARP_SIZE],
+                read_only,
+            }; 4];
             let mut misaligned = Vec::new();
             for l in lo..hi {
                 if !m[l] {
@@ -876,7 +998,11 @@ impl<'a> Machine<'a> {
                     .take(4)
                     .map(|(l, a)| format!("lane {} ({}) at {a:#x}", l % WARP_SIZE, self.coord(*l)))
                     .collect();
-                let more = if misaligned.len() > 4 { format!(" and {} more lanes", misaligned.len() - 4) } else { String::new() };
+                let more = if misaligned.len() > 4 {
+                    format!(" and {} more lanes", misaligned.len() - 4)
+                } else {
+                    String::new()
+                };
                 return Err(Error::Misaligned {
                     file: self.file.to_string(),
                     loc,
@@ -912,8 +1038,12 @@ impl<'a> Machine<'a> {
             let dst = &mut bytes[l * size as usize..(l + 1) * size as usize];
             match tg {
                 Target::Global(i, off) => self.globals[i].read(off, dst),
-                Target::Shared(off) => dst.copy_from_slice(&self.shared[off as usize..(off + size) as usize]),
-                Target::Constant(off) => dst.copy_from_slice(&self.prog.constant[off as usize..(off + size) as usize]),
+                Target::Shared(off) => {
+                    dst.copy_from_slice(&self.shared[off as usize..(off + size) as usize])
+                }
+                Target::Constant(off) => {
+                    dst.copy_from_slice(&self.prog.constant[off as usize..(off + size) as usize])
+                }
                 Target::Private(pl, off) => {
                     let s = pl * self.prog.private_bytes as usize + off as usize;
                     dst.copy_from_slice(&self.private[s..s + size as usize]);
@@ -922,13 +1052,25 @@ impl<'a> Machine<'a> {
         }
         if ty.is_scalar() {
             let sz = size as usize;
-            Ok(V::S((0..self.t).map(|l| from_bytes(&bytes[l * sz..(l + 1) * sz], ty)).collect()))
+            Ok(V::S(
+                (0..self.t)
+                    .map(|l| from_bytes(&bytes[l * sz..(l + 1) * sz], ty))
+                    .collect(),
+            ))
         } else {
             Ok(V::B(bytes))
         }
     }
 
-    fn store(&mut self, addrs: &[u64], m: &[bool], ty: &Ty, v: &V, site: SiteId, loc: Loc) -> Result<()> {
+    fn store(
+        &mut self,
+        addrs: &[u64],
+        m: &[bool],
+        ty: &Ty,
+        v: &V,
+        site: SiteId,
+        loc: Loc,
+    ) -> Result<()> {
         let size = self.prog.structs.size(ty);
         for (o, w) in self.parts(ty) {
             self.record(Op::Store, w, site, m, addrs, o, loc)?;
@@ -948,7 +1090,9 @@ impl<'a> Machine<'a> {
             };
             match tg {
                 Target::Global(i, off) => self.globals[i].write(off, src),
-                Target::Shared(off) => self.shared[off as usize..(off + size) as usize].copy_from_slice(src),
+                Target::Shared(off) => {
+                    self.shared[off as usize..(off + size) as usize].copy_from_slice(src)
+                }
                 Target::Constant(_) => {
                     return Err(Error::BadAddress {
                         file: self.file.to_string(),

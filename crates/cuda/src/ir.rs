@@ -87,25 +87,49 @@ pub enum ExprKind {
     Reg(Slot),
     Builtin(Builtin),
     /// Loads a value of the expression's type from the address `addr` evaluates to.
-    Load { addr: Box<Expr>, site: SiteId },
+    Load {
+        addr: Box<Expr>,
+        site: SiteId,
+    },
     /// Stores `value` at `addr`; evaluates to the stored value.
-    Store { addr: Box<Expr>, value: Box<Expr>, site: SiteId },
-    SetReg { slot: Slot, value: Box<Expr> },
+    Store {
+        addr: Box<Expr>,
+        value: Box<Expr>,
+        site: SiteId,
+    },
+    SetReg {
+        slot: Slot,
+        value: Box<Expr>,
+    },
     Unary(UnOp, Box<Expr>),
     /// Operands already converted to the operation's type; comparisons yield `int`.
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// Converts the operand to the expression's type.
     Cast(Box<Expr>),
     /// `ptr + index * scale` (bytes); index is a 64-bit signed integer.
-    PtrAdd { ptr: Box<Expr>, index: Box<Expr>, scale: u64 },
+    PtrAdd {
+        ptr: Box<Expr>,
+        index: Box<Expr>,
+        scale: u64,
+    },
     /// `(a - b) / scale`.
-    PtrDiff { a: Box<Expr>, b: Box<Expr>, scale: u64 },
+    PtrDiff {
+        a: Box<Expr>,
+        b: Box<Expr>,
+        scale: u64,
+    },
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
     LogicalAnd(Box<Expr>, Box<Expr>),
     LogicalOr(Box<Expr>, Box<Expr>),
-    Call { func: FuncId, args: Vec<Expr> },
+    Call {
+        func: FuncId,
+        args: Vec<Expr>,
+    },
     /// A member of an aggregate rvalue at byte `offset`.
-    Member { base: Box<Expr>, offset: u64 },
+    Member {
+        base: Box<Expr>,
+        offset: u64,
+    },
     /// Evaluates both, yields the second.
     Seq(Box<Expr>, Box<Expr>),
     /// An aggregate built from members at byte offsets (make_float4, initializer lists).
@@ -120,16 +144,31 @@ pub enum ExprKind {
 #[derive(Clone, Debug)]
 pub enum Stmt {
     Expr(Expr),
-    If { cond: Expr, then: Box<Stmt>, els: Option<Box<Stmt>> },
+    If {
+        cond: Expr,
+        then: Box<Stmt>,
+        els: Option<Box<Stmt>>,
+    },
     /// `for`/`while` (test_first) and `do … while`.
-    Loop { cond: Option<Expr>, body: Box<Stmt>, step: Option<Expr>, test_first: bool, loc: Loc },
+    Loop {
+        cond: Option<Expr>,
+        body: Box<Stmt>,
+        step: Option<Expr>,
+        test_first: bool,
+        loc: Loc,
+    },
     Block(Vec<Stmt>),
     Break,
     Continue,
     Return(Option<Expr>),
     /// `switch`: each lane enters `body` at the statement index of its matching case (or the
     /// default); `break` leaves the switch.
-    Switch { value: Expr, cases: Vec<(u64, usize)>, default: Option<usize>, body: Vec<Stmt> },
+    Switch {
+        value: Expr,
+        cases: Vec<(u64, usize)>,
+        default: Option<usize>,
+        body: Vec<Stmt>,
+    },
     Sync,
 }
 

@@ -45,7 +45,8 @@ impl Source {
     pub fn parse(file: &str, text: &str, defines: &[String]) -> Result<Source> {
         let mut macros = Macros::new();
         for d in defines {
-            let (n, m) = parse_define(d).ok_or_else(|| Error::Argument(format!("-D {d}: expected NAME or NAME=VALUE")))?;
+            let (n, m) = parse_define(d)
+                .ok_or_else(|| Error::Argument(format!("-D {d}: expected NAME or NAME=VALUE")))?;
             macros.insert(n, m);
         }
         let (blanked, aligns) = blank_attributes(text);
@@ -53,15 +54,33 @@ impl Source {
         parser
             .set_language(&tree_sitter_cuda::LANGUAGE.into())
             .map_err(|e| Error::Argument(format!("cannot load the CUDA grammar: {e}")))?;
-        let tree = parser.parse(&blanked, None).ok_or_else(|| Error::Argument(format!("{file}: the parser gave up")))?;
+        let tree = parser
+            .parse(&blanked, None)
+            .ok_or_else(|| Error::Argument(format!("{file}: the parser gave up")))?;
         if let Some((loc, msg)) = first_error(tree.root_node(), &blanked) {
-            return Err(Error::Syntax { file: file.to_string(), loc, msg });
+            return Err(Error::Syntax {
+                file: file.to_string(),
+                loc,
+                msg,
+            });
         }
-        Ok(Source { file: file.to_string(), text: blanked, tree, macros, aligns })
+        Ok(Source {
+            file: file.to_string(),
+            text: blanked,
+            tree,
+            macros,
+            aligns,
+        })
     }
 
     fn lowerer(&self) -> Result<Lowerer<'_>> {
-        Lowerer::new(&self.file, &self.text, self.tree.root_node(), self.macros.clone(), self.aligns.clone())
+        Lowerer::new(
+            &self.file,
+            &self.text,
+            self.tree.root_node(),
+            self.macros.clone(),
+            self.aligns.clone(),
+        )
     }
 
     /// The `__global__` functions of the file (templates as `name<T, N>`).
@@ -78,19 +97,29 @@ impl Source {
         let mut l = self.lowerer()?;
         let (base, targs) = l.parse_targs(name)?;
         let lowered = l.lower_kernel(&base, targs)?;
-        Ok(Kernel { file: self.file.clone(), name: name.to_string(), prog: lowered })
+        Ok(Kernel {
+            file: self.file.clone(),
+            name: name.to_string(),
+            prog: lowered,
+        })
     }
 }
 
 fn first_error(n: tree_sitter::Node, src: &str) -> Option<(Loc, String)> {
     if n.is_error() || n.is_missing() {
         let p = n.start_position();
-        let loc = Loc { line: p.row as u32 + 1, col: p.column as u32 + 1 };
+        let loc = Loc {
+            line: p.row as u32 + 1,
+            col: p.column as u32 + 1,
+        };
         let snippet: String = src[n.byte_range()].chars().take(40).collect();
         let msg = if n.is_missing() {
             format!("missing '{}'", n.kind())
         } else {
-            format!("unexpected '{}'", snippet.split_whitespace().collect::<Vec<_>>().join(" "))
+            format!(
+                "unexpected '{}'",
+                snippet.split_whitespace().collect::<Vec<_>>().join(" ")
+            )
         };
         return Some((loc, msg));
     }
@@ -150,7 +179,11 @@ impl Kernel {
                 name: p.name.clone(),
                 ty: self.prog.structs.name(&p.ty),
                 is_pointer: p.ty.is_ptr(),
-                elem_size: p.ty.pointee().map(|t| self.prog.structs.size(t)).unwrap_or(0),
+                elem_size: p
+                    .ty
+                    .pointee()
+                    .map(|t| self.prog.structs.size(t))
+                    .unwrap_or(0),
                 read_only: p.read_only,
             })
             .collect()
@@ -172,7 +205,13 @@ impl Kernel {
         max_steps: u64,
     ) -> Result<LaunchConfig> {
         let k = &self.prog.funcs[self.prog.kernel];
-        let names = || k.params.iter().map(|p| format!("{} ({})", p.name, self.prog.structs.name(&p.ty))).collect::<Vec<_>>().join(", ");
+        let names = || {
+            k.params
+                .iter()
+                .map(|p| format!("{} ({})", p.name, self.prog.structs.name(&p.ty)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         for (n, _) in args {
             match k.params.iter().find(|p| &p.name == n) {
                 None => return Err(Error::Argument(format!("--arg {n}: {} has no parameter '{n}'; its parameters are: {}", self.name, names()))),
@@ -191,7 +230,12 @@ impl Kernel {
                 continue;
             }
             if !p.ty.is_arith() {
-                return Err(Error::Argument(format!("parameter '{}' of {} is a {}; only numbers and pointers can be passed", p.name, self.name, self.prog.structs.name(&p.ty))));
+                return Err(Error::Argument(format!(
+                    "parameter '{}' of {} is a {}; only numbers and pointers can be passed",
+                    p.name,
+                    self.name,
+                    self.prog.structs.name(&p.ty)
+                )));
             }
             let Some((_, v)) = args.iter().rev().find(|(n, _)| n == &p.name) else {
                 return Err(Error::Argument(format!(
@@ -202,20 +246,38 @@ impl Kernel {
                 )));
             };
             values.push(parse_scalar(v, &p.ty).ok_or_else(|| {
-                Error::Argument(format!("--arg {}={v}: '{}' is a {}; '{v}' is not one", p.name, p.name, self.prog.structs.name(&p.ty)))
+                Error::Argument(format!(
+                    "--arg {}={v}: '{}' is a {}; '{v}' is not one",
+                    p.name,
+                    p.name,
+                    self.prog.structs.name(&p.ty)
+                ))
             })?);
         }
         let mut sizes: Vec<Option<u64>> = self.prog.allocs.iter().map(|a| a.size).collect();
         for (n, elems) in allocs {
             let Some(i) = k.params.iter().position(|p| &p.name == n) else {
-                return Err(Error::Argument(format!("--alloc {n}: {} has no parameter '{n}'; its parameters are: {}", self.name, names())));
+                return Err(Error::Argument(format!(
+                    "--alloc {n}: {} has no parameter '{n}'; its parameters are: {}",
+                    self.name,
+                    names()
+                )));
             };
             let Some(Some(a)) = self.prog.param_allocs.get(i) else {
-                return Err(Error::Argument(format!("--alloc {n}: '{n}' is not a pointer parameter")));
+                return Err(Error::Argument(format!(
+                    "--alloc {n}: '{n}' is not a pointer parameter"
+                )));
             };
             sizes[*a] = Some(elems.saturating_mul(self.prog.allocs[*a].elem_size));
         }
-        Ok(LaunchConfig { grid, block, args: values, alloc_sizes: sizes, dynamic_shared_bytes, max_steps })
+        Ok(LaunchConfig {
+            grid,
+            block,
+            args: values,
+            alloc_sizes: sizes,
+            dynamic_shared_bytes,
+            max_steps,
+        })
     }
 
     /// Runs the launch, calling `sink(site, access)` for each warp-level access in execution
@@ -225,7 +287,9 @@ impl Kernel {
     /// loop, naming the source position and the thread and block.
     pub fn run(&self, cfg: &LaunchConfig, sink: &mut dyn FnMut(usize, &WarpAccess)) -> Result<()> {
         if self.prog.static_shared_bytes.div_ceil(16) * 16 + cfg.dynamic_shared_bytes > (1 << 32) {
-            return Err(Error::Argument("shared memory larger than 4 GiB requested".into()));
+            return Err(Error::Argument(
+                "shared memory larger than 4 GiB requested".into(),
+            ));
         }
         exec::run(&self.prog, &self.file, cfg, sink)
     }
@@ -236,7 +300,11 @@ fn parse_scalar(v: &str, ty: &Ty) -> Option<u64> {
     match ty {
         Ty::Float(b) => {
             let x: f64 = v.trim_end_matches(['f', 'F']).parse().ok()?;
-            Some(exec::cast_scalar(x.to_bits(), &types::DOUBLE, &Ty::Float(*b)))
+            Some(exec::cast_scalar(
+                x.to_bits(),
+                &types::DOUBLE,
+                &Ty::Float(*b),
+            ))
         }
         Ty::Bool => match v {
             "true" | "1" => Some(1),

@@ -3,7 +3,9 @@
 //! the placement of every variable (register, private/local, shared, constant, global).
 
 use crate::error::{Error, Result};
-use crate::ir::{addr, BinOp, Builtin, Expr, ExprKind, Func, FuncId, Home, Loc, Param, Slot, Stmt, UnOp};
+use crate::ir::{
+    addr, BinOp, Builtin, Expr, ExprKind, Func, FuncId, Home, Loc, Param, Slot, Stmt, UnOp,
+};
 use crate::preprocess::{substitute, Macro, Macros};
 use crate::types::{common, promote, Structs, Ty, DOUBLE, FLOAT, INT, LONG, UINT, ULONG};
 use std::collections::{HashMap, HashSet};
@@ -146,7 +148,10 @@ pub struct Lowerer<'t> {
 
 fn loc_of(n: Node) -> Loc {
     let p = n.start_position();
-    Loc { line: p.row as u32 + 1, col: p.column as u32 + 1 }
+    Loc {
+        line: p.row as u32 + 1,
+        col: p.column as u32 + 1,
+    }
 }
 
 fn text<'s>(n: Node, src: &'s str) -> &'s str {
@@ -155,7 +160,9 @@ fn text<'s>(n: Node, src: &'s str) -> &'s str {
 
 fn named_children<'a>(n: Node<'a>) -> Vec<Node<'a>> {
     let mut c = n.walk();
-    n.named_children(&mut c).filter(|c| c.kind() != "comment").collect()
+    n.named_children(&mut c)
+        .filter(|c| c.kind() != "comment")
+        .collect()
 }
 
 fn all_children<'a>(n: Node<'a>) -> Vec<Node<'a>> {
@@ -164,9 +171,12 @@ fn all_children<'a>(n: Node<'a>) -> Vec<Node<'a>> {
 }
 
 fn has_token(n: Node, tok: &str) -> bool {
-    all_children(n).iter().any(|c| !c.is_named() && c.kind() == tok)
+    all_children(n)
+        .iter()
+        .any(|c| !c.is_named() && c.kind() == tok)
         || all_children(n).iter().any(|c| {
-            matches!(c.kind(), "type_qualifier" | "storage_class_specifier") && all_children(*c).iter().any(|d| d.kind() == tok)
+            matches!(c.kind(), "type_qualifier" | "storage_class_specifier")
+                && all_children(*c).iter().any(|d| d.kind() == tok)
         })
 }
 
@@ -187,7 +197,13 @@ pub fn encode_int(v: i128, ty: &Ty) -> u64 {
 impl<'t> Lowerer<'t> {
     /// Collects the file-scope items of `root`: macros, structs, typedefs, variables and
     /// functions (lowered later, on demand).
-    pub fn new(file: &str, src: &'t str, root: Node<'t>, macros: Macros, aligns: Vec<(usize, u64)>) -> Result<Self> {
+    pub fn new(
+        file: &str,
+        src: &'t str,
+        root: Node<'t>,
+        macros: Macros,
+        aligns: Vec<(usize, u64)>,
+    ) -> Result<Self> {
         let mut l = Lowerer {
             file: file.to_string(),
             src,
@@ -218,25 +234,41 @@ impl<'t> Lowerer<'t> {
     }
 
     fn err_at(&self, n: Node, msg: impl Into<String>) -> Error {
-        Error::Semantic { file: self.file.clone(), loc: self.loc(n), msg: msg.into() }
+        Error::Semantic {
+            file: self.file.clone(),
+            loc: self.loc(n),
+            msg: msg.into(),
+        }
     }
     fn unsupported(&self, n: Node, what: impl Into<String>) -> Error {
-        Error::Unsupported { file: self.file.clone(), loc: self.loc(n), what: what.into() }
+        Error::Unsupported {
+            file: self.file.clone(),
+            loc: self.loc(n),
+            what: what.into(),
+        }
     }
     fn loc(&self, n: Node) -> Loc {
-        self.macro_site.as_ref().map(|m| m.0).unwrap_or_else(|| loc_of(n))
+        self.macro_site
+            .as_ref()
+            .map(|m| m.0)
+            .unwrap_or_else(|| loc_of(n))
     }
 
     fn collect(&mut self, n: Node<'t>, tparams: Option<Node<'t>>) -> Result<()> {
         for c in named_children(n) {
             match c.kind() {
                 "preproc_def" | "preproc_function_def" => self.define(c)?,
-                "preproc_ifdef" | "preproc_if" | "preproc_else" | "preproc_elif" | "preproc_elifdef" => {
+                "preproc_ifdef" | "preproc_if" | "preproc_else" | "preproc_elif"
+                | "preproc_elifdef" => {
                     if let Some(branch) = self.preproc_branch(c)? {
                         self.collect(branch, None)?;
                     }
                 }
-                "preproc_include" | "preproc_call" | "comment" | "expression_statement" | "template_instantiation" => {}
+                "preproc_include"
+                | "preproc_call"
+                | "comment"
+                | "expression_statement"
+                | "template_instantiation" => {}
                 "function_definition" => self.add_fn(c, tparams),
                 "template_declaration" => {
                     let params = c.child_by_field_name("parameters");
@@ -282,10 +314,19 @@ impl<'t> Lowerer<'t> {
     }
 
     fn define(&mut self, n: Node) -> Result<()> {
-        let name = n.child_by_field_name("name").map(|x| text(x, self.src).to_string()).unwrap_or_default();
-        let body = n.child_by_field_name("value").map(|x| text(x, self.src).trim().to_string()).unwrap_or_default();
+        let name = n
+            .child_by_field_name("name")
+            .map(|x| text(x, self.src).to_string())
+            .unwrap_or_default();
+        let body = n
+            .child_by_field_name("value")
+            .map(|x| text(x, self.src).trim().to_string())
+            .unwrap_or_default();
         let params = n.child_by_field_name("parameters").map(|p| {
-            named_children(p).iter().map(|x| text(*x, self.src).to_string()).collect::<Vec<_>>()
+            named_children(p)
+                .iter()
+                .map(|x| text(*x, self.src).to_string())
+                .collect::<Vec<_>>()
         });
         self.macros.insert(name, Macro { params, body });
         Ok(())
@@ -296,13 +337,19 @@ impl<'t> Lowerer<'t> {
     fn preproc_branch<'n>(&mut self, n: Node<'n>) -> Result<Option<Node<'n>>> {
         let cond = match n.kind() {
             "preproc_ifdef" | "preproc_elifdef" => {
-                let name = n.child_by_field_name("name").map(|x| text(x, self.src)).unwrap_or("");
+                let name = n
+                    .child_by_field_name("name")
+                    .map(|x| text(x, self.src))
+                    .unwrap_or("");
                 let defined = self.macros.contains_key(name);
-                let neg = text(n, self.src).trim_start().starts_with("#ifndef") || text(n, self.src).trim_start().starts_with("#elifndef");
+                let neg = text(n, self.src).trim_start().starts_with("#ifndef")
+                    || text(n, self.src).trim_start().starts_with("#elifndef");
                 defined != neg
             }
             "preproc_if" | "preproc_elif" => {
-                let c = n.child_by_field_name("condition").ok_or_else(|| self.err_at(n, "#if without a condition"))?;
+                let c = n
+                    .child_by_field_name("condition")
+                    .ok_or_else(|| self.err_at(n, "#if without a condition"))?;
                 self.preproc_cond(c)? != 0
             }
             "preproc_else" => return Ok(Some(n)),
@@ -320,24 +367,33 @@ impl<'t> Lowerer<'t> {
 
     fn preproc_cond(&mut self, n: Node) -> Result<i64> {
         Ok(match n.kind() {
-            "number_literal" => parse_int_literal(text(n, self.src)).map(|(v, _)| v as i64).unwrap_or(0),
+            "number_literal" => parse_int_literal(text(n, self.src))
+                .map(|(v, _)| v as i64)
+                .unwrap_or(0),
             "identifier" => {
                 let name = text(n, self.src);
                 match self.macros.get(name) {
-                    Some(m) => parse_int_literal(m.body.trim()).map(|(v, _)| v as i64).unwrap_or(0),
+                    Some(m) => parse_int_literal(m.body.trim())
+                        .map(|(v, _)| v as i64)
+                        .unwrap_or(0),
                     None => 0,
                 }
             }
             "preproc_defined" => {
                 let id = named_children(n).into_iter().next();
-                id.map(|i| self.macros.contains_key(text(i, self.src)) as i64).unwrap_or(0)
+                id.map(|i| self.macros.contains_key(text(i, self.src)) as i64)
+                    .unwrap_or(0)
             }
             "parenthesized_expression" => match named_children(n).into_iter().next() {
                 Some(c) => self.preproc_cond(c)?,
                 None => 0,
             },
             "unary_expression" => {
-                let a = n.child_by_field_name("argument").map(|a| self.preproc_cond(a)).transpose()?.unwrap_or(0);
+                let a = n
+                    .child_by_field_name("argument")
+                    .map(|a| self.preproc_cond(a))
+                    .transpose()?
+                    .unwrap_or(0);
                 match n.child_by_field_name("operator").map(|o| o.kind()) {
                     Some("!") => (a == 0) as i64,
                     Some("-") => -a,
@@ -345,9 +401,21 @@ impl<'t> Lowerer<'t> {
                 }
             }
             "binary_expression" => {
-                let a = n.child_by_field_name("left").map(|a| self.preproc_cond(a)).transpose()?.unwrap_or(0);
-                let b = n.child_by_field_name("right").map(|a| self.preproc_cond(a)).transpose()?.unwrap_or(0);
-                match n.child_by_field_name("operator").map(|o| o.kind()).unwrap_or("") {
+                let a = n
+                    .child_by_field_name("left")
+                    .map(|a| self.preproc_cond(a))
+                    .transpose()?
+                    .unwrap_or(0);
+                let b = n
+                    .child_by_field_name("right")
+                    .map(|a| self.preproc_cond(a))
+                    .transpose()?
+                    .unwrap_or(0);
+                match n
+                    .child_by_field_name("operator")
+                    .map(|o| o.kind())
+                    .unwrap_or("")
+                {
                     "&&" => (a != 0 && b != 0) as i64,
                     "||" => (a != 0 || b != 0) as i64,
                     "==" => (a == b) as i64,
@@ -367,16 +435,23 @@ impl<'t> Lowerer<'t> {
     }
 
     fn add_fn(&mut self, n: Node<'t>, tparams: Option<Node<'t>>) {
-        let Some(name) = fn_name(n, self.src) else { return };
+        let Some(name) = fn_name(n, self.src) else {
+            return;
+        };
         let is_global = has_token(n, "__global__");
         let tparams = tparams
             .map(|p| {
                 named_children(p)
                     .into_iter()
                     .filter_map(|d| {
-                        let is_type = matches!(d.kind(), "type_parameter_declaration" | "optional_type_parameter_declaration");
+                        let is_type = matches!(
+                            d.kind(),
+                            "type_parameter_declaration" | "optional_type_parameter_declaration"
+                        );
                         let id = if is_type {
-                            named_children(d).into_iter().find(|x| x.kind() == "type_identifier")
+                            named_children(d)
+                                .into_iter()
+                                .find(|x| x.kind() == "type_identifier")
                         } else {
                             d.child_by_field_name("declarator")
                         };
@@ -385,7 +460,11 @@ impl<'t> Lowerer<'t> {
                     .collect()
             })
             .unwrap_or_default();
-        self.fns.entry(name).or_default().push(FnDef { node: n, tparams, is_global });
+        self.fns.entry(name).or_default().push(FnDef {
+            node: n,
+            tparams,
+            is_global,
+        });
     }
 
     /// The names of the `__global__` functions, templates with their parameter list.
@@ -398,7 +477,14 @@ impl<'t> Lowerer<'t> {
                     if d.tparams.is_empty() {
                         name.clone()
                     } else {
-                        format!("{name}<{}>", d.tparams.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join(", "))
+                        format!(
+                            "{name}<{}>",
+                            d.tparams
+                                .iter()
+                                .map(|p| p.0.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
                     }
                 })
             })
@@ -409,7 +495,9 @@ impl<'t> Lowerer<'t> {
 
     fn typedef(&mut self, n: Node) -> Result<()> {
         let src = self.src;
-        let tn = n.child_by_field_name("type").ok_or_else(|| self.err_at(n, "typedef without a type"))?;
+        let tn = n
+            .child_by_field_name("type")
+            .ok_or_else(|| self.err_at(n, "typedef without a type"))?;
         let base = self.base_type(tn, src)?;
         for d in named_children(n) {
             if d.kind() == "type_qualifier" || d.id() == tn.id() {
@@ -423,18 +511,25 @@ impl<'t> Lowerer<'t> {
 
     fn global_decl(&mut self, n: Node) -> Result<()> {
         let src = self.src;
-        let Some(tn) = n.child_by_field_name("type") else { return Ok(()) };
+        let Some(tn) = n.child_by_field_name("type") else {
+            return Ok(());
+        };
         let base = self.base_type(tn, src)?;
         let is_const_mem = has_token(n, "__constant__");
         let is_device = has_token(n, "__device__");
         let is_shared = has_token(n, "__shared__");
         let is_const = has_token(n, "const") || has_token(n, "constexpr");
         for d in named_children(n) {
-            if !matches!(d.kind(), "identifier" | "init_declarator" | "array_declarator" | "pointer_declarator") {
+            if !matches!(
+                d.kind(),
+                "identifier" | "init_declarator" | "array_declarator" | "pointer_declarator"
+            ) {
                 continue;
             }
             let (name, ty) = self.declarator(d, base.clone(), src)?;
-            let init = (d.kind() == "init_declarator").then(|| d.child_by_field_name("value")).flatten();
+            let init = (d.kind() == "init_declarator")
+                .then(|| d.child_by_field_name("value"))
+                .flatten();
             let ty = self.complete_array(ty, init, src)?;
             let size = self.structs.size(&ty);
             let home = if is_const_mem {
@@ -447,13 +542,21 @@ impl<'t> Lowerer<'t> {
                 }
                 VarHome::Constant(off)
             } else if is_shared {
-                return Err(self.unsupported(d, "__shared__ variables at file scope; declare them inside the kernel"));
+                return Err(self.unsupported(
+                    d,
+                    "__shared__ variables at file scope; declare them inside the kernel",
+                ));
             } else if is_device {
                 let init_bytes = match init {
                     Some(iv) => self.const_init_bytes(iv, &ty, src)?,
                     None => Vec::new(),
                 };
-                self.allocs.push(AllocInfo { name: name.clone(), size: Some(size), elem_size: size, init: init_bytes });
+                self.allocs.push(AllocInfo {
+                    name: name.clone(),
+                    size: Some(size),
+                    elem_size: size,
+                    init: init_bytes,
+                });
                 VarHome::Global(self.allocs.len() - 1)
             } else if is_const && ty.is_scalar() {
                 let Some(iv) = init else { continue };
@@ -467,7 +570,14 @@ impl<'t> Lowerer<'t> {
                 // Host variables are not visible to device code.
                 continue;
             };
-            self.globals.insert(name, Var { ty, home, read_only: false });
+            self.globals.insert(
+                name,
+                Var {
+                    ty,
+                    home,
+                    read_only: false,
+                },
+            );
         }
         Ok(())
     }
@@ -489,7 +599,8 @@ impl<'t> Lowerer<'t> {
         let mut out = vec![0u8; size];
         let items = self.init_items(n, ty, 0, src)?;
         for (off, ex) in items {
-            let v = const_eval(&ex).ok_or_else(|| self.err_at(n, "this initializer is not a constant"))?;
+            let v = const_eval(&ex)
+                .ok_or_else(|| self.err_at(n, "this initializer is not a constant"))?;
             let w = self.structs.size(&ex.ty) as usize;
             let bytes = crate::exec::to_bytes(v, &ex.ty);
             out[off as usize..off as usize + w].copy_from_slice(&bytes[..w]);
@@ -516,7 +627,10 @@ impl<'t> Lowerer<'t> {
         match ty {
             Ty::Array(el, cnt) => {
                 if items.len() as u64 > *cnt {
-                    return Err(self.err_at(n, format!("{} initializers for an array of {cnt}", items.len())));
+                    return Err(self.err_at(
+                        n,
+                        format!("{} initializers for an array of {cnt}", items.len()),
+                    ));
                 }
                 let es = self.structs.size(el);
                 for (k, it) in items.into_iter().enumerate() {
@@ -563,14 +677,25 @@ impl<'t> Lowerer<'t> {
                 } else {
                     4
                 };
-                Ok(Ty::Int { bytes, signed: !unsigned })
+                Ok(Ty::Int {
+                    bytes,
+                    signed: !unsigned,
+                })
             }
             "type_identifier" => self.named_type(text(n, src), n),
             "struct_specifier" => self.struct_type(n, src),
-            "union_specifier" | "enum_specifier" | "class_specifier" => Err(self.unsupported(n, n.kind().replace("_specifier", ""))),
-            "template_type" => Err(self.unsupported(n, format!("template type '{}'", text(n, src)))),
-            "qualified_identifier" => Err(self.unsupported(n, format!("qualified name '{}'", text(n, src)))),
-            "placeholder_type_specifier" | "auto" => Err(self.unsupported(n, "auto; write the type")),
+            "union_specifier" | "enum_specifier" | "class_specifier" => {
+                Err(self.unsupported(n, n.kind().replace("_specifier", "")))
+            }
+            "template_type" => {
+                Err(self.unsupported(n, format!("template type '{}'", text(n, src))))
+            }
+            "qualified_identifier" => {
+                Err(self.unsupported(n, format!("qualified name '{}'", text(n, src))))
+            }
+            "placeholder_type_specifier" | "auto" => {
+                Err(self.unsupported(n, "auto; write the type"))
+            }
             other => Err(self.unsupported(n, format!("type {other} '{}'", text(n, src)))),
         }
     }
@@ -579,10 +704,22 @@ impl<'t> Lowerer<'t> {
         Ok(match name {
             "void" => Ty::Void,
             "bool" => Ty::Bool,
-            "char" | "int8_t" | "signed char" => Ty::Int { bytes: 1, signed: true },
-            "uchar" | "uint8_t" | "unsigned char" => Ty::Int { bytes: 1, signed: false },
-            "short" | "int16_t" => Ty::Int { bytes: 2, signed: true },
-            "ushort" | "uint16_t" => Ty::Int { bytes: 2, signed: false },
+            "char" | "int8_t" | "signed char" => Ty::Int {
+                bytes: 1,
+                signed: true,
+            },
+            "uchar" | "uint8_t" | "unsigned char" => Ty::Int {
+                bytes: 1,
+                signed: false,
+            },
+            "short" | "int16_t" => Ty::Int {
+                bytes: 2,
+                signed: true,
+            },
+            "ushort" | "uint16_t" => Ty::Int {
+                bytes: 2,
+                signed: false,
+            },
             "int" | "int32_t" => INT,
             "uint" | "uint32_t" | "unsigned" => UINT,
             "long" | "int64_t" | "ptrdiff_t" | "ssize_t" | "intptr_t" | "long long" => LONG,
@@ -611,7 +748,9 @@ impl<'t> Lowerer<'t> {
                             let tn = decl.and_then(|d| d.child_by_field_name("type"));
                             match tn {
                                 Some(tn) => l.base_type(tn, s),
-                                None => Err(l.err_at(n, format!("macro {name} does not name a type"))),
+                                None => {
+                                    Err(l.err_at(n, format!("macro {name} does not name a type")))
+                                }
                             }
                         });
                     }
@@ -622,11 +761,15 @@ impl<'t> Lowerer<'t> {
     }
 
     fn struct_type(&mut self, n: Node, src: &str) -> Result<Ty> {
-        let name = n.child_by_field_name("name").map(|x| text(x, src).to_string());
+        let name = n
+            .child_by_field_name("name")
+            .map(|x| text(x, src).to_string());
         let Some(body) = n.child_by_field_name("body") else {
             return match name.as_deref().and_then(|nm| self.struct_names.get(nm)) {
                 Some(&i) => Ok(Ty::Struct(i)),
-                None => Err(self.err_at(n, format!("unknown struct '{}'", name.unwrap_or_default()))),
+                None => {
+                    Err(self.err_at(n, format!("unknown struct '{}'", name.unwrap_or_default())))
+                }
             };
         };
         let mut fields = Vec::new();
@@ -637,10 +780,15 @@ impl<'t> Lowerer<'t> {
                 }
                 return Err(self.unsupported(f, format!("struct member '{}'", text(f, src))));
             }
-            let tn = f.child_by_field_name("type").ok_or_else(|| self.err_at(f, "member without a type"))?;
+            let tn = f
+                .child_by_field_name("type")
+                .ok_or_else(|| self.err_at(f, "member without a type"))?;
             let base = self.base_type(tn, src)?;
             for d in named_children(f) {
-                if matches!(d.kind(), "field_identifier" | "array_declarator" | "pointer_declarator") {
+                if matches!(
+                    d.kind(),
+                    "field_identifier" | "array_declarator" | "pointer_declarator"
+                ) {
                     fields.push(self.declarator(d, base.clone(), src)?);
                 } else if d.kind() == "bitfield_clause" {
                     return Err(self.unsupported(d, "bit-fields"));
@@ -650,11 +798,18 @@ impl<'t> Lowerer<'t> {
         // __align__(n) between `struct` and the body (blanked before parsing).
         let (s, b) = (n.start_byte(), body.start_byte());
         let min_align = if std::ptr::eq(src, self.src) {
-            self.aligns.iter().filter(|(p, _)| *p >= s && *p < b).map(|(_, a)| *a).max().unwrap_or(1)
+            self.aligns
+                .iter()
+                .filter(|(p, _)| *p >= s && *p < b)
+                .map(|(_, a)| *a)
+                .max()
+                .unwrap_or(1)
         } else {
             1
         };
-        let nm = name.clone().unwrap_or_else(|| format!("struct@{}", loc_of(n).line));
+        let nm = name
+            .clone()
+            .unwrap_or_else(|| format!("struct@{}", loc_of(n).line));
         let idx = self.structs.define(&nm, fields, min_align, false);
         if let Some(nm) = name {
             self.struct_names.insert(nm, idx);
@@ -665,22 +820,33 @@ impl<'t> Lowerer<'t> {
     /// Applies a declarator to a base type: returns the declared name and full type.
     fn declarator(&mut self, n: Node, base: Ty, src: &str) -> Result<(String, Ty)> {
         match n.kind() {
-            "identifier" | "field_identifier" | "type_identifier" => Ok((text(n, src).to_string(), base)),
-            "pointer_declarator" | "abstract_pointer_declarator" => match n.child_by_field_name("declarator") {
-                Some(d) => self.declarator(d, base.ptr(), src),
-                None => Ok((String::new(), base.ptr())),
-            },
+            "identifier" | "field_identifier" | "type_identifier" => {
+                Ok((text(n, src).to_string(), base))
+            }
+            "pointer_declarator" | "abstract_pointer_declarator" => {
+                match n.child_by_field_name("declarator") {
+                    Some(d) => self.declarator(d, base.ptr(), src),
+                    None => Ok((String::new(), base.ptr())),
+                }
+            }
             "array_declarator" | "abstract_array_declarator" => {
-                let count = match n.child_by_field_name("size") {
-                    Some(sz) => {
-                        let ex = self.rvalue(sz, src)?;
-                        match const_eval(&ex) {
-                            Some(v) if ex.ty.is_int() && (v as i64) >= 0 => v,
-                            _ => return Err(self.err_at(sz, format!("array size '{}' is not a non-negative integer constant", text(sz, src)))),
+                let count =
+                    match n.child_by_field_name("size") {
+                        Some(sz) => {
+                            let ex = self.rvalue(sz, src)?;
+                            match const_eval(&ex) {
+                                Some(v) if ex.ty.is_int() && (v as i64) >= 0 => v,
+                                _ => return Err(self.err_at(
+                                    sz,
+                                    format!(
+                                        "array size '{}' is not a non-negative integer constant",
+                                        text(sz, src)
+                                    ),
+                                )),
+                            }
                         }
-                    }
-                    None => 0,
-                };
+                        None => 0,
+                    };
                 let t = Ty::Array(Box::new(base), count);
                 match n.child_by_field_name("declarator") {
                     Some(d) => self.declarator(d, t, src),
@@ -688,21 +854,29 @@ impl<'t> Lowerer<'t> {
                 }
             }
             "init_declarator" => {
-                let d = n.child_by_field_name("declarator").ok_or_else(|| self.err_at(n, "declaration without a name"))?;
+                let d = n
+                    .child_by_field_name("declarator")
+                    .ok_or_else(|| self.err_at(n, "declaration without a name"))?;
                 self.declarator(d, base, src)
             }
             "parenthesized_declarator" => match named_children(n).into_iter().next() {
                 Some(d) => self.declarator(d, base, src),
                 None => Err(self.err_at(n, "empty declarator")),
             },
-            "reference_declarator" => Err(self.unsupported(n, "C++ references; pass a pointer or a value")),
-            "function_declarator" => Err(self.unsupported(n, "function pointers or local function declarations")),
+            "reference_declarator" => {
+                Err(self.unsupported(n, "C++ references; pass a pointer or a value"))
+            }
+            "function_declarator" => {
+                Err(self.unsupported(n, "function pointers or local function declarations"))
+            }
             other => Err(self.unsupported(n, format!("declarator {other}"))),
         }
     }
 
     fn type_descriptor(&mut self, n: Node, src: &str) -> Result<Ty> {
-        let tn = n.child_by_field_name("type").ok_or_else(|| self.err_at(n, "type expected"))?;
+        let tn = n
+            .child_by_field_name("type")
+            .ok_or_else(|| self.err_at(n, "type expected"))?;
         let base = self.base_type(tn, src)?;
         match n.child_by_field_name("declarator") {
             Some(d) => Ok(self.declarator(d, base, src)?.1),
@@ -717,14 +891,23 @@ impl<'t> Lowerer<'t> {
         let defs = self.fns.get(name);
         let is_kernel = defs.is_some_and(|d| d.iter().any(|f| f.is_global));
         if !is_kernel {
-            return Err(Error::UnknownKernel { file: self.file.clone(), name: name.to_string(), found: self.kernel_names() });
+            return Err(Error::UnknownKernel {
+                file: self.file.clone(),
+                name: name.to_string(),
+                found: self.kernel_names(),
+            });
         }
         let kernel = self.instantiate(name, targs, None, None)?;
         let mut param_allocs = Vec::new();
         for p in self.funcs[kernel].params.clone() {
             if p.ty.is_ptr() {
                 let es = p.ty.pointee().map(|t| self.structs.size(t)).unwrap_or(1);
-                self.allocs.push(AllocInfo { name: p.name.clone(), size: None, elem_size: es, init: Vec::new() });
+                self.allocs.push(AllocInfo {
+                    name: p.name.clone(),
+                    size: None,
+                    elem_size: es,
+                    init: Vec::new(),
+                });
                 param_allocs.push(Some(self.allocs.len() - 1));
             } else {
                 param_allocs.push(None);
@@ -781,7 +964,8 @@ impl<'t> Lowerer<'t> {
                 out.push(TArg::Type(self.type_descriptor(a, src)?));
             } else {
                 let ex = self.rvalue(a, src)?;
-                let v = const_eval(&ex).ok_or_else(|| self.err_at(a, "template argument is not a constant"))?;
+                let v = const_eval(&ex)
+                    .ok_or_else(|| self.err_at(a, "template argument is not a constant"))?;
                 out.push(TArg::Int(crate::exec::as_i64(v, &ex.ty)));
             }
         }
@@ -792,11 +976,24 @@ impl<'t> Lowerer<'t> {
         if matches!(self.st.tenv.get(name), Some(TArg::Int(_))) || self.globals.contains_key(name) {
             return Some(());
         }
-        self.macros.get(name).filter(|m| m.params.is_none() && parse_int_literal(m.body.trim()).is_some()).map(|_| ())
+        self.macros
+            .get(name)
+            .filter(|m| m.params.is_none() && parse_int_literal(m.body.trim()).is_some())
+            .map(|_| ())
     }
 
-    fn instantiate(&mut self, name: &str, targs: Vec<TArg>, arg_tys: Option<&[Ty]>, call: Option<Node>) -> Result<FuncId> {
-        let defs = self.fns.get(name).map(|v| v.iter().map(|d| (d.node, d.tparams.clone(), d.is_global)).collect::<Vec<_>>());
+    fn instantiate(
+        &mut self,
+        name: &str,
+        targs: Vec<TArg>,
+        arg_tys: Option<&[Ty]>,
+        call: Option<Node>,
+    ) -> Result<FuncId> {
+        let defs = self.fns.get(name).map(|v| {
+            v.iter()
+                .map(|d| (d.node, d.tparams.clone(), d.is_global))
+                .collect::<Vec<_>>()
+        });
         let defs = defs.unwrap_or_default();
         // Choose the overload by parameter count.
         let pick = defs.iter().find(|(node, _, _)| match arg_tys {
@@ -804,7 +1001,8 @@ impl<'t> Lowerer<'t> {
             None => true,
         });
         let Some((node, tparams, _)) = pick.cloned() else {
-            let at = call.map(|c| self.err_at(c, format!("no function '{name}' taking these arguments")));
+            let at = call
+                .map(|c| self.err_at(c, format!("no function '{name}' taking these arguments")));
             return Err(at.unwrap_or_else(|| Error::Argument(format!("no function '{name}'"))));
         };
         // Deduce the missing template arguments from the call's argument types.
@@ -819,17 +1017,27 @@ impl<'t> Lowerer<'t> {
             let msg = format!(
                 "{name} takes {} template argument(s) ({}); {} given",
                 tparams.len(),
-                tparams.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join(", "),
+                tparams
+                    .iter()
+                    .map(|p| p.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 targs.len()
             );
             return Err(match call {
                 Some(c) => self.err_at(c, msg),
-                None => Error::Argument(format!("{msg}: name the kernel with its arguments, e.g. --kernel '{name}<float>'")),
+                None => Error::Argument(format!(
+                    "{msg}: name the kernel with its arguments, e.g. --kernel '{name}<float>'"
+                )),
             });
         }
         for (i, ((pn, is_type), a)) in tparams.iter().zip(&targs).enumerate() {
             if *is_type != matches!(a, TArg::Type(_)) {
-                let msg = format!("template argument {} of {name} ({pn}) must be a {}", i + 1, if *is_type { "type" } else { "constant" });
+                let msg = format!(
+                    "template argument {} of {name} ({pn}) must be a {}",
+                    i + 1,
+                    if *is_type { "type" } else { "constant" }
+                );
                 return Err(match call {
                     Some(c) => self.err_at(c, msg),
                     None => Error::Argument(msg),
@@ -844,7 +1052,11 @@ impl<'t> Lowerer<'t> {
             return Err(self.unsupported(call.unwrap_or(node), format!("recursive call of {name}")));
         }
         let saved = std::mem::take(&mut self.st);
-        self.st.tenv = tparams.iter().map(|p| p.0.clone()).zip(targs.iter().cloned()).collect();
+        self.st.tenv = tparams
+            .iter()
+            .map(|p| p.0.clone())
+            .zip(targs.iter().cloned())
+            .collect();
         let r = self.lower_fn(name, node);
         self.st = saved;
         self.in_progress.remove(&key);
@@ -855,7 +1067,13 @@ impl<'t> Lowerer<'t> {
         Ok(id)
     }
 
-    fn deduce(&mut self, node: Node, tparams: &[(String, bool)], given: &[TArg], arg_tys: &[Ty]) -> Vec<TArg> {
+    fn deduce(
+        &mut self,
+        node: Node,
+        tparams: &[(String, bool)],
+        given: &[TArg],
+        arg_tys: &[Ty],
+    ) -> Vec<TArg> {
         let mut found: HashMap<String, TArg> = HashMap::new();
         let params = node
             .child_by_field_name("declarator")
@@ -863,7 +1081,9 @@ impl<'t> Lowerer<'t> {
             .map(named_children)
             .unwrap_or_default();
         for (p, at) in params.iter().zip(arg_tys) {
-            let Some(tn) = p.child_by_field_name("type") else { continue };
+            let Some(tn) = p.child_by_field_name("type") else {
+                continue;
+            };
             let tname = text(tn, self.src);
             if !tparams.iter().any(|(n, t)| *t && n == tname) {
                 continue;
@@ -897,18 +1117,26 @@ impl<'t> Lowerer<'t> {
 
     fn lower_fn(&mut self, name: &str, node: Node<'t>) -> Result<Func> {
         let src = self.src;
-        let tn = node.child_by_field_name("type").ok_or_else(|| self.err_at(node, "function without a return type"))?;
+        let tn = node
+            .child_by_field_name("type")
+            .ok_or_else(|| self.err_at(node, "function without a return type"))?;
         let ret = self.base_type(tn, src)?;
-        let decl = node.child_by_field_name("declarator").ok_or_else(|| self.err_at(node, "function without a declarator"))?;
+        let decl = node
+            .child_by_field_name("declarator")
+            .ok_or_else(|| self.err_at(node, "function without a declarator"))?;
         let (fdecl, ret) = match decl.kind() {
             "function_declarator" => (decl, ret),
             "pointer_declarator" => (
-                decl.child_by_field_name("declarator").filter(|d| d.kind() == "function_declarator").ok_or_else(|| self.unsupported(decl, "this function declarator"))?,
+                decl.child_by_field_name("declarator")
+                    .filter(|d| d.kind() == "function_declarator")
+                    .ok_or_else(|| self.unsupported(decl, "this function declarator"))?,
                 ret.ptr(),
             ),
             _ => return Err(self.unsupported(decl, "this function declarator")),
         };
-        let body = node.child_by_field_name("body").ok_or_else(|| self.err_at(node, "function without a body"))?;
+        let body = node
+            .child_by_field_name("body")
+            .ok_or_else(|| self.err_at(node, "function without a body"))?;
         self.st.ret = Some(ret.clone());
         self.st.scopes.push(HashMap::new());
         self.st.addr_taken = addr_taken_names(body, src);
@@ -918,7 +1146,9 @@ impl<'t> Lowerer<'t> {
                 if p.kind() == "variadic_parameter" {
                     return Err(self.unsupported(p, "variadic functions"));
                 }
-                let Some(ptn) = p.child_by_field_name("type") else { continue };
+                let Some(ptn) = p.child_by_field_name("type") else {
+                    continue;
+                };
                 let base = self.base_type(ptn, src)?;
                 let (pname, mut ty) = match p.child_by_field_name("declarator") {
                     Some(d) => self.declarator(d, base, src)?,
@@ -941,13 +1171,31 @@ impl<'t> Lowerer<'t> {
                     Home::Reg(s) => VarHome::Reg(s),
                     Home::Private(o) => VarHome::Private(o),
                 };
-                self.bind(&pname, Var { ty: ty.clone(), home: vh, read_only });
-                params.push(Param { name: pname, ty, home, read_only });
+                self.bind(
+                    &pname,
+                    Var {
+                        ty: ty.clone(),
+                        home: vh,
+                        read_only,
+                    },
+                );
+                params.push(Param {
+                    name: pname,
+                    ty,
+                    home,
+                    read_only,
+                });
             }
         }
         let body = self.stmt(body, src)?;
         self.st.scopes.pop();
-        Ok(Func { name: name.to_string(), params, ret, body, loc: loc_of(node) })
+        Ok(Func {
+            name: name.to_string(),
+            params,
+            ret,
+            body,
+            loc: loc_of(node),
+        })
     }
 
     fn new_slot(&mut self) -> Slot {
@@ -1006,17 +1254,34 @@ impl<'t> Lowerer<'t> {
                 if has_token(n, "constexpr") {
                     return Err(self.unsupported(n, "if constexpr"));
                 }
-                let c = n.child_by_field_name("condition").ok_or_else(|| self.err_at(n, "if without a condition"))?;
+                let c = n
+                    .child_by_field_name("condition")
+                    .ok_or_else(|| self.err_at(n, "if without a condition"))?;
                 let cond = self.condition(c, src)?;
-                let then = self.stmt(n.child_by_field_name("consequence").ok_or_else(|| self.err_at(n, "if without a body"))?, src)?;
+                let then = self.stmt(
+                    n.child_by_field_name("consequence")
+                        .ok_or_else(|| self.err_at(n, "if without a body"))?,
+                    src,
+                )?;
                 let els = match n.child_by_field_name("alternative") {
                     Some(a) => {
-                        let a = if a.kind() == "else_clause" { named_children(a).into_iter().next().ok_or_else(|| self.err_at(a, "empty else"))? } else { a };
+                        let a = if a.kind() == "else_clause" {
+                            named_children(a)
+                                .into_iter()
+                                .next()
+                                .ok_or_else(|| self.err_at(a, "empty else"))?
+                        } else {
+                            a
+                        };
                         Some(Box::new(self.stmt(a, src)?))
                     }
                     None => None,
                 };
-                Stmt::If { cond, then: Box::new(then), els }
+                Stmt::If {
+                    cond,
+                    then: Box::new(then),
+                    els,
+                }
             }
             "for_statement" => {
                 self.st.scopes.push(HashMap::new());
@@ -1033,23 +1298,57 @@ impl<'t> Lowerer<'t> {
                     Some(u) => Some(self.rvalue_any(u, src)?),
                     None => None,
                 };
-                let body = self.stmt(n.child_by_field_name("body").ok_or_else(|| self.err_at(n, "for without a body"))?, src)?;
+                let body = self.stmt(
+                    n.child_by_field_name("body")
+                        .ok_or_else(|| self.err_at(n, "for without a body"))?,
+                    src,
+                )?;
                 self.st.scopes.pop();
-                let lp = Stmt::Loop { cond, body: Box::new(body), step, test_first: true, loc };
+                let lp = Stmt::Loop {
+                    cond,
+                    body: Box::new(body),
+                    step,
+                    test_first: true,
+                    loc,
+                };
                 Stmt::Block(init.into_iter().chain(std::iter::once(lp)).collect())
             }
             "for_range_loop" => return Err(self.unsupported(n, "range-based for")),
             "while_statement" => {
-                let c = n.child_by_field_name("condition").ok_or_else(|| self.err_at(n, "while without a condition"))?;
+                let c = n
+                    .child_by_field_name("condition")
+                    .ok_or_else(|| self.err_at(n, "while without a condition"))?;
                 let cond = self.condition(c, src)?;
-                let body = self.stmt(n.child_by_field_name("body").ok_or_else(|| self.err_at(n, "while without a body"))?, src)?;
-                Stmt::Loop { cond: Some(cond), body: Box::new(body), step: None, test_first: true, loc }
+                let body = self.stmt(
+                    n.child_by_field_name("body")
+                        .ok_or_else(|| self.err_at(n, "while without a body"))?,
+                    src,
+                )?;
+                Stmt::Loop {
+                    cond: Some(cond),
+                    body: Box::new(body),
+                    step: None,
+                    test_first: true,
+                    loc,
+                }
             }
             "do_statement" => {
-                let body = self.stmt(n.child_by_field_name("body").ok_or_else(|| self.err_at(n, "do without a body"))?, src)?;
-                let c = n.child_by_field_name("condition").ok_or_else(|| self.err_at(n, "do without a condition"))?;
+                let body = self.stmt(
+                    n.child_by_field_name("body")
+                        .ok_or_else(|| self.err_at(n, "do without a body"))?,
+                    src,
+                )?;
+                let c = n
+                    .child_by_field_name("condition")
+                    .ok_or_else(|| self.err_at(n, "do without a condition"))?;
                 let cond = self.to_bool_node(c, src)?;
-                Stmt::Loop { cond: Some(cond), body: Box::new(body), step: None, test_first: false, loc }
+                Stmt::Loop {
+                    cond: Some(cond),
+                    body: Box::new(body),
+                    step: None,
+                    test_first: false,
+                    loc,
+                }
             }
             "break_statement" => Stmt::Break,
             "continue_statement" => Stmt::Continue,
@@ -1064,11 +1363,15 @@ impl<'t> Lowerer<'t> {
                 }
             }
             "switch_statement" => {
-                let c = n.child_by_field_name("condition").ok_or_else(|| self.err_at(n, "switch without a value"))?;
+                let c = n
+                    .child_by_field_name("condition")
+                    .ok_or_else(|| self.err_at(n, "switch without a value"))?;
                 let value = self.condition_value(c, src)?;
                 let vt = promote(&value.ty);
                 let value = self.convert(value, &vt, c)?;
-                let body = n.child_by_field_name("body").ok_or_else(|| self.err_at(n, "switch without a body"))?;
+                let body = n
+                    .child_by_field_name("body")
+                    .ok_or_else(|| self.err_at(n, "switch without a body"))?;
                 let mut stmts = Vec::new();
                 let mut cases = Vec::new();
                 let mut default = None;
@@ -1082,7 +1385,8 @@ impl<'t> Lowerer<'t> {
                         Some(v) => {
                             let ex = self.rvalue(v, src)?;
                             let ex = self.convert(ex, &vt, v)?;
-                            let k = const_eval(&ex).ok_or_else(|| self.err_at(v, "case label is not a constant"))?;
+                            let k = const_eval(&ex)
+                                .ok_or_else(|| self.err_at(v, "case label is not a constant"))?;
                             cases.push((k, stmts.len()));
                         }
                         None => default = Some(stmts.len()),
@@ -1096,7 +1400,12 @@ impl<'t> Lowerer<'t> {
                     }
                 }
                 self.st.scopes.pop();
-                Stmt::Switch { value, cases, default, body: stmts }
+                Stmt::Switch {
+                    value,
+                    cases,
+                    default,
+                    body: stmts,
+                }
             }
             "preproc_call" | "comment" | "preproc_include" => Stmt::Block(vec![]),
             "preproc_def" | "preproc_function_def" => {
@@ -1107,8 +1416,14 @@ impl<'t> Lowerer<'t> {
                 let mut v = Vec::new();
                 if let Some(b) = self.preproc_branch(n)? {
                     for c in named_children(b) {
-                        if matches!(c.kind(), "identifier" | "preproc_defined" | "preproc_else" | "preproc_elif" | "preproc_elifdef")
-                            || Some(c.id()) == b.child_by_field_name("condition").map(|x| x.id())
+                        if matches!(
+                            c.kind(),
+                            "identifier"
+                                | "preproc_defined"
+                                | "preproc_else"
+                                | "preproc_elif"
+                                | "preproc_elifdef"
+                        ) || Some(c.id()) == b.child_by_field_name("condition").map(|x| x.id())
                             || Some(c.id()) == b.child_by_field_name("name").map(|x| x.id())
                         {
                             continue;
@@ -1118,12 +1433,20 @@ impl<'t> Lowerer<'t> {
                 }
                 Stmt::Block(v)
             }
-            "labeled_statement" | "goto_statement" => return Err(self.unsupported(n, "goto and labels")),
+            "labeled_statement" | "goto_statement" => {
+                return Err(self.unsupported(n, "goto and labels"))
+            }
             "type_definition" => {
                 self.typedef(n)?;
                 Stmt::Block(vec![])
             }
-            "ERROR" => return Err(Error::Syntax { file: self.file.clone(), loc, msg: format!("cannot parse '{}'", text(n, src)) }),
+            "ERROR" => {
+                return Err(Error::Syntax {
+                    file: self.file.clone(),
+                    loc,
+                    msg: format!("cannot parse '{}'", text(n, src)),
+                })
+            }
             other => return Err(self.unsupported(n, format!("statement {other}"))),
         })
     }
@@ -1135,7 +1458,9 @@ impl<'t> Lowerer<'t> {
 
     fn condition_value(&mut self, c: Node, src: &str) -> Result<Expr> {
         let inner = match c.kind() {
-            "condition_clause" => c.child_by_field_name("value").or_else(|| named_children(c).into_iter().next()),
+            "condition_clause" => c
+                .child_by_field_name("value")
+                .or_else(|| named_children(c).into_iter().next()),
             "parenthesized_expression" => named_children(c).into_iter().next(),
             _ => Some(c),
         };
@@ -1160,7 +1485,9 @@ impl<'t> Lowerer<'t> {
     }
 
     fn local_decl(&mut self, n: Node, src: &str) -> Result<Stmt> {
-        let tn = n.child_by_field_name("type").ok_or_else(|| self.err_at(n, "declaration without a type"))?;
+        let tn = n
+            .child_by_field_name("type")
+            .ok_or_else(|| self.err_at(n, "declaration without a type"))?;
         let base = self.base_type(tn, src)?;
         let is_shared = has_token(n, "__shared__");
         let is_extern = has_token(n, "extern");
@@ -1170,11 +1497,16 @@ impl<'t> Lowerer<'t> {
         }
         let mut out = Vec::new();
         for d in named_children(n) {
-            if !matches!(d.kind(), "identifier" | "init_declarator" | "array_declarator" | "pointer_declarator") {
+            if !matches!(
+                d.kind(),
+                "identifier" | "init_declarator" | "array_declarator" | "pointer_declarator"
+            ) {
                 continue;
             }
             let (name, ty) = self.declarator(d, base.clone(), src)?;
-            let init = (d.kind() == "init_declarator").then(|| d.child_by_field_name("value")).flatten();
+            let init = (d.kind() == "init_declarator")
+                .then(|| d.child_by_field_name("value"))
+                .flatten();
             let ty = self.complete_array(ty, init, src)?;
             let loc = self.loc(d);
             if is_shared {
@@ -1189,7 +1521,14 @@ impl<'t> Lowerer<'t> {
                     self.shared_bytes = off + self.structs.size(&ty);
                     VarHome::Shared(off)
                 };
-                self.bind(&name, Var { ty, home, read_only: false });
+                self.bind(
+                    &name,
+                    Var {
+                        ty,
+                        home,
+                        read_only: false,
+                    },
+                );
                 continue;
             }
             if ty.is_scalar() && !self.st.addr_taken.contains(&name) {
@@ -1198,7 +1537,14 @@ impl<'t> Lowerer<'t> {
                         let ex = self.rvalue(iv, src)?;
                         let ex = self.convert(ex, &ty, iv)?;
                         if let Some(v) = const_eval(&ex) {
-                            self.bind(&name, Var { ty, home: VarHome::Const(v), read_only: false });
+                            self.bind(
+                                &name,
+                                Var {
+                                    ty,
+                                    home: VarHome::Const(v),
+                                    read_only: false,
+                                },
+                            );
                             continue;
                         }
                     }
@@ -1219,10 +1565,24 @@ impl<'t> Lowerer<'t> {
                     }
                     None => None,
                 };
-                self.bind(&name, Var { ty: ty.clone(), home: VarHome::Reg(slot), read_only: false });
+                self.bind(
+                    &name,
+                    Var {
+                        ty: ty.clone(),
+                        home: VarHome::Reg(slot),
+                        read_only: false,
+                    },
+                );
                 if let (Some(ex), Some(iv)) = (init_ex, init) {
                     let ex = self.convert(ex, &ty, iv)?;
-                    out.push(Stmt::Expr(e(ExprKind::SetReg { slot, value: Box::new(ex) }, ty, loc)));
+                    out.push(Stmt::Expr(e(
+                        ExprKind::SetReg {
+                            slot,
+                            value: Box::new(ex),
+                        },
+                        ty,
+                        loc,
+                    )));
                 }
                 continue;
             }
@@ -1230,30 +1590,64 @@ impl<'t> Lowerer<'t> {
                 return Err(self.err_at(d, "variable of type void"));
             }
             let off = self.alloc_private(&ty);
-            self.bind(&name, Var { ty: ty.clone(), home: VarHome::Private(off), read_only: false });
+            self.bind(
+                &name,
+                Var {
+                    ty: ty.clone(),
+                    home: VarHome::Private(off),
+                    read_only: false,
+                },
+            );
             if let Some(iv) = init {
                 let base_addr = e(ExprKind::PrivateAddr(off), ty.clone().ptr(), loc);
                 if iv.kind() == "initializer_list" {
                     // Zero the whole variable, then store each member.
                     let parts = self.structs.access_parts(&ty);
                     for (o, w) in parts {
-                        let t = Ty::Int { bytes: w as u8, signed: false };
+                        let t = Ty::Int {
+                            bytes: w as u8,
+                            signed: false,
+                        };
                         let a = self.offset_addr(base_addr.clone(), o, t.clone());
                         let z = e(ExprKind::Const(0), t.clone(), loc);
                         let site = self.site(loc, String::new(), Op::Store, false);
-                        out.push(Stmt::Expr(e(ExprKind::Store { addr: Box::new(a), value: Box::new(z), site }, t, loc)));
+                        out.push(Stmt::Expr(e(
+                            ExprKind::Store {
+                                addr: Box::new(a),
+                                value: Box::new(z),
+                                site,
+                            },
+                            t,
+                            loc,
+                        )));
                     }
                     for (o, ex) in self.init_items(iv, &ty, 0, src)? {
                         let t = ex.ty.clone();
                         let a = self.offset_addr(base_addr.clone(), o, t.clone());
                         let site = self.site(loc, String::new(), Op::Store, false);
-                        out.push(Stmt::Expr(e(ExprKind::Store { addr: Box::new(a), value: Box::new(ex), site }, t, loc)));
+                        out.push(Stmt::Expr(e(
+                            ExprKind::Store {
+                                addr: Box::new(a),
+                                value: Box::new(ex),
+                                site,
+                            },
+                            t,
+                            loc,
+                        )));
                     }
                 } else {
                     let ex = self.rvalue(iv, src)?;
                     let ex = self.convert(ex, &ty, iv)?;
                     let site = self.site(loc, String::new(), Op::Store, false);
-                    out.push(Stmt::Expr(e(ExprKind::Store { addr: Box::new(base_addr), value: Box::new(ex), site }, ty, loc)));
+                    out.push(Stmt::Expr(e(
+                        ExprKind::Store {
+                            addr: Box::new(base_addr),
+                            value: Box::new(ex),
+                            site,
+                        },
+                        ty,
+                        loc,
+                    )));
                 }
             }
         }
@@ -1263,7 +1657,15 @@ impl<'t> Lowerer<'t> {
     fn offset_addr(&self, base: Expr, off: u64, to: Ty) -> Expr {
         let loc = base.loc;
         let idx = e(ExprKind::Const(off), LONG, loc);
-        e(ExprKind::PtrAdd { ptr: Box::new(base), index: Box::new(idx), scale: 1 }, to.ptr(), loc)
+        e(
+            ExprKind::PtrAdd {
+                ptr: Box::new(base),
+                index: Box::new(idx),
+                scale: 1,
+            },
+            to.ptr(),
+            loc,
+        )
     }
 
     fn site(&mut self, loc: Loc, txt: String, op: Op, read_only: bool) -> usize {
@@ -1274,7 +1676,12 @@ impl<'t> Lowerer<'t> {
             }
             return i;
         }
-        self.sites.push(Site { loc, text: txt, op, read_only });
+        self.sites.push(Site {
+            loc,
+            text: txt,
+            op,
+            read_only,
+        });
         self.site_keys.insert(key, self.sites.len() - 1);
         self.sites.len() - 1
     }
@@ -1282,7 +1689,10 @@ impl<'t> Lowerer<'t> {
     fn site_text(&self, n: Node, src: &str) -> String {
         match &self.macro_site {
             Some((_, t)) => t.clone(),
-            None => text(n, src).split_whitespace().collect::<Vec<_>>().join(" "),
+            None => text(n, src)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
         }
     }
 
@@ -1302,7 +1712,8 @@ impl<'t> Lowerer<'t> {
                 if let Some((v, ty)) = parse_int_literal(t) {
                     return Ok(e(ExprKind::Const(encode_int(v as i128, &ty)), ty, loc));
                 }
-                let (v, ty) = parse_float_literal(t).ok_or_else(|| self.err_at(n, format!("cannot read the number '{t}'")))?;
+                let (v, ty) = parse_float_literal(t)
+                    .ok_or_else(|| self.err_at(n, format!("cannot read the number '{t}'")))?;
                 Ok(e(ExprKind::Const(v.to_bits()), ty, loc))
             }
             "char_literal" => {
@@ -1314,12 +1725,26 @@ impl<'t> Lowerer<'t> {
                     "\\t" => 9,
                     s => s.bytes().next().unwrap_or(0) as u64,
                 };
-                Ok(e(ExprKind::Const(v), Ty::Int { bytes: 1, signed: true }, loc))
+                Ok(e(
+                    ExprKind::Const(v),
+                    Ty::Int {
+                        bytes: 1,
+                        signed: true,
+                    },
+                    loc,
+                ))
             }
-            "true" | "false" => Ok(e(ExprKind::Const((n.kind() == "true") as u64), Ty::Bool, loc)),
+            "true" | "false" => Ok(e(
+                ExprKind::Const((n.kind() == "true") as u64),
+                Ty::Bool,
+                loc,
+            )),
             "null" | "nullptr" => Ok(e(ExprKind::Const(0), Ty::Void.ptr(), loc)),
             "parenthesized_expression" => {
-                let inner = named_children(n).into_iter().next().ok_or_else(|| self.err_at(n, "empty parentheses"))?;
+                let inner = named_children(n)
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| self.err_at(n, "empty parentheses"))?;
                 self.rvalue(inner, src)
             }
             "identifier" | "type_identifier" => {
@@ -1344,8 +1769,13 @@ impl<'t> Lowerer<'t> {
                 self.load(p, n, src)
             }
             "field_expression" => {
-                let arg = n.child_by_field_name("argument").ok_or_else(|| self.err_at(n, "member access without an object"))?;
-                let field = n.child_by_field_name("field").map(|f| text(f, src)).unwrap_or("");
+                let arg = n
+                    .child_by_field_name("argument")
+                    .ok_or_else(|| self.err_at(n, "member access without an object"))?;
+                let field = n
+                    .child_by_field_name("field")
+                    .map(|f| text(f, src))
+                    .unwrap_or("");
                 if let Some(b) = builtin_var(text(arg, src)) {
                     if self.lookup(text(arg, src)).is_none() {
                         let axis = match field {
@@ -1368,22 +1798,41 @@ impl<'t> Lowerer<'t> {
                 }
                 // A member of an rvalue aggregate (a call's result, make_float4(...).x).
                 let base = self.rvalue(arg, src)?;
-                let Ty::Struct(si) = base.ty else { return Err(self.err_at(n, "member access on something that is not a struct")) };
+                let Ty::Struct(si) = base.ty else {
+                    return Err(self.err_at(n, "member access on something that is not a struct"));
+                };
                 let f = self.field(si, field, n)?;
-                Ok(e(ExprKind::Member { base: Box::new(base), offset: f.0 }, f.1, loc))
+                Ok(e(
+                    ExprKind::Member {
+                        base: Box::new(base),
+                        offset: f.0,
+                    },
+                    f.1,
+                    loc,
+                ))
             }
             "subscript_expression" | "pointer_expression" => {
-                if n.kind() == "pointer_expression" && n.child_by_field_name("operator").map(|o| o.kind()) == Some("&") {
-                    let a = n.child_by_field_name("argument").ok_or_else(|| self.err_at(n, "& without an operand"))?;
+                if n.kind() == "pointer_expression"
+                    && n.child_by_field_name("operator").map(|o| o.kind()) == Some("&")
+                {
+                    let a = n
+                        .child_by_field_name("argument")
+                        .ok_or_else(|| self.err_at(n, "& without an operand"))?;
                     let p = self.place(a, src)?;
                     return match p {
                         Place::Mem { addr, ty, .. } => {
                             if let ExprKind::PrivateAddr(off) = addr.kind {
                                 self.mark_local_by_offset(off, "its address is taken");
                             }
-                            Ok(Expr { kind: addr.kind, ty: ty.ptr(), loc })
+                            Ok(Expr {
+                                kind: addr.kind,
+                                ty: ty.ptr(),
+                                loc,
+                            })
                         }
-                        Place::Reg(..) => Err(self.unsupported(n, "the address of this local variable")),
+                        Place::Reg(..) => {
+                            Err(self.unsupported(n, "the address of this local variable"))
+                        }
                     };
                 }
                 let p = self.place(n, src)?;
@@ -1391,16 +1840,25 @@ impl<'t> Lowerer<'t> {
             }
             "call_expression" => self.call(n, src),
             "cast_expression" => {
-                let tn = n.child_by_field_name("type").ok_or_else(|| self.err_at(n, "cast without a type"))?;
+                let tn = n
+                    .child_by_field_name("type")
+                    .ok_or_else(|| self.err_at(n, "cast without a type"))?;
                 let ty = self.type_descriptor(tn, src)?;
-                let vn = n.child_by_field_name("value").ok_or_else(|| self.err_at(n, "cast without a value"))?;
+                let vn = n
+                    .child_by_field_name("value")
+                    .ok_or_else(|| self.err_at(n, "cast without a value"))?;
                 let v = self.rvalue(vn, src)?;
                 self.cast(v, &ty, n)
             }
             "binary_expression" => self.binary(n, src),
             "unary_expression" => {
-                let a = n.child_by_field_name("argument").ok_or_else(|| self.err_at(n, "operator without an operand"))?;
-                let op = n.child_by_field_name("operator").map(|o| o.kind()).unwrap_or("");
+                let a = n
+                    .child_by_field_name("argument")
+                    .ok_or_else(|| self.err_at(n, "operator without an operand"))?;
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| o.kind())
+                    .unwrap_or("");
                 let v = self.rvalue(a, src)?;
                 match op {
                     "!" => {
@@ -1423,17 +1881,32 @@ impl<'t> Lowerer<'t> {
                 }
             }
             "update_expression" => {
-                let a = n.child_by_field_name("argument").ok_or_else(|| self.err_at(n, "++/-- without an operand"))?;
-                let op = n.child_by_field_name("operator").ok_or_else(|| self.err_at(n, "++/-- without an operator"))?;
+                let a = n
+                    .child_by_field_name("argument")
+                    .ok_or_else(|| self.err_at(n, "++/-- without an operand"))?;
+                let op = n
+                    .child_by_field_name("operator")
+                    .ok_or_else(|| self.err_at(n, "++/-- without an operator"))?;
                 let post = op.start_byte() > a.start_byte();
-                let bop = if op.kind() == "++" { BinOp::Add } else { BinOp::Sub };
+                let bop = if op.kind() == "++" {
+                    BinOp::Add
+                } else {
+                    BinOp::Sub
+                };
                 let one = e(ExprKind::Const(1), INT, loc);
                 self.compound(a, bop, one, post, n, src)
             }
             "assignment_expression" => {
-                let l = n.child_by_field_name("left").ok_or_else(|| self.err_at(n, "assignment without a target"))?;
-                let r = n.child_by_field_name("right").ok_or_else(|| self.err_at(n, "assignment without a value"))?;
-                let op = n.child_by_field_name("operator").map(|o| o.kind()).unwrap_or("=");
+                let l = n
+                    .child_by_field_name("left")
+                    .ok_or_else(|| self.err_at(n, "assignment without a target"))?;
+                let r = n
+                    .child_by_field_name("right")
+                    .ok_or_else(|| self.err_at(n, "assignment without a value"))?;
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| o.kind())
+                    .unwrap_or("=");
                 let rv = self.rvalue(r, src)?;
                 if op == "=" {
                     let p = self.place(l, src)?;
@@ -1457,9 +1930,15 @@ impl<'t> Lowerer<'t> {
                 self.compound(l, bop, rv, false, n, src)
             }
             "conditional_expression" => {
-                let c = n.child_by_field_name("condition").ok_or_else(|| self.err_at(n, "?: without a condition"))?;
-                let a = n.child_by_field_name("consequence").ok_or_else(|| self.err_at(n, "?: without a value"))?;
-                let b = n.child_by_field_name("alternative").ok_or_else(|| self.err_at(n, "?: without an alternative"))?;
+                let c = n
+                    .child_by_field_name("condition")
+                    .ok_or_else(|| self.err_at(n, "?: without a condition"))?;
+                let a = n
+                    .child_by_field_name("consequence")
+                    .ok_or_else(|| self.err_at(n, "?: without a value"))?;
+                let b = n
+                    .child_by_field_name("alternative")
+                    .ok_or_else(|| self.err_at(n, "?: without an alternative"))?;
                 let c = self.to_bool_node(c, src)?;
                 let av = self.rvalue(a, src)?;
                 let bv = self.rvalue(b, src)?;
@@ -1472,11 +1951,19 @@ impl<'t> Lowerer<'t> {
                 };
                 let av = self.convert(av, &ty, a)?;
                 let bv = self.convert(bv, &ty, b)?;
-                Ok(e(ExprKind::Cond(Box::new(c), Box::new(av), Box::new(bv)), ty, loc))
+                Ok(e(
+                    ExprKind::Cond(Box::new(c), Box::new(av), Box::new(bv)),
+                    ty,
+                    loc,
+                ))
             }
             "comma_expression" => {
-                let l = n.child_by_field_name("left").ok_or_else(|| self.err_at(n, "bad comma expression"))?;
-                let r = n.child_by_field_name("right").ok_or_else(|| self.err_at(n, "bad comma expression"))?;
+                let l = n
+                    .child_by_field_name("left")
+                    .ok_or_else(|| self.err_at(n, "bad comma expression"))?;
+                let r = n
+                    .child_by_field_name("right")
+                    .ok_or_else(|| self.err_at(n, "bad comma expression"))?;
                 let a = self.rvalue(l, src)?;
                 let b = self.rvalue(r, src)?;
                 let ty = b.ty.clone();
@@ -1486,8 +1973,21 @@ impl<'t> Lowerer<'t> {
                 let ty = match n.child_by_field_name("type") {
                     Some(t) => self.type_descriptor(t, src)?,
                     None => {
-                        let v = n.child_by_field_name("value").ok_or_else(|| self.err_at(n, "sizeof of nothing"))?;
-                        let v = if v.kind() == "parenthesized_expression" { named_children(v).into_iter().next().unwrap_or(v) } else { v };
+                        let v = n
+                            .child_by_field_name("value")
+                            .ok_or_else(|| self.err_at(n, "sizeof of nothing"))?;
+                        let v = if v.kind() == "parenthesized_expression" {
+                            named_children(v).into_iter().next().unwrap_or(v)
+                        } else {
+                            v
+                        };
+                        let is_type_name = matches!(v.kind(), "identifier" | "type_identifier")
+                            && self.lookup(text(v, src)).is_none()
+                            && !self.macros.contains_key(text(v, src));
+                        if is_type_name {
+                            let ty = self.named_type(text(v, src), v)?;
+                            return Ok(e(ExprKind::Const(self.structs.size(&ty)), ULONG, loc));
+                        }
                         match self.try_place(v, src)? {
                             Some(p) => p.ty().clone(),
                             None => self.rvalue(v, src)?.ty,
@@ -1496,12 +1996,21 @@ impl<'t> Lowerer<'t> {
                 };
                 Ok(e(ExprKind::Const(self.structs.size(&ty)), ULONG, loc))
             }
-            "initializer_list" => Err(self.unsupported(n, "a brace list here; use make_<type>(...) or a declaration")),
+            "initializer_list" => Err(self.unsupported(
+                n,
+                "a brace list here; use make_<type>(...) or a declaration",
+            )),
             "string_literal" | "concatenated_string" => Err(self.unsupported(n, "string literals")),
             "lambda_expression" => Err(self.unsupported(n, "lambdas")),
             "new_expression" | "delete_expression" => Err(self.unsupported(n, "new/delete")),
-            "qualified_identifier" => Err(self.unsupported(n, format!("qualified name '{}'", text(n, src)))),
-            "ERROR" => Err(Error::Syntax { file: self.file.clone(), loc, msg: format!("cannot parse '{}'", text(n, src)) }),
+            "qualified_identifier" => {
+                Err(self.unsupported(n, format!("qualified name '{}'", text(n, src))))
+            }
+            "ERROR" => Err(Error::Syntax {
+                file: self.file.clone(),
+                loc,
+                msg: format!("cannot parse '{}'", text(n, src)),
+            }),
             other => Err(self.unsupported(n, format!("expression {other} '{}'", text(n, src)))),
         }
     }
@@ -1513,7 +2022,13 @@ impl<'t> Lowerer<'t> {
             None => {
                 let names: Vec<_> = def.fields.iter().map(|f| f.name.clone()).collect();
                 let sname = def.name.clone();
-                Err(self.err_at(n, format!("{sname} has no member '{name}' (members: {})", names.join(", "))))
+                Err(self.err_at(
+                    n,
+                    format!(
+                        "{sname} has no member '{name}' (members: {})",
+                        names.join(", ")
+                    ),
+                ))
             }
         }
     }
@@ -1533,25 +2048,44 @@ impl<'t> Lowerer<'t> {
                 None => Ok(None),
             },
             "field_expression" => {
-                let arg = n.child_by_field_name("argument").ok_or_else(|| self.err_at(n, "member access without an object"))?;
+                let arg = n
+                    .child_by_field_name("argument")
+                    .ok_or_else(|| self.err_at(n, "member access without an object"))?;
                 let arrow = all_children(n).iter().any(|c| c.kind() == "->");
-                let field = n.child_by_field_name("field").map(|f| text(f, src).to_string()).unwrap_or_default();
+                let field = n
+                    .child_by_field_name("field")
+                    .map(|f| text(f, src).to_string())
+                    .unwrap_or_default();
                 let (base_addr, sty, ro) = if arrow {
                     let p = self.rvalue(arg, src)?;
-                    let Ty::Ptr(inner) = p.ty.clone() else { return Err(self.err_at(n, "-> on something that is not a pointer")) };
+                    let Ty::Ptr(inner) = p.ty.clone() else {
+                        return Err(self.err_at(n, "-> on something that is not a pointer"));
+                    };
                     let ro = self.is_read_only_ptr(&p);
                     (p, *inner, ro)
                 } else {
                     match self.try_place(arg, src)? {
-                        Some(Place::Mem { addr, ty, read_only }) => (addr, ty, read_only),
-                        Some(Place::Reg(..)) => return Err(self.err_at(n, "member access on a number")),
+                        Some(Place::Mem {
+                            addr,
+                            ty,
+                            read_only,
+                        }) => (addr, ty, read_only),
+                        Some(Place::Reg(..)) => {
+                            return Err(self.err_at(n, "member access on a number"))
+                        }
                         None => return Ok(None),
                     }
                 };
-                let Ty::Struct(si) = sty else { return Err(self.err_at(n, format!("'{}' is not a struct", text(arg, src)))) };
+                let Ty::Struct(si) = sty else {
+                    return Err(self.err_at(n, format!("'{}' is not a struct", text(arg, src))));
+                };
                 let (off, fty) = self.field(si, &field, n)?;
                 let addr = self.offset_addr(base_addr, off, fty.clone());
-                Ok(Some(Place::Mem { addr, ty: fty, read_only: ro }))
+                Ok(Some(Place::Mem {
+                    addr,
+                    ty: fty,
+                    read_only: ro,
+                }))
             }
             _ => Ok(None),
         }
@@ -1559,7 +2093,12 @@ impl<'t> Lowerer<'t> {
 
     fn is_read_only_ptr(&self, p: &Expr) -> bool {
         match &p.kind {
-            ExprKind::Reg(s) => self.st.scopes.iter().flat_map(|sc| sc.values()).any(|v| v.read_only && matches!(v.home, VarHome::Reg(x) if x == *s)),
+            ExprKind::Reg(s) => self
+                .st
+                .scopes
+                .iter()
+                .flat_map(|sc| sc.values())
+                .any(|v| v.read_only && matches!(v.home, VarHome::Reg(x) if x == *s)),
             ExprKind::PtrAdd { ptr, .. } => self.is_read_only_ptr(ptr),
             ExprKind::Cast(inner) => self.is_read_only_ptr(inner),
             _ => false,
@@ -1575,7 +2114,8 @@ impl<'t> Lowerer<'t> {
                     if let Some(m) = self.macros.get(name).cloned() {
                         if m.params.is_none() {
                             let body = m.body.clone();
-                            return self.with_macro_site(n, src, &body, |l, root, s| l.place(root, s));
+                            return self
+                                .with_macro_site(n, src, &body, |l, root, s| l.place(root, s));
                         }
                     }
                     return Err(self.err_at(n, format!("'{name}' is not declared")));
@@ -1586,26 +2126,56 @@ impl<'t> Lowerer<'t> {
                     VarHome::Reg(s) => Place::Reg(s, v.ty),
                     VarHome::Const(c) => {
                         // A constant is not an lvalue; reads fold to the value.
-                        return Ok(Place::Mem { addr: e(ExprKind::Const(c), ty.clone(), loc), ty: Ty::Void, read_only: true });
+                        return Ok(Place::Mem {
+                            addr: e(ExprKind::Const(c), ty.clone(), loc),
+                            ty: Ty::Void,
+                            read_only: true,
+                        });
                     }
-                    VarHome::Private(o) => Place::Mem { addr: a(ExprKind::PrivateAddr(o)), ty: v.ty, read_only: false },
-                    VarHome::Shared(o) => Place::Mem { addr: a(ExprKind::Const(addr::SHARED + o)), ty: v.ty, read_only: false },
-                    VarHome::DynShared => Place::Mem { addr: a(ExprKind::DynSharedBase), ty: v.ty, read_only: false },
-                    VarHome::Constant(o) => Place::Mem { addr: a(ExprKind::Const(addr::CONSTANT + o)), ty: v.ty, read_only: true },
+                    VarHome::Private(o) => Place::Mem {
+                        addr: a(ExprKind::PrivateAddr(o)),
+                        ty: v.ty,
+                        read_only: false,
+                    },
+                    VarHome::Shared(o) => Place::Mem {
+                        addr: a(ExprKind::Const(addr::SHARED + o)),
+                        ty: v.ty,
+                        read_only: false,
+                    },
+                    VarHome::DynShared => Place::Mem {
+                        addr: a(ExprKind::DynSharedBase),
+                        ty: v.ty,
+                        read_only: false,
+                    },
+                    VarHome::Constant(o) => Place::Mem {
+                        addr: a(ExprKind::Const(addr::CONSTANT + o)),
+                        ty: v.ty,
+                        read_only: true,
+                    },
                     VarHome::Global(i) => Place::Mem {
-                        addr: a(ExprKind::Const(addr::ALLOC_BASE + i as u64 * addr::ALLOC_SPACING)),
+                        addr: a(ExprKind::Const(
+                            addr::ALLOC_BASE + i as u64 * addr::ALLOC_SPACING,
+                        )),
                         ty: v.ty,
                         read_only: false,
                     },
                 })
             }
             "parenthesized_expression" => {
-                let inner = named_children(n).into_iter().next().ok_or_else(|| self.err_at(n, "empty parentheses"))?;
+                let inner = named_children(n)
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| self.err_at(n, "empty parentheses"))?;
                 self.place(inner, src)
             }
             "subscript_expression" => {
-                let arg = n.child_by_field_name("argument").ok_or_else(|| self.err_at(n, "subscript without an array"))?;
-                let idxn = n.child_by_field_name("indices").or_else(|| n.child_by_field_name("index")).ok_or_else(|| self.err_at(n, "subscript without an index"))?;
+                let arg = n
+                    .child_by_field_name("argument")
+                    .ok_or_else(|| self.err_at(n, "subscript without an array"))?;
+                let idxn = n
+                    .child_by_field_name("indices")
+                    .or_else(|| n.child_by_field_name("index"))
+                    .ok_or_else(|| self.err_at(n, "subscript without an index"))?;
                 let idxn = if idxn.kind() == "subscript_argument_list" {
                     let items = named_children(idxn);
                     if items.len() != 1 {
@@ -1622,23 +2192,42 @@ impl<'t> Lowerer<'t> {
                 // The array operand: an array lvalue (kept as a place so that constant
                 // indexes into per-thread arrays stay in registers) or a pointer value.
                 let (base, elem, ro) = match self.try_place(arg, src)? {
-                    Some(Place::Mem { addr, ty: Ty::Array(el, _), read_only }) => {
+                    Some(Place::Mem {
+                        addr,
+                        ty: Ty::Array(el, _),
+                        read_only,
+                    }) => {
                         if let ExprKind::PrivateAddr(off) = addr.kind {
                             if const_eval(&idx).is_none() {
-                                self.mark_local(off, arg, src, "indexed with a value known only at run time");
+                                self.mark_local(
+                                    off,
+                                    arg,
+                                    src,
+                                    "indexed with a value known only at run time",
+                                );
                             }
                         }
                         (addr, *el, read_only)
                     }
                     Some(p) => {
                         let v = self.load(p, arg, src)?;
-                        let Ty::Ptr(el) = v.ty.clone() else { return Err(self.err_at(n, format!("'{}' is not an array or pointer", text(arg, src)))) };
+                        let Ty::Ptr(el) = v.ty.clone() else {
+                            return Err(self.err_at(
+                                n,
+                                format!("'{}' is not an array or pointer", text(arg, src)),
+                            ));
+                        };
                         let ro = self.is_read_only_ptr(&v);
                         (v, *el, ro)
                     }
                     None => {
                         let v = self.rvalue(arg, src)?;
-                        let Ty::Ptr(el) = v.ty.clone() else { return Err(self.err_at(n, format!("'{}' is not an array or pointer", text(arg, src)))) };
+                        let Ty::Ptr(el) = v.ty.clone() else {
+                            return Err(self.err_at(
+                                n,
+                                format!("'{}' is not an array or pointer", text(arg, src)),
+                            ));
+                        };
                         let ro = self.is_read_only_ptr(&v);
                         (v, *el, ro)
                     }
@@ -1648,21 +2237,41 @@ impl<'t> Lowerer<'t> {
                 }
                 let scale = self.structs.size(&elem);
                 let idx = self.convert(idx, &LONG, idxn)?;
-                let addr = e(ExprKind::PtrAdd { ptr: Box::new(base), index: Box::new(idx), scale }, elem.clone().ptr(), loc);
-                Ok(Place::Mem { addr, ty: elem, read_only: ro })
+                let addr = e(
+                    ExprKind::PtrAdd {
+                        ptr: Box::new(base),
+                        index: Box::new(idx),
+                        scale,
+                    },
+                    elem.clone().ptr(),
+                    loc,
+                );
+                Ok(Place::Mem {
+                    addr,
+                    ty: elem,
+                    read_only: ro,
+                })
             }
             "pointer_expression" => {
-                let a = n.child_by_field_name("argument").ok_or_else(|| self.err_at(n, "* without an operand"))?;
+                let a = n
+                    .child_by_field_name("argument")
+                    .ok_or_else(|| self.err_at(n, "* without an operand"))?;
                 if n.child_by_field_name("operator").map(|o| o.kind()) != Some("*") {
                     return Err(self.err_at(n, "not an lvalue"));
                 }
                 let p = self.rvalue(a, src)?;
-                let Ty::Ptr(el) = p.ty.clone() else { return Err(self.err_at(n, "* on something that is not a pointer")) };
+                let Ty::Ptr(el) = p.ty.clone() else {
+                    return Err(self.err_at(n, "* on something that is not a pointer"));
+                };
                 if *el == Ty::Void {
                     return Err(self.err_at(n, "dereference of a void pointer"));
                 }
                 let ro = self.is_read_only_ptr(&p);
-                Ok(Place::Mem { addr: p, ty: *el, read_only: ro })
+                Ok(Place::Mem {
+                    addr: p,
+                    ty: *el,
+                    read_only: ro,
+                })
             }
             "field_expression" => match self.try_place(n, src)? {
                 Some(p) => Ok(p),
@@ -1675,8 +2284,10 @@ impl<'t> Lowerer<'t> {
                     if let Some(m) = self.macros.get(name).cloned() {
                         if let Some(params) = m.params.clone() {
                             let args = self.macro_args(n, src)?;
-                            let body = substitute(&m.body, &params, &args).map_err(|w| self.unsupported(n, w))?;
-                            return self.with_macro_site(n, src, &body, |l, root, s| l.place(root, s));
+                            let body = substitute(&m.body, &params, &args)
+                                .map_err(|w| self.unsupported(n, w))?;
+                            return self
+                                .with_macro_site(n, src, &body, |l, root, s| l.place(root, s));
                         }
                     }
                 }
@@ -1688,7 +2299,11 @@ impl<'t> Lowerer<'t> {
 
     fn mark_local(&mut self, off: u64, arr: Node, src: &str, why: &str) {
         let name = text(arr, src).to_string();
-        if self.local_arrays.iter().any(|l| l.start <= off && off < l.end) {
+        if self
+            .local_arrays
+            .iter()
+            .any(|l| l.start <= off && off < l.end)
+        {
             return;
         }
         let size = self
@@ -1699,18 +2314,39 @@ impl<'t> Lowerer<'t> {
             .find(|v| matches!(v.home, VarHome::Private(o) if o == off))
             .map(|v| self.structs.size(&v.ty))
             .unwrap_or(1);
-        self.local_arrays.push(LocalArray { name, loc: self.loc(arr), start: off, end: off + size, reason: why.to_string() });
+        self.local_arrays.push(LocalArray {
+            name,
+            loc: self.loc(arr),
+            start: off,
+            end: off + size,
+            reason: why.to_string(),
+        });
     }
 
     fn mark_local_by_offset(&mut self, off: u64, why: &str) {
-        if self.local_arrays.iter().any(|l| l.start <= off && off < l.end) {
+        if self
+            .local_arrays
+            .iter()
+            .any(|l| l.start <= off && off < l.end)
+        {
             return;
         }
-        let found = self.st.scopes.iter().flat_map(|s| s.iter()).find(|(_, v)| matches!(v.home, VarHome::Private(o) if o == off));
+        let found = self
+            .st
+            .scopes
+            .iter()
+            .flat_map(|s| s.iter())
+            .find(|(_, v)| matches!(v.home, VarHome::Private(o) if o == off));
         if let Some((name, v)) = found {
             if matches!(v.ty, Ty::Array(..)) {
                 let size = self.structs.size(&v.ty);
-                self.local_arrays.push(LocalArray { name: name.clone(), loc: Loc::default(), start: off, end: off + size, reason: why.to_string() });
+                self.local_arrays.push(LocalArray {
+                    name: name.clone(),
+                    loc: Loc::default(),
+                    start: off,
+                    end: off + size,
+                    reason: why.to_string(),
+                });
             }
         }
     }
@@ -1719,16 +2355,37 @@ impl<'t> Lowerer<'t> {
         let loc = self.loc(n);
         Ok(match p {
             Place::Reg(s, ty) => e(ExprKind::Reg(s), ty, loc),
-            Place::Mem { addr, ty: Ty::Void, .. } if matches!(addr.kind, ExprKind::Const(_)) && !addr.ty.is_ptr() => addr,
-            Place::Mem { addr, ty: Ty::Array(el, _), .. } => {
+            Place::Mem {
+                addr, ty: Ty::Void, ..
+            } if matches!(addr.kind, ExprKind::Const(_)) && !addr.ty.is_ptr() => addr,
+            Place::Mem {
+                addr,
+                ty: Ty::Array(el, _),
+                ..
+            } => {
                 if let ExprKind::PrivateAddr(off) = addr.kind {
                     self.mark_local(off, n, src, "used as a pointer");
                 }
-                Expr { kind: addr.kind, ty: el.ptr(), loc }
+                Expr {
+                    kind: addr.kind,
+                    ty: el.ptr(),
+                    loc,
+                }
             }
-            Place::Mem { addr, ty, read_only } => {
+            Place::Mem {
+                addr,
+                ty,
+                read_only,
+            } => {
                 let site = self.site(loc, self.site_text(n, src), Op::Load, read_only);
-                e(ExprKind::Load { addr: Box::new(addr), site }, ty, loc)
+                e(
+                    ExprKind::Load {
+                        addr: Box::new(addr),
+                        site,
+                    },
+                    ty,
+                    loc,
+                )
             }
         })
     }
@@ -1737,30 +2394,71 @@ impl<'t> Lowerer<'t> {
         let loc = self.loc(n);
         let ty = p.ty().clone();
         match p {
-            Place::Reg(slot, _) => e(ExprKind::SetReg { slot, value: Box::new(v) }, ty, loc),
+            Place::Reg(slot, _) => e(
+                ExprKind::SetReg {
+                    slot,
+                    value: Box::new(v),
+                },
+                ty,
+                loc,
+            ),
             Place::Mem { addr, .. } => {
                 let site = self.site(loc, self.site_text(n, src), Op::Store, false);
-                e(ExprKind::Store { addr: Box::new(addr), value: Box::new(v), site }, ty, loc)
+                e(
+                    ExprKind::Store {
+                        addr: Box::new(addr),
+                        value: Box::new(v),
+                        site,
+                    },
+                    ty,
+                    loc,
+                )
             }
         }
     }
 
     /// `a op= b`, `++a`, `a++`: the address is computed once.
-    fn compound(&mut self, target: Node, op: BinOp, rhs: Expr, post: bool, n: Node, src: &str) -> Result<Expr> {
+    fn compound(
+        &mut self,
+        target: Node,
+        op: BinOp,
+        rhs: Expr,
+        post: bool,
+        n: Node,
+        src: &str,
+    ) -> Result<Expr> {
         let loc = self.loc(n);
         let p = self.place(target, src)?;
         let ty = p.ty().clone();
         if !ty.is_scalar() {
-            return Err(self.err_at(n, "compound assignment to something that is not a number or pointer"));
+            return Err(self.err_at(
+                n,
+                "compound assignment to something that is not a number or pointer",
+            ));
         }
         let (pre, cur, p2) = match p {
             Place::Reg(s, t) => (None, e(ExprKind::Reg(s), t.clone(), loc), Place::Reg(s, t)),
-            Place::Mem { addr, ty: t, read_only } => {
+            Place::Mem {
+                addr,
+                ty: t,
+                read_only,
+            } => {
                 let tmp = self.new_slot();
                 let at = addr.ty.clone();
-                let set = e(ExprKind::SetReg { slot: tmp, value: Box::new(addr) }, at.clone(), loc);
+                let set = e(
+                    ExprKind::SetReg {
+                        slot: tmp,
+                        value: Box::new(addr),
+                    },
+                    at.clone(),
+                    loc,
+                );
                 let a2 = e(ExprKind::Reg(tmp), at, loc);
-                let pl = Place::Mem { addr: a2, ty: t, read_only };
+                let pl = Place::Mem {
+                    addr: a2,
+                    ty: t,
+                    read_only,
+                };
                 let cur = self.load(pl.clone(), target, src)?;
                 (Some(set), cur, pl)
             }
@@ -1771,10 +2469,26 @@ impl<'t> Lowerer<'t> {
             }
             let scale = ty.pointee().map(|t| self.structs.size(t)).unwrap_or(1);
             let idx = self.convert(rhs, &LONG, n)?;
-            let idx = if op == BinOp::Sub { e(ExprKind::Unary(UnOp::Neg, Box::new(idx)), LONG, loc) } else { idx };
-            e(ExprKind::PtrAdd { ptr: Box::new(cur.clone()), index: Box::new(idx), scale }, ty.clone(), loc)
+            let idx = if op == BinOp::Sub {
+                e(ExprKind::Unary(UnOp::Neg, Box::new(idx)), LONG, loc)
+            } else {
+                idx
+            };
+            e(
+                ExprKind::PtrAdd {
+                    ptr: Box::new(cur.clone()),
+                    index: Box::new(idx),
+                    scale,
+                },
+                ty.clone(),
+                loc,
+            )
         } else {
-            let ct = if matches!(op, BinOp::Shl | BinOp::Shr) { promote(&ty) } else { common(&ty, &rhs.ty) };
+            let ct = if matches!(op, BinOp::Shl | BinOp::Shr) {
+                promote(&ty)
+            } else {
+                common(&ty, &rhs.ty)
+            };
             let a = self.convert(cur.clone(), &ct, n)?;
             let b = self.convert(rhs, &ct, n)?;
             let r = self.arith(op, a, b, ct, n)?;
@@ -1782,10 +2496,28 @@ impl<'t> Lowerer<'t> {
         };
         let result = if post {
             let old = self.new_slot();
-            let save = e(ExprKind::SetReg { slot: old, value: Box::new(cur) }, ty.clone(), loc);
+            let save = e(
+                ExprKind::SetReg {
+                    slot: old,
+                    value: Box::new(cur),
+                },
+                ty.clone(),
+                loc,
+            );
             let st = self.store(p2, newv, target, src);
             let oldv = e(ExprKind::Reg(old), ty.clone(), loc);
-            e(ExprKind::Seq(Box::new(save), Box::new(e(ExprKind::Seq(Box::new(st), Box::new(oldv)), ty.clone(), loc))), ty.clone(), loc)
+            e(
+                ExprKind::Seq(
+                    Box::new(save),
+                    Box::new(e(
+                        ExprKind::Seq(Box::new(st), Box::new(oldv)),
+                        ty.clone(),
+                        loc,
+                    )),
+                ),
+                ty.clone(),
+                loc,
+            )
         } else {
             self.store(p2, newv, target, src)
         };
@@ -1796,7 +2528,11 @@ impl<'t> Lowerer<'t> {
     }
 
     fn arith(&mut self, op: BinOp, a: Expr, b: Expr, ty: Ty, n: Node) -> Result<Expr> {
-        if matches!(op, BinOp::Rem | BinOp::Shl | BinOp::Shr | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor) && !ty.is_int() {
+        if matches!(
+            op,
+            BinOp::Rem | BinOp::Shl | BinOp::Shr | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor
+        ) && !ty.is_int()
+        {
             return Err(self.err_at(n, "this operator needs integers"));
         }
         let loc = self.loc(n);
@@ -1805,13 +2541,24 @@ impl<'t> Lowerer<'t> {
 
     fn binary(&mut self, n: Node, src: &str) -> Result<Expr> {
         let loc = self.loc(n);
-        let ln = n.child_by_field_name("left").ok_or_else(|| self.err_at(n, "operator without a left operand"))?;
-        let rn = n.child_by_field_name("right").ok_or_else(|| self.err_at(n, "operator without a right operand"))?;
-        let op = n.child_by_field_name("operator").map(|o| o.kind()).unwrap_or("");
+        let ln = n
+            .child_by_field_name("left")
+            .ok_or_else(|| self.err_at(n, "operator without a left operand"))?;
+        let rn = n
+            .child_by_field_name("right")
+            .ok_or_else(|| self.err_at(n, "operator without a right operand"))?;
+        let op = n
+            .child_by_field_name("operator")
+            .map(|o| o.kind())
+            .unwrap_or("");
         if op == "&&" || op == "||" {
             let a = self.to_bool_node(ln, src)?;
             let b = self.to_bool_node(rn, src)?;
-            let k = if op == "&&" { ExprKind::LogicalAnd(Box::new(a), Box::new(b)) } else { ExprKind::LogicalOr(Box::new(a), Box::new(b)) };
+            let k = if op == "&&" {
+                ExprKind::LogicalAnd(Box::new(a), Box::new(b))
+            } else {
+                ExprKind::LogicalOr(Box::new(a), Box::new(b))
+            };
             return Ok(e(k, INT, loc));
         }
         let a = self.rvalue(ln, src)?;
@@ -1841,30 +2588,74 @@ impl<'t> Lowerer<'t> {
                 BinOp::Add | BinOp::Sub if a.ty.is_ptr() && b.ty.is_int() => {
                     let scale = a.ty.pointee().map(|t| self.structs.size(t)).unwrap_or(1);
                     let idx = self.convert(b, &LONG, rn)?;
-                    let idx = if bop == BinOp::Sub { e(ExprKind::Unary(UnOp::Neg, Box::new(idx)), LONG, loc) } else { idx };
+                    let idx = if bop == BinOp::Sub {
+                        e(ExprKind::Unary(UnOp::Neg, Box::new(idx)), LONG, loc)
+                    } else {
+                        idx
+                    };
                     let ty = a.ty.clone();
-                    return Ok(e(ExprKind::PtrAdd { ptr: Box::new(a), index: Box::new(idx), scale }, ty, loc));
+                    return Ok(e(
+                        ExprKind::PtrAdd {
+                            ptr: Box::new(a),
+                            index: Box::new(idx),
+                            scale,
+                        },
+                        ty,
+                        loc,
+                    ));
                 }
                 BinOp::Add if b.ty.is_ptr() && a.ty.is_int() => {
                     let scale = b.ty.pointee().map(|t| self.structs.size(t)).unwrap_or(1);
                     let idx = self.convert(a, &LONG, ln)?;
                     let ty = b.ty.clone();
-                    return Ok(e(ExprKind::PtrAdd { ptr: Box::new(b), index: Box::new(idx), scale }, ty, loc));
+                    return Ok(e(
+                        ExprKind::PtrAdd {
+                            ptr: Box::new(b),
+                            index: Box::new(idx),
+                            scale,
+                        },
+                        ty,
+                        loc,
+                    ));
                 }
                 BinOp::Sub if a.ty.is_ptr() && b.ty.is_ptr() => {
-                    let scale = a.ty.pointee().map(|t| self.structs.size(t)).unwrap_or(1).max(1);
-                    return Ok(e(ExprKind::PtrDiff { a: Box::new(a), b: Box::new(b), scale }, LONG, loc));
+                    let scale =
+                        a.ty.pointee()
+                            .map(|t| self.structs.size(t))
+                            .unwrap_or(1)
+                            .max(1);
+                    return Ok(e(
+                        ExprKind::PtrDiff {
+                            a: Box::new(a),
+                            b: Box::new(b),
+                            scale,
+                        },
+                        LONG,
+                        loc,
+                    ));
                 }
                 BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne => {
                     let a = self.convert(a, &ULONG, ln)?;
                     let b = self.convert(b, &ULONG, rn)?;
                     return Ok(e(ExprKind::Binary(bop, Box::new(a), Box::new(b)), INT, loc));
                 }
-                _ => return Err(self.err_at(n, format!("operator {op} does not apply to these pointer operands"))),
+                _ => {
+                    return Err(self.err_at(
+                        n,
+                        format!("operator {op} does not apply to these pointer operands"),
+                    ))
+                }
             }
         }
         if !a.ty.is_arith() || !b.ty.is_arith() {
-            return Err(self.err_at(n, format!("operator {op} needs numbers; '{}' or '{}' is not one", text(ln, src), text(rn, src))));
+            return Err(self.err_at(
+                n,
+                format!(
+                    "operator {op} needs numbers; '{}' or '{}' is not one",
+                    text(ln, src),
+                    text(rn, src)
+                ),
+            ));
         }
         if matches!(bop, BinOp::Shl | BinOp::Shr) {
             let t = promote(&a.ty);
@@ -1877,7 +2668,10 @@ impl<'t> Lowerer<'t> {
         let ct = common(&a.ty, &b.ty);
         let a = self.convert(a, &ct, ln)?;
         let b = self.convert(b, &ct, rn)?;
-        if matches!(bop, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne) {
+        if matches!(
+            bop,
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne
+        ) {
             return Ok(e(ExprKind::Binary(bop, Box::new(a), Box::new(b)), INT, loc));
         }
         self.arith(bop, a, b, ct, n)
@@ -1905,7 +2699,11 @@ impl<'t> Lowerer<'t> {
     fn cast(&mut self, v: Expr, to: &Ty, n: Node) -> Result<Expr> {
         if to == &Ty::Void {
             let loc = v.loc;
-            return Ok(Expr { kind: v.kind, ty: Ty::Void, loc });
+            return Ok(Expr {
+                kind: v.kind,
+                ty: Ty::Void,
+                loc,
+            });
         }
         if (v.ty.is_ptr() && to.is_int()) || (v.ty.is_int() && to.is_ptr()) {
             let loc = v.loc;
@@ -1917,34 +2715,65 @@ impl<'t> Lowerer<'t> {
     // ----------------------------------------------------------------- calls
 
     fn macro_args(&mut self, n: Node, src: &str) -> Result<Vec<String>> {
-        let args = n.child_by_field_name("arguments").ok_or_else(|| self.err_at(n, "call without arguments"))?;
-        Ok(named_children(args).into_iter().map(|a| text(a, src).to_string()).collect())
+        let args = n
+            .child_by_field_name("arguments")
+            .ok_or_else(|| self.err_at(n, "call without arguments"))?;
+        Ok(named_children(args)
+            .into_iter()
+            .map(|a| text(a, src).to_string())
+            .collect())
     }
 
     fn call(&mut self, n: Node, src: &str) -> Result<Expr> {
         let loc = self.loc(n);
-        let f = n.child_by_field_name("function").ok_or_else(|| self.err_at(n, "call without a function"))?;
-        let args_node = n.child_by_field_name("arguments").ok_or_else(|| self.err_at(n, "call without arguments"))?;
-        if all_children(n).iter().any(|c| c.kind() == "kernel_call_syntax") || named_children(args_node).iter().any(|c| c.kind() == "kernel_call_syntax") {
-            return Err(self.unsupported(n, "kernel launches from device code (dynamic parallelism)"));
+        let f = n
+            .child_by_field_name("function")
+            .ok_or_else(|| self.err_at(n, "call without a function"))?;
+        let args_node = n
+            .child_by_field_name("arguments")
+            .ok_or_else(|| self.err_at(n, "call without arguments"))?;
+        if all_children(n)
+            .iter()
+            .any(|c| c.kind() == "kernel_call_syntax")
+            || named_children(args_node)
+                .iter()
+                .any(|c| c.kind() == "kernel_call_syntax")
+        {
+            return Err(
+                self.unsupported(n, "kernel launches from device code (dynamic parallelism)")
+            );
         }
         let arg_nodes = named_children(args_node);
         let (fname, targ_node) = match f.kind() {
             "identifier" => (text(f, src).to_string(), None),
             "template_function" => {
-                let nm = f.child_by_field_name("name").map(|x| text(x, src).to_string()).unwrap_or_default();
+                let nm = f
+                    .child_by_field_name("name")
+                    .map(|x| text(x, src).to_string())
+                    .unwrap_or_default();
                 (nm, f.child_by_field_name("arguments"))
             }
             "field_expression" => return Err(self.unsupported(n, "member functions")),
-            "qualified_identifier" => return Err(self.unsupported(n, format!("qualified name '{}'", text(f, src)))),
+            "qualified_identifier" => {
+                return Err(self.unsupported(n, format!("qualified name '{}'", text(f, src))))
+            }
             _ => return Err(self.unsupported(n, format!("call through '{}'", text(f, src)))),
         };
         // C++ casts.
-        if matches!(fname.as_str(), "reinterpret_cast" | "static_cast" | "const_cast") {
+        if matches!(
+            fname.as_str(),
+            "reinterpret_cast" | "static_cast" | "const_cast"
+        ) {
             let tl = targ_node.ok_or_else(|| self.err_at(n, format!("{fname} needs a type")))?;
-            let td = named_children(tl).into_iter().next().ok_or_else(|| self.err_at(n, format!("{fname} needs a type")))?;
+            let td = named_children(tl)
+                .into_iter()
+                .next()
+                .ok_or_else(|| self.err_at(n, format!("{fname} needs a type")))?;
             let ty = self.type_descriptor(td, src)?;
-            let a = arg_nodes.first().copied().ok_or_else(|| self.err_at(n, format!("{fname} needs a value")))?;
+            let a = arg_nodes
+                .first()
+                .copied()
+                .ok_or_else(|| self.err_at(n, format!("{fname} needs a value")))?;
             let v = self.rvalue(a, src)?;
             return self.cast(v, &ty, n);
         }
@@ -1954,9 +2783,17 @@ impl<'t> Lowerer<'t> {
                 if let Some(params) = m.params {
                     let args = self.macro_args(n, src)?;
                     if args.len() != params.len() {
-                        return Err(self.err_at(n, format!("macro {fname} takes {} arguments, {} given", params.len(), args.len())));
+                        return Err(self.err_at(
+                            n,
+                            format!(
+                                "macro {fname} takes {} arguments, {} given",
+                                params.len(),
+                                args.len()
+                            ),
+                        ));
                     }
-                    let body = substitute(&m.body, &params, &args).map_err(|w| self.unsupported(n, w))?;
+                    let body =
+                        substitute(&m.body, &params, &args).map_err(|w| self.unsupported(n, w))?;
                     return self.expand_macro(n, &body, src);
                 }
             }
@@ -1966,18 +2803,37 @@ impl<'t> Lowerer<'t> {
         let user_fn = self.fns.contains_key(&fname);
         if !user_fn {
             if fname == "__ldg" {
-                let a = arg_nodes.first().copied().ok_or_else(|| self.err_at(n, "__ldg needs a pointer"))?;
+                let a = arg_nodes
+                    .first()
+                    .copied()
+                    .ok_or_else(|| self.err_at(n, "__ldg needs a pointer"))?;
                 let p = self.rvalue(a, src)?;
-                let Ty::Ptr(el) = p.ty.clone() else { return Err(self.err_at(n, "__ldg needs a pointer")) };
+                let Ty::Ptr(el) = p.ty.clone() else {
+                    return Err(self.err_at(n, "__ldg needs a pointer"));
+                };
                 let site = self.site(loc, self.site_text(n, src), Op::Load, true);
-                return Ok(e(ExprKind::Load { addr: Box::new(p), site }, *el, loc));
+                return Ok(e(
+                    ExprKind::Load {
+                        addr: Box::new(p),
+                        site,
+                    },
+                    *el,
+                    loc,
+                ));
             }
             if fname == "__syncthreads" {
-                return Err(self.unsupported(n, "__syncthreads() inside an expression; call it as a statement"));
+                return Err(self.unsupported(
+                    n,
+                    "__syncthreads() inside an expression; call it as a statement",
+                ));
             }
             if let Some(rest) = fname.strip_prefix("make_") {
-                let Some(vt) = self.structs.vector(rest) else { return Err(self.err_at(n, format!("unknown vector type {rest}"))) };
-                let Ty::Struct(si) = vt else { return Err(self.err_at(n, "bad vector type")) };
+                let Some(vt) = self.structs.vector(rest) else {
+                    return Err(self.err_at(n, format!("unknown vector type {rest}")));
+                };
+                let Ty::Struct(si) = vt else {
+                    return Err(self.err_at(n, "bad vector type"));
+                };
                 let fields = self.structs.defs[si].fields.clone();
                 if arg_nodes.len() != fields.len() {
                     return Err(self.err_at(n, format!("{fname} takes {} arguments", fields.len())));
@@ -2009,7 +2865,14 @@ impl<'t> Lowerer<'t> {
             conv.push(self.convert(a, &p.ty, *an)?);
         }
         let ret = self.funcs[id].ret.clone();
-        Ok(e(ExprKind::Call { func: id, args: conv }, ret, loc))
+        Ok(e(
+            ExprKind::Call {
+                func: id,
+                args: conv,
+            },
+            ret,
+            loc,
+        ))
     }
 
     fn builtin_call(&mut self, name: &str, mut args: Vec<Expr>, n: Node) -> Result<Expr> {
@@ -2075,20 +2938,37 @@ impl<'t> Lowerer<'t> {
     }
 
     /// Lowers `body` (a macro's expansion, an expression) as if it stood at `n`.
-    fn with_macro_site<R>(&mut self, n: Node, src: &str, body: &str, f: impl FnOnce(&mut Self, Node, &str) -> Result<R>) -> Result<R> {
+    fn with_macro_site<R>(
+        &mut self,
+        n: Node,
+        src: &str,
+        body: &str,
+        f: impl FnOnce(&mut Self, Node, &str) -> Result<R>,
+    ) -> Result<R> {
         if self.macro_depth >= 32 {
             return Err(self.err_at(n, "macro expansion nested too deeply (recursive macro?)"));
         }
         let snippet = format!("void __warpscope_m() {{ ({body}); }}");
         let outer = self.macro_site.clone();
         if outer.is_none() {
-            self.macro_site = Some((loc_of(n), text(n, src).split_whitespace().collect::<Vec<_>>().join(" ")));
+            self.macro_site = Some((
+                loc_of(n),
+                text(n, src)
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ));
         }
         self.macro_depth += 1;
         let r = self.with_snippet_root(&snippet, |l, root, s| {
             let expr = find_kind(root, "parenthesized_expression")
                 .and_then(|p| named_children(p).into_iter().next())
-                .ok_or_else(|| l.unsupported(n, format!("macro body '{body}' (only expression macros are supported)")))?;
+                .ok_or_else(|| {
+                    l.unsupported(
+                        n,
+                        format!("macro body '{body}' (only expression macros are supported)"),
+                    )
+                })?;
             f(l, expr, s)
         });
         self.macro_depth -= 1;
@@ -2096,7 +2976,12 @@ impl<'t> Lowerer<'t> {
         r
     }
 
-    fn with_snippet<R>(&mut self, snippet: &str, at: Node, f: impl FnOnce(&mut Self, Node, &str) -> Result<R>) -> Result<R> {
+    fn with_snippet<R>(
+        &mut self,
+        snippet: &str,
+        at: Node,
+        f: impl FnOnce(&mut Self, Node, &str) -> Result<R>,
+    ) -> Result<R> {
         let outer = self.macro_site.clone();
         if outer.is_none() {
             self.macro_site = Some((loc_of(at), String::new()));
@@ -2108,16 +2993,26 @@ impl<'t> Lowerer<'t> {
         r
     }
 
-    fn with_snippet_root<R>(&mut self, snippet: &str, f: impl FnOnce(&mut Self, Node, &str) -> Result<R>) -> Result<R> {
+    fn with_snippet_root<R>(
+        &mut self,
+        snippet: &str,
+        f: impl FnOnce(&mut Self, Node, &str) -> Result<R>,
+    ) -> Result<R> {
         let mut parser = tree_sitter::Parser::new();
         parser
             .set_language(&tree_sitter_cuda::LANGUAGE.into())
             .map_err(|e| Error::Argument(format!("cannot load the CUDA grammar: {e}")))?;
-        let tree = parser.parse(snippet, None).ok_or_else(|| Error::Argument("the parser gave up on a macro expansion".into()))?;
+        let tree = parser
+            .parse(snippet, None)
+            .ok_or_else(|| Error::Argument("the parser gave up on a macro expansion".into()))?;
         let root = tree.root_node();
         if root.has_error() {
             let loc = self.macro_site.as_ref().map(|m| m.0).unwrap_or_default();
-            return Err(Error::Syntax { file: self.file.clone(), loc, msg: format!("cannot parse the expansion '{snippet}'") });
+            return Err(Error::Syntax {
+                file: self.file.clone(),
+                loc,
+                msg: format!("cannot parse the expansion '{snippet}'"),
+            });
         }
         f(self, root, snippet)
     }
@@ -2134,7 +3029,9 @@ fn builtin_var(name: &str) -> Option<&'static str> {
 }
 
 fn is_call_to(n: Node, name: &str, src: &str) -> bool {
-    n.kind() == "call_expression" && n.child_by_field_name("function").is_some_and(|f| text(f, src) == name)
+    n.kind() == "call_expression"
+        && n.child_by_field_name("function")
+            .is_some_and(|f| text(f, src) == name)
 }
 
 fn find_kind<'a>(n: Node<'a>, kind: &str) -> Option<Node<'a>> {
@@ -2168,7 +3065,12 @@ fn param_count(n: Node) -> usize {
         if x.kind() == "function_declarator" {
             return x
                 .child_by_field_name("parameters")
-                .map(|p| named_children(p).into_iter().filter(|c| c.kind() == "parameter_declaration" && !is_void_param(*c)).count())
+                .map(|p| {
+                    named_children(p)
+                        .into_iter()
+                        .filter(|c| c.kind() == "parameter_declaration" && !is_void_param(*c))
+                        .count()
+                })
                 .unwrap_or(0);
         }
         d = x.child_by_field_name("declarator");
@@ -2177,17 +3079,25 @@ fn param_count(n: Node) -> usize {
 }
 
 fn is_void_param(p: Node) -> bool {
-    p.child_by_field_name("declarator").is_none() && p.child_by_field_name("type").is_some_and(|t| t.kind() == "primitive_type" && t.byte_range().len() == 4 && t.to_sexp().contains("primitive_type")) && {
-        // `f(void)`: a lone `void` type.
-        p.named_child_count() == 1
-    }
+    p.child_by_field_name("declarator").is_none()
+        && p.child_by_field_name("type").is_some_and(|t| {
+            t.kind() == "primitive_type"
+                && t.byte_range().len() == 4
+                && t.to_sexp().contains("primitive_type")
+        })
+        && {
+            // `f(void)`: a lone `void` type.
+            p.named_child_count() == 1
+        }
 }
 
 fn addr_taken_names(body: Node, src: &str) -> HashSet<String> {
     let mut out = HashSet::new();
     let mut stack = vec![body];
     while let Some(n) = stack.pop() {
-        if n.kind() == "pointer_expression" && n.child_by_field_name("operator").map(|o| o.kind()) == Some("&") {
+        if n.kind() == "pointer_expression"
+            && n.child_by_field_name("operator").map(|o| o.kind()) == Some("&")
+        {
             if let Some(a) = n.child_by_field_name("argument") {
                 if a.kind() == "identifier" {
                     out.insert(text(a, src).to_string());
@@ -2202,6 +3112,13 @@ fn addr_taken_names(body: Node, src: &str) -> HashSet<String> {
 /// Parses a C integer literal with its type [C11 6.4.4.1]: decimal literals are int, long;
 /// hex/octal also unsigned; suffixes u, l, ll.
 pub fn parse_int_literal(t: &str) -> Option<(u64, Ty)> {
+    if let Some(pos) = t.trim().strip_prefix('-') {
+        let (v, ty) = parse_int_literal(pos)?;
+        return Some((
+            v.wrapping_neg(),
+            if ty == INT || ty == LONG { ty } else { ty },
+        ));
+    }
     let t = t.replace('\'', "");
     let lower = t.to_ascii_lowercase();
     let digits_end = lower.trim_end_matches(['u', 'l']).len();

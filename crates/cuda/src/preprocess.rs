@@ -133,7 +133,8 @@ mod tests {
 
     #[test]
     fn blanks_align_and_keeps_positions() {
-        let src = "struct __align__(16) S { float x; };\n__global__ void __launch_bounds__(256) k() {}";
+        let src =
+            "struct __align__(16) S { float x; };\n__global__ void __launch_bounds__(256) k() {}";
         let (out, aligns) = blank_attributes(src);
         assert_eq!(out.len(), src.len());
         assert_eq!(aligns, vec![(7, 16)]);
@@ -145,7 +146,10 @@ mod tests {
     fn substitutes_parameters_only_as_whole_tokens() {
         let params = vec!["r".to_string(), "c".to_string()];
         let args = vec!["ty".to_string(), "tx + 1".to_string()];
-        assert_eq!(substitute("((r)*W + (c)) + rc", &params, &args).unwrap(), "((ty)*W + (tx + 1)) + rc");
+        assert_eq!(
+            substitute("((r)*W + (c)) + rc", &params, &args).unwrap(),
+            "((ty)*W + (tx + 1)) + rc"
+        );
         assert!(substitute("a ## b", &params, &args).is_err());
     }
 

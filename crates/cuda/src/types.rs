@@ -8,7 +8,10 @@ pub enum Ty {
     Void,
     Bool,
     /// Integer of `bytes` bytes (1, 2, 4, 8).
-    Int { bytes: u8, signed: bool },
+    Int {
+        bytes: u8,
+        signed: bool,
+    },
     /// Floating point of `bytes` bytes: 2 (`__half`), 4 (`float`), 8 (`double`).
     Float(u8),
     Ptr(Box<Ty>),
@@ -17,10 +20,22 @@ pub enum Ty {
     Struct(usize),
 }
 
-pub const INT: Ty = Ty::Int { bytes: 4, signed: true };
-pub const UINT: Ty = Ty::Int { bytes: 4, signed: false };
-pub const LONG: Ty = Ty::Int { bytes: 8, signed: true };
-pub const ULONG: Ty = Ty::Int { bytes: 8, signed: false };
+pub const INT: Ty = Ty::Int {
+    bytes: 4,
+    signed: true,
+};
+pub const UINT: Ty = Ty::Int {
+    bytes: 4,
+    signed: false,
+};
+pub const LONG: Ty = Ty::Int {
+    bytes: 8,
+    signed: true,
+};
+pub const ULONG: Ty = Ty::Int {
+    bytes: 8,
+    signed: false,
+};
 pub const FLOAT: Ty = Ty::Float(4);
 pub const DOUBLE: Ty = Ty::Float(8);
 
@@ -103,7 +118,13 @@ impl Structs {
     /// Lays out a struct with C rules: each field at the next multiple of its alignment, the
     /// size rounded up to the struct's alignment, which is the largest of its fields' and
     /// `min_align` (from `__align__(n)`).
-    pub fn define(&mut self, name: &str, fields: Vec<(String, Ty)>, min_align: u64, builtin: bool) -> usize {
+    pub fn define(
+        &mut self,
+        name: &str,
+        fields: Vec<(String, Ty)>,
+        min_align: u64,
+        builtin: bool,
+    ) -> usize {
         let mut off = 0u64;
         let mut align = min_align.max(1);
         let mut out = Vec::new();
@@ -112,11 +133,21 @@ impl Structs {
             off = off.div_ceil(a) * a;
             align = align.max(a);
             let sz = self.size(&t);
-            out.push(Field { name: n, ty: t, offset: off });
+            out.push(Field {
+                name: n,
+                ty: t,
+                offset: off,
+            });
             off += sz;
         }
         let size = off.div_ceil(align).max(1) * align;
-        self.defs.push(StructDef { name: name.to_string(), fields: out, size, align, builtin });
+        self.defs.push(StructDef {
+            name: name.to_string(),
+            fields: out,
+            size,
+            align,
+            builtin,
+        });
         self.defs.len() - 1
     }
 
@@ -135,7 +166,9 @@ impl Structs {
             _ => (esize * 4).min(16),
         };
         let names = ["x", "y", "z", "w"];
-        let fields = (0..n).map(|k| (names[k].to_string(), elem.clone())).collect();
+        let fields = (0..n)
+            .map(|k| (names[k].to_string(), elem.clone()))
+            .collect();
         Some(Ty::Struct(self.define(name, fields, align, true)))
     }
 
@@ -212,10 +245,22 @@ fn vector_shape(name: &str) -> Option<(Ty, usize)> {
         return None;
     }
     let elem = match base {
-        "char" => Ty::Int { bytes: 1, signed: true },
-        "uchar" => Ty::Int { bytes: 1, signed: false },
-        "short" => Ty::Int { bytes: 2, signed: true },
-        "ushort" => Ty::Int { bytes: 2, signed: false },
+        "char" => Ty::Int {
+            bytes: 1,
+            signed: true,
+        },
+        "uchar" => Ty::Int {
+            bytes: 1,
+            signed: false,
+        },
+        "short" => Ty::Int {
+            bytes: 2,
+            signed: true,
+        },
+        "ushort" => Ty::Int {
+            bytes: 2,
+            signed: false,
+        },
         "int" => INT,
         "uint" => UINT,
         "long" | "longlong" => LONG,
@@ -244,13 +289,25 @@ pub fn common(a: &Ty, b: &Ty) -> Ty {
         _ => {
             let (a, b) = (promote(a), promote(b));
             match (&a, &b) {
-                (Ty::Int { bytes: x, signed: sx }, Ty::Int { bytes: y, signed: sy }) => {
+                (
+                    Ty::Int {
+                        bytes: x,
+                        signed: sx,
+                    },
+                    Ty::Int {
+                        bytes: y,
+                        signed: sy,
+                    },
+                ) => {
                     if x > y {
                         a.clone()
                     } else if y > x {
                         b.clone()
                     } else {
-                        Ty::Int { bytes: *x, signed: *sx && *sy }
+                        Ty::Int {
+                            bytes: *x,
+                            signed: *sx && *sy,
+                        }
                     }
                 }
                 _ => a,
