@@ -83,7 +83,14 @@ impl AnalyzeRequest {
 pub fn analyze(req: &AnalyzeRequest) -> Result<Analysis> {
     let src = Source::parse(&req.file, &req.source, &req.defines)?;
     let kernel = src.kernel(&req.kernel)?;
-    let cfg = kernel.configure(&req.args, &req.allocs, req.grid, req.block, req.dynamic_shared_bytes, req.max_steps)?;
+    let cfg = kernel.configure(
+        &req.args,
+        &req.allocs,
+        req.grid,
+        req.block,
+        req.dynamic_shared_bytes,
+        req.max_steps,
+    )?;
     let grid = req.grid.map(|x| x as u64);
     let block = req.block.map(|x| x as u64);
     let shared = kernel.static_shared_bytes().div_ceil(16) * 16 + req.dynamic_shared_bytes;
@@ -91,21 +98,32 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<Analysis> {
     let archs: Vec<&'static Arch> = match &req.archs {
         Some(list) => {
             for a in list {
-                a.check_launch(grid, block).with_context(|| "the launch cannot run on this compute capability; choose another with --cc".to_string())?;
-                a.limits.check_shared(shared).with_context(|| "choose another compute capability with --cc".to_string())?;
+                a.check_launch(grid, block).with_context(|| {
+                    "the launch cannot run on this compute capability; choose another with --cc"
+                        .to_string()
+                })?;
+                a.limits
+                    .check_shared(shared)
+                    .with_context(|| "choose another compute capability with --cc".to_string())?;
             }
             list.clone()
         }
         None => {
             let mut keep = Vec::new();
             for a in arch::default_set() {
-                match a.check_launch(grid, block).and_then(|_| a.limits.check_shared(shared)) {
+                match a
+                    .check_launch(grid, block)
+                    .and_then(|_| a.limits.check_shared(shared))
+                {
                     Ok(()) => keep.push(a),
                     Err(e) => notes.push(format!("CC {} left out: {e}", a.cc)),
                 }
             }
             if keep.is_empty() {
-                bail!("no compute capability of the default set can run this launch: {}", notes.join("; "));
+                bail!(
+                    "no compute capability of the default set can run this launch: {}",
+                    notes.join("; ")
+                );
             }
             keep
         }
@@ -115,13 +133,31 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<Analysis> {
     let sites: Vec<SiteInfo> = kernel
         .sites()
         .iter()
-        .map(|s| SiteInfo { line: s.loc.line, column: s.loc.col, text: s.text.clone(), op: s.op, read_only: s.read_only })
+        .map(|s| SiteInfo {
+            line: s.loc.line,
+            column: s.loc.col,
+            text: s.text.clone(),
+            op: s.op,
+            read_only: s.read_only,
+        })
         .collect();
     let local_arrays = kernel
         .local_arrays()
         .iter()
-        .map(|l| LocalArrayInfo { name: l.name.clone(), line: l.loc.line, column: l.loc.col, reason: l.reason.clone() })
+        .map(|l| LocalArrayInfo {
+            name: l.name.clone(),
+            line: l.loc.line,
+            column: l.loc.col,
+            reason: l.reason.clone(),
+        })
         .collect();
-    let header = Header { kernel: req.kernel.clone(), source: req.file.clone(), grid: req.grid, block: req.block, local_arrays, notes };
+    let header = Header {
+        kernel: req.kernel.clone(),
+        source: req.file.clone(),
+        grid: req.grid,
+        block: req.block,
+        local_arrays,
+        notes,
+    };
     Ok(agg.finish(header, &sites))
 }

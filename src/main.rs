@@ -8,7 +8,11 @@ use warpscope::model::{arch, Config, L1Mode, SmemBankMode};
 use warpscope::AnalyzeRequest;
 
 #[derive(Parser)]
-#[command(name = "warpscope", version, about = "Why is this CUDA kernel slow on its memory? Requests, transactions, sectors and bank conflicts of every access, for every compute capability, without a GPU.")]
+#[command(
+    name = "warpscope",
+    version,
+    about = "Why is this CUDA kernel slow on its memory? Requests, transactions, sectors and bank conflicts of every access, for every compute capability, without a GPU."
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -84,7 +88,9 @@ fn dims(s: &str, what: &str) -> Result<[u32; 3]> {
     }
     let mut d = [1u32; 3];
     for (i, p) in parts.iter().enumerate() {
-        d[i] = p.parse().with_context(|| format!("--{what} {s}: '{p}' is not a positive integer"))?;
+        d[i] = p
+            .parse()
+            .with_context(|| format!("--{what} {s}: '{p}' is not a positive integer"))?;
         if d[i] == 0 {
             bail!("--{what} {s}: dimensions must be at least 1");
         }
@@ -95,26 +101,42 @@ fn dims(s: &str, what: &str) -> Result<[u32; 3]> {
 fn pairs(v: &[String], flag: &str) -> Result<Vec<(String, String)>> {
     v.iter()
         .map(|s| match s.split_once('=') {
-            Some((n, x)) if !n.trim().is_empty() => Ok((n.trim().to_string(), x.trim().to_string())),
+            Some((n, x)) if !n.trim().is_empty() => {
+                Ok((n.trim().to_string(), x.trim().to_string()))
+            }
             _ => bail!("--{flag} {s}: expected NAME=VALUE"),
         })
         .collect()
 }
 
 fn analyze(a: AnalyzeArgs) -> Result<()> {
-    let source = std::fs::read_to_string(&a.file).with_context(|| format!("cannot read {}", a.file))?;
-    let mut req = AnalyzeRequest::new(&a.file, &source, &a.kernel, dims(&a.grid, "grid")?, dims(&a.block, "block")?);
+    let source =
+        std::fs::read_to_string(&a.file).with_context(|| format!("cannot read {}", a.file))?;
+    let mut req = AnalyzeRequest::new(
+        &a.file,
+        &source,
+        &a.kernel,
+        dims(&a.grid, "grid")?,
+        dims(&a.block, "block")?,
+    );
     req.args = pairs(&a.args, "arg")?;
     req.allocs = pairs(&a.allocs, "alloc")?
         .into_iter()
-        .map(|(n, v)| v.parse::<u64>().map(|e| (n.clone(), e)).with_context(|| format!("--alloc {n}={v}: expected a number of elements")))
+        .map(|(n, v)| {
+            v.parse::<u64>()
+                .map(|e| (n.clone(), e))
+                .with_context(|| format!("--alloc {n}={v}: expected a number of elements"))
+        })
         .collect::<Result<_>>()?;
     req.defines = a.defines;
     if let Some(cc) = &a.cc {
         req = req.ccs(cc)?;
     }
     if a.smem_bank_size != 4 && a.smem_bank_size != 8 {
-        bail!("--smem-bank-size {}: the bank width is 4 or 8 bytes", a.smem_bank_size);
+        bail!(
+            "--smem-bank-size {}: the bank width is 4 or 8 bytes",
+            a.smem_bank_size
+        );
     }
     req.dynamic_shared_bytes = a.dynamic_smem;
     req.max_steps = a.max_steps;
@@ -124,12 +146,19 @@ fn analyze(a: AnalyzeArgs) -> Result<()> {
             L1Arg::Ca => L1Mode::Ca,
             L1Arg::Cg => L1Mode::Cg,
         },
-        smem_bank_mode: if a.smem_bank_size == 8 { SmemBankMode::EightByte } else { SmemBankMode::FourByte },
+        smem_bank_mode: if a.smem_bank_size == 8 {
+            SmemBankMode::EightByte
+        } else {
+            SmemBankMode::FourByte
+        },
     };
     let analysis = warpscope::analyze(&req)?;
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&analysis)?),
-        Format::Table => print!("{}", warpscope::report::render_table(&analysis, std::io::stdout().is_terminal())),
+        Format::Table => print!(
+            "{}",
+            warpscope::report::render_table(&analysis, std::io::stdout().is_terminal())
+        ),
     }
     Ok(())
 }

@@ -9,11 +9,23 @@ const GLOBAL_CSV: &str = include_str!("data/ground-truth/h100/global-f32-loads-s
 const SHARED_CSV: &str = include_str!("data/ground-truth/h100/shared-f32-stride.csv");
 
 fn rows(csv: &str) -> Vec<Vec<String>> {
-    csv.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).skip(1).map(|l| l.split(',').map(|s| s.trim().to_string()).collect()).collect()
+    csv.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .skip(1)
+        .map(|l| l.split(',').map(|s| s.trim().to_string()).collect())
+        .collect()
 }
 
 fn analyze(kernel: &str, grid: u32, block: u32, args: &[(&str, i64)]) -> Analysis {
-    let mut req = AnalyzeRequest::new("tests/kernels/h100_ground_truth.cu", KERNELS, kernel, [grid, 1, 1], [block, 1, 1]).ccs("9.0").unwrap();
+    let mut req = AnalyzeRequest::new(
+        "tests/kernels/h100_ground_truth.cu",
+        KERNELS,
+        kernel,
+        [grid, 1, 1],
+        [block, 1, 1],
+    )
+    .ccs("9.0")
+    .unwrap();
     for (n, v) in args {
         req = req.arg(n, v);
     }
@@ -26,13 +38,31 @@ fn check_global(op: &str) {
         let (offset, stride): (i64, i64) = (r[1].parse().unwrap(), r[2].parse().unwrap());
         let (requests, sectors): (u64, u64) = (r[3].parse().unwrap(), r[4].parse().unwrap());
         let a = if op == "load" {
-            analyze("global_load", 16384, 256, &[("stride", stride), ("offset", offset)])
+            analyze(
+                "global_load",
+                16384,
+                256,
+                &[("stride", stride), ("offset", offset)],
+            )
         } else {
-            analyze("global_store", 16384, 256, &[("stride", stride), ("offset", offset)])
+            analyze(
+                "global_store",
+                16384,
+                256,
+                &[("stride", stride), ("offset", offset)],
+            )
         };
         let t = &a.architectures[0].totals;
-        let c = if op == "load" { t.global_load } else { t.global_store };
-        assert_eq!((c.requests, c.sectors), (requests, sectors), "{op} offset {offset} stride {stride}");
+        let c = if op == "load" {
+            t.global_load
+        } else {
+            t.global_store
+        };
+        assert_eq!(
+            (c.requests, c.sectors),
+            (requests, sectors),
+            "{op} offset {offset} stride {stride}"
+        );
         checked += 1;
     }
     assert!(checked >= 17, "{op}: only {checked} rows");

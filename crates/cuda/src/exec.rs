@@ -200,6 +200,53 @@ pub fn binop_scalar(op: BinOp, a: u64, b: u64, t: &Ty) -> std::result::Result<u6
     })
 }
 
+/// Integer add/sub/mul/bitwise ops and comparisons over whole vectors, with the type
+/// dispatch hoisted out of the loop (the interpreter's hot path). Returns false when the
+/// operation needs the general per-lane path.
+fn binop_fast(op: BinOp, a: &mut [u64], b: &[u64], t: &Ty) -> bool {
+    let (bytes, signed) = match t {
+        Ty::Int { bytes, signed } => (*bytes, *signed),
+        _ => return false,
+    };
+    macro_rules! arith {
+        ($f:expr) => {{
+            for (x, y) in a.iter_mut().zip(b) {
+                *x = canon($f(*x, *y), bytes, signed);
+            }
+            true
+        }};
+    }
+    macro_rules! cmp {
+        ($f:expr) => {{
+            if signed {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x = $f(*x as i64, *y as i64) as u64;
+                }
+            } else {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x = $f(*x, *y) as u64;
+                }
+            }
+            true
+        }};
+    }
+    match op {
+        BinOp::Add => arith!(|x: u64, y: u64| x.wrapping_add(y)),
+        BinOp::Sub => arith!(|x: u64, y: u64| x.wrapping_sub(y)),
+        BinOp::Mul => arith!(|x: u64, y: u64| x.wrapping_mul(y)),
+        BinOp::BitAnd => arith!(|x: u64, y: u64| x & y),
+        BinOp::BitOr => arith!(|x: u64, y: u64| x | y),
+        BinOp::BitXor => arith!(|x: u64, y: u64| x ^ y),
+        BinOp::Lt => cmp!(|x, y| x < y),
+        BinOp::Le => cmp!(|x, y| x <= y),
+        BinOp::Gt => cmp!(|x, y| x > y),
+        BinOp::Ge => cmp!(|x, y| x >= y),
+        BinOp::Eq => cmp!(|x, y| x == y),
+        BinOp::Ne => cmp!(|x, y| x != y),
+        _ => false,
+    }
+}
+
 /// The in-memory bytes (little-endian) of scalar `v` of type `t`; 8 bytes, of which the
 /// first `size(t)` are meaningful.
 pub fn to_bytes(v: u64, t: &Ty) -> [u8; 8] {
@@ -258,6 +305,14 @@ struct Paged {
 
 impl Paged {
     fn read(&self, off: u64, out: &mut [u8]) {
+        let (p, o) = ((off >> PAGE_BITS) as usize, (off as usize) & (PAGE - 1));
+        if o + out.len() <= PAGE {
+            match self.pages.get(p) {
+                Some(Some(pg)) => out.copy_from_slice(&pg[o..o + out.len()]),
+                _ => out.fill(0),
+            }
+            return;
+        }
         for (i, b) in out.iter_mut().enumerate() {
             let o = off + i as u64;
             let p = (o >> PAGE_BITS) as usize;
@@ -268,6 +323,15 @@ impl Paged {
         }
     }
     fn write(&mut self, off: u64, data: &[u8]) {
+        let (p, o) = ((off >> PAGE_BITS) as usize, (off as usize) & (PAGE - 1));
+        if o + data.len() <= PAGE {
+            if p >= self.pages.len() {
+                self.pages.resize_with(p + 1, || None);
+            }
+            let pg = self.pages[p].get_or_insert_with(|| vec![0u8; PAGE].into_boxed_slice());
+            pg[o..o + data.len()].copy_from_slice(data);
+            return;
+        }
         for (i, b) in data.iter().enumerate() {
             let o = off + i as u64;
             let p = (o >> PAGE_BITS) as usize;
@@ -626,6 +690,9 @@ impl<'a> Machine<'a> {
                 let mut av = self.eval(a, m)?.s();
                 let bv = self.eval(b, m)?.s();
                 let ty = &a.ty;
+                if binop_fast(*op, &mut av, &bv, ty) {
+                    return Ok(V::S(av));
+                }
                 for l in 0..t {
                     match binop_scalar(*op, av[l], bv[l], ty) {
                         Ok(r) => av[l] = r,
@@ -647,9 +714,13 @@ impl<'a> Machine<'a> {
                 let v = self.eval(a, m)?;
                 match v {
                     V::S(mut s) => {
-                        if a.ty != x.ty {
-                            s.iter_mut()
-                                .for_each(|e| *e = cast_scalar(*e, &a.ty, &x.ty));
+                        match (&a.ty, &x.ty) {
+                            (f, t) if f == t => {}
+                            (Ty::Int { .. } | Ty::Ptr(_), Ty::Ptr(_)) | (Ty::Ptr(_), Ty::Int { bytes: 8, .. }) => {}
+                            // Widening that keeps the value: the canonical form is unchanged.
+                            (Ty::Int { bytes: fb, signed: fs }, Ty::Int { bytes, signed }) if fb < bytes && (*fs == *signed || !*fs) => {}
+                            (Ty::Int { .. }, Ty::Int { bytes, signed }) => s.iter_mut().for_each(|e| *e = canon(*e, *bytes, *signed)),
+                            _ => s.iter_mut().for_each(|e| *e = cast_scalar(*e, &a.ty, &x.ty)),
                         }
                         V::S(s)
                     }
@@ -1021,6 +1092,9 @@ impl<'a> Machine<'a> {
     }
 
     fn parts(&self, ty: &Ty) -> Vec<(u64, u32)> {
+        if ty.is_scalar() {
+            return vec![(0, self.prog.structs.size(ty) as u32)];
+        }
         self.prog.structs.access_parts(ty)
     }
 

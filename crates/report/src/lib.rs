@@ -52,12 +52,23 @@ pub struct Aggregator {
 impl Aggregator {
     pub fn new(archs: Vec<&'static Arch>, config: Config) -> Self {
         let n = archs.len();
-        Aggregator { archs, config, rows: HashMap::new(), keys: Vec::new(), totals: vec![Vec::new(); n], batch: Vec::with_capacity(BATCH) }
+        Aggregator {
+            archs,
+            config,
+            rows: HashMap::new(),
+            keys: Vec::new(),
+            totals: vec![Vec::new(); n],
+            batch: Vec::with_capacity(BATCH),
+        }
     }
 
     /// Adds one warp-level access of `site`.
     pub fn add(&mut self, site: usize, a: &WarpAccess) {
-        let key = RowKey { site, space: a.space, width: a.width };
+        let key = RowKey {
+            site,
+            space: a.space,
+            width: a.width,
+        };
         let next = self.keys.len();
         let row = *self.rows.entry(key).or_insert(next);
         if row == next {
@@ -73,13 +84,16 @@ impl Aggregator {
         let nrows = self.keys.len();
         let batch = &self.batch;
         let config = &self.config;
-        self.archs.par_iter().zip(self.totals.par_iter_mut()).for_each(|(arch, totals)| {
-            totals.resize(nrows, Cost::default());
-            for (row, a) in batch {
-                let c = cost(arch, config, a);
-                totals[*row].add(&c);
-            }
-        });
+        self.archs
+            .par_iter()
+            .zip(self.totals.par_iter_mut())
+            .for_each(|(arch, totals)| {
+                totals.resize(nrows, Cost::default());
+                for (row, a) in batch {
+                    let c = cost(arch, config, a);
+                    totals[*row].add(&c);
+                }
+            });
         self.batch.clear();
     }
 
@@ -106,10 +120,23 @@ impl Aggregator {
                     t.bucket(k.space, sites[k.site].op).add(&c);
                     rows.push(SiteReport::new(&sites[k.site], k.space, k.width, c));
                 }
-                ArchReport { cc: arch.cc.to_string(), name: arch.name, sites: rows, totals: t.finish() }
+                ArchReport {
+                    cc: arch.cc.to_string(),
+                    name: arch.name,
+                    sites: rows,
+                    totals: t.finish(),
+                }
             })
             .collect();
-        Analysis { kernel: header.kernel, source: header.source, grid: header.grid, block: header.block, architectures, local_arrays: header.local_arrays, notes: header.notes }
+        Analysis {
+            kernel: header.kernel,
+            source: header.source,
+            grid: header.grid,
+            block: header.block,
+            architectures,
+            local_arrays: header.local_arrays,
+            notes: header.notes,
+        }
     }
 }
 
@@ -184,7 +211,16 @@ pub struct SiteReport {
 
 impl SiteReport {
     fn new(s: &SiteInfo, space: Space, width: u32, c: Cost) -> Self {
-        SiteReport { line: s.line, column: s.column, text: s.text.clone(), space, op: s.op, width, read_only: s.read_only && s.op == Op::Load, counters: c.into() }
+        SiteReport {
+            line: s.line,
+            column: s.column,
+            text: s.text.clone(),
+            space,
+            op: s.op,
+            width,
+            read_only: s.read_only && s.op == Op::Load,
+            counters: c.into(),
+        }
     }
 }
 

@@ -1,7 +1,9 @@
 //! The table for people: one row per access site, one column group per compute capability.
 
 use crate::{Analysis, Counters};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Color, ContentArrangement, Table};
+use comfy_table::{
+    presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Color, ContentArrangement, Table,
+};
 use warpscope_model::Space;
 
 fn eff_color(e: f64) -> Color {
@@ -32,13 +34,20 @@ fn num(n: u64) -> String {
 /// `color` adds ANSI colours (efficiency green/yellow/red, conflicts red).
 pub fn render_table(a: &Analysis, color: bool) -> String {
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled);
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled);
     if color {
         t.enforce_styling();
     } else {
         t.force_no_tty();
     }
-    let mut header = vec![Cell::new("site"), Cell::new("access"), Cell::new("op"), Cell::new("space"), Cell::new("B")];
+    let mut header = vec![
+        Cell::new("site"),
+        Cell::new("access"),
+        Cell::new("op"),
+        Cell::new("space"),
+        Cell::new("B"),
+    ];
     for arch in &a.architectures {
         header.push(Cell::new(format!("{} req", arch.cc)));
         header.push(Cell::new(format!("{} tx/wf", arch.cc)));
@@ -66,19 +75,42 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
         t.add_row(row);
     }
     // Totals: global + local traffic, and shared wavefronts.
-    let mut row = vec![Cell::new("total"), Cell::new(""), Cell::new(""), Cell::new(""), Cell::new("")];
+    let mut row = vec![
+        Cell::new("total"),
+        Cell::new(""),
+        Cell::new(""),
+        Cell::new(""),
+        Cell::new(""),
+    ];
     for arch in &a.architectures {
         let tt = &arch.totals;
-        let mem = [tt.global_load, tt.global_store, tt.local_load, tt.local_store];
-        let req: u64 = mem.iter().map(|c| c.requests).sum::<u64>() + tt.shared_load.requests + tt.shared_store.requests + tt.constant_load.requests;
+        let mem = [
+            tt.global_load,
+            tt.global_store,
+            tt.local_load,
+            tt.local_store,
+        ];
+        let req: u64 = mem.iter().map(|c| c.requests).sum::<u64>()
+            + tt.shared_load.requests
+            + tt.shared_store.requests
+            + tt.constant_load.requests;
         let tx: u64 = mem.iter().map(|c| c.transactions).sum();
         let tb: u64 = mem.iter().map(|c| c.transaction_bytes).sum();
         let br: u64 = mem.iter().map(|c| c.bytes_requested).sum();
         let wf = tt.shared_load.wavefronts + tt.shared_store.wavefronts;
-        let txt = if wf > 0 { format!("{} tx + {} wf", num(tx), num(wf)) } else { num(tx) };
+        let txt = if wf > 0 {
+            format!("{} tx + {} wf", num(tx), num(wf))
+        } else {
+            num(tx)
+        };
         row.push(Cell::new(num(req)).set_alignment(CellAlignment::Right));
         row.push(Cell::new(txt).set_alignment(CellAlignment::Right));
-        let mut eff = Cell::new(if tb > 0 { format!("{:.1}%", 100.0 * br as f64 / tb as f64) } else { "-".into() }).set_alignment(CellAlignment::Right);
+        let mut eff = Cell::new(if tb > 0 {
+            format!("{:.1}%", 100.0 * br as f64 / tb as f64)
+        } else {
+            "-".into()
+        })
+        .set_alignment(CellAlignment::Right);
         if color && tb > 0 {
             eff = eff.fg(eff_color(br as f64 / tb as f64));
         }
@@ -93,7 +125,10 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
     out.push('\n');
     out.push_str("req: requests; tx: transactions (32-byte sectors from CC 5.0 on); wf: shared-memory wavefronts; eff: bytes requested / bytes moved\n");
     for la in &a.local_arrays {
-        out.push_str(&format!("local memory: '{}' ({}:{}) — {}\n", la.name, la.line, la.column, la.reason));
+        out.push_str(&format!(
+            "local memory: '{}' ({}:{}) — {}\n",
+            la.name, la.line, la.column, la.reason
+        ));
     }
     for n in &a.notes {
         out.push_str(&format!("note: {n}\n"));
@@ -106,9 +141,14 @@ fn cells(c: &Counters, space: Space, color: bool) -> [Cell; 3] {
     match space {
         Space::Shared => {
             // Ideal: one wavefront per request; more means bank conflicts.
-            let mut wf = Cell::new(format!("{} wf", num(c.wavefronts))).set_alignment(CellAlignment::Right);
-            let mut eff = Cell::new(if c.wavefronts > 0 { format!("{:.1}%", 100.0 * c.requests as f64 / c.wavefronts as f64) } else { "-".into() })
-                .set_alignment(CellAlignment::Right);
+            let mut wf =
+                Cell::new(format!("{} wf", num(c.wavefronts))).set_alignment(CellAlignment::Right);
+            let mut eff = Cell::new(if c.wavefronts > 0 {
+                format!("{:.1}%", 100.0 * c.requests as f64 / c.wavefronts as f64)
+            } else {
+                "-".into()
+            })
+            .set_alignment(CellAlignment::Right);
             if color && c.wavefronts > c.requests {
                 wf = wf.fg(Color::Red);
                 eff = eff.fg(Color::Red);
@@ -116,8 +156,16 @@ fn cells(c: &Counters, space: Space, color: bool) -> [Cell; 3] {
             [req, wf, eff]
         }
         Space::Constant => {
-            let per = if c.executions > 0 { c.requests as f64 / c.executions as f64 } else { 0.0 };
-            [req, Cell::new(format!("{per:.1}/instr")).set_alignment(CellAlignment::Right), Cell::new("-").set_alignment(CellAlignment::Right)]
+            let per = if c.executions > 0 {
+                c.requests as f64 / c.executions as f64
+            } else {
+                0.0
+            };
+            [
+                req,
+                Cell::new(format!("{per:.1}/instr")).set_alignment(CellAlignment::Right),
+                Cell::new("-").set_alignment(CellAlignment::Right),
+            ]
         }
         _ => {
             let tx = Cell::new(num(c.transactions)).set_alignment(CellAlignment::Right);
