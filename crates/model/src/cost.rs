@@ -75,7 +75,8 @@ impl Cost {
     /// `bytes_requested / transaction_bytes` (nvprof's `gld_efficiency`); `None` when no
     /// transaction was issued (shared and constant accesses).
     pub fn efficiency(&self) -> Option<f64> {
-        (self.transaction_bytes > 0).then(|| self.bytes_requested as f64 / self.transaction_bytes as f64)
+        (self.transaction_bytes > 0)
+            .then(|| self.bytes_requested as f64 / self.transaction_bytes as f64)
     }
 }
 
