@@ -7,11 +7,17 @@ use warpscope::AnalyzeRequest;
 
 fn request(ccs: &str) -> AnalyzeRequest {
     let src = include_str!("../examples/transpose.cu");
-    AnalyzeRequest::new("examples/transpose.cu", src, "transpose_naive", [128, 512, 1], [32, 8, 1])
-        .arg("width", 4096)
-        .arg("height", 4096)
-        .ccs(ccs)
-        .expect("known compute capabilities")
+    AnalyzeRequest::new(
+        "examples/transpose.cu",
+        src,
+        "transpose_naive",
+        [128, 512, 1],
+        [32, 8, 1],
+    )
+    .arg("width", 4096)
+    .arg("height", 4096)
+    .ccs(ccs)
+    .expect("known compute capabilities")
 }
 
 fn bench(c: &mut Criterion) {
@@ -19,7 +25,9 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     for ccs in ["9.0", "all"] {
         let req = request(ccs);
-        g.bench_function(format!("cc={ccs}"), |b| b.iter(|| warpscope::analyze(&req).expect("analysis runs")));
+        g.bench_function(format!("cc={ccs}"), |b| {
+            b.iter(|| warpscope::analyze(&req).expect("analysis runs"))
+        });
     }
     g.finish();
 }

@@ -3,11 +3,20 @@
 use std::process::Command;
 
 fn run(src: &str, args: &[&str]) -> (bool, String) {
-    let dir = std::env::temp_dir().join(format!("warpscope-cli-{}-{}", std::process::id(), args.join("_").replace(['/', ' ', '\'', '<', '>', '*'], "")));
+    let dir = std::env::temp_dir().join(format!(
+        "warpscope-cli-{}-{}",
+        std::process::id(),
+        args.join("_").replace(['/', ' ', '\'', '<', '>', '*'], "")
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("k.cu");
     std::fs::write(&file, src).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_warpscope")).arg("analyze").arg(&file).args(args).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .arg("analyze")
+        .arg(&file)
+        .args(args)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!stderr.contains("panicked"), "panic: {stderr}");
     (out.status.success(), stderr)
@@ -25,38 +34,108 @@ fn fails_with(src: &str, args: &[&str], needles: &[&str]) {
 
 #[test]
 fn syntax_error_names_line_and_column() {
-    fails_with("__global__ void k(float* a) {\n  a[0] = (1 + ;\n}\n", &["--kernel", "k", "--grid", "1", "--block", "32"], &["k.cu:2:", "syntax error"]);
+    fails_with(
+        "__global__ void k(float* a) {\n  a[0] = (1 + ;\n}\n",
+        &["--kernel", "k", "--grid", "1", "--block", "32"],
+        &["k.cu:2:", "syntax error"],
+    );
 }
 
 #[test]
 fn unknown_kernel_lists_the_kernels() {
-    fails_with(K, &["--kernel", "cpy", "--grid", "1", "--block", "32", "--arg", "n=1"], &["no kernel named 'cpy'", "copy"]);
+    fails_with(
+        K,
+        &[
+            "--kernel", "cpy", "--grid", "1", "--block", "32", "--arg", "n=1",
+        ],
+        &["no kernel named 'cpy'", "copy"],
+    );
 }
 
 #[test]
 fn unsupported_construct_is_named() {
     let src = "__global__ void k(float* a) {\n  a[0] = sqrtf(a[1]);\n  label: a[2] = 1.0f;\n}\n";
-    fails_with(src, &["--kernel", "k", "--grid", "1", "--block", "32"], &["k.cu:2:", "unsupported construct", "sqrtf"]);
+    fails_with(
+        src,
+        &["--kernel", "k", "--grid", "1", "--block", "32"],
+        &["k.cu:2:", "unsupported construct", "sqrtf"],
+    );
     let src = "__global__ void k(float* a) {\n  goto end;\n}\n";
-    fails_with(src, &["--kernel", "k", "--grid", "1", "--block", "32"], &["k.cu:2:3", "goto"]);
+    fails_with(
+        src,
+        &["--kernel", "k", "--grid", "1", "--block", "32"],
+        &["k.cu:2:3", "goto"],
+    );
 }
 
 #[test]
 fn missing_and_ill_typed_arguments() {
-    fails_with(K, &["--kernel", "copy", "--grid", "1", "--block", "32"], &["'n' (int) has no value", "--arg n=VALUE"]);
-    fails_with(K, &["--kernel", "copy", "--grid", "1", "--block", "32", "--arg", "n=abc"], &["--arg n=abc", "int"]);
-    fails_with(K, &["--kernel", "copy", "--grid", "1", "--block", "32", "--arg", "n=1", "--arg", "m=2"], &["no parameter 'm'", "n (int)"]);
-    fails_with(K, &["--kernel", "copy", "--grid", "1", "--block", "32", "--arg", "n=1", "--arg", "a=3"], &["'a' is a pointer", "--alloc"]);
+    fails_with(
+        K,
+        &["--kernel", "copy", "--grid", "1", "--block", "32"],
+        &["'n' (int) has no value", "--arg n=VALUE"],
+    );
+    fails_with(
+        K,
+        &[
+            "--kernel", "copy", "--grid", "1", "--block", "32", "--arg", "n=abc",
+        ],
+        &["--arg n=abc", "int"],
+    );
+    fails_with(
+        K,
+        &[
+            "--kernel", "copy", "--grid", "1", "--block", "32", "--arg", "n=1", "--arg", "m=2",
+        ],
+        &["no parameter 'm'", "n (int)"],
+    );
+    fails_with(
+        K,
+        &[
+            "--kernel", "copy", "--grid", "1", "--block", "32", "--arg", "n=1", "--arg", "a=3",
+        ],
+        &["'a' is a pointer", "--alloc"],
+    );
 }
 
 #[test]
 fn launch_over_the_limits() {
-    fails_with(K, &["--kernel", "copy", "--grid", "1", "--block", "2048", "--arg", "n=1", "--cc", "9.0"], &["2048", "1024", "9.0"]);
-    fails_with(K, &["--kernel", "copy", "--grid", "1", "--block", "1024", "--arg", "n=1", "--cc", "1.3"], &["512", "1.3"]);
-    fails_with(K, &["--kernel", "copy", "--grid", "70000", "--block", "32", "--arg", "n=1", "--cc", "2.0"], &["65535", "2.0"]);
-    fails_with(K, &["--kernel", "copy", "--grid", "1,1,2", "--block", "1,1,128", "--arg", "n=1", "--cc", "9.0"], &["64"]);
+    fails_with(
+        K,
+        &[
+            "--kernel", "copy", "--grid", "1", "--block", "2048", "--arg", "n=1", "--cc", "9.0",
+        ],
+        &["2048", "1024", "9.0"],
+    );
+    fails_with(
+        K,
+        &[
+            "--kernel", "copy", "--grid", "1", "--block", "1024", "--arg", "n=1", "--cc", "1.3",
+        ],
+        &["512", "1.3"],
+    );
+    fails_with(
+        K,
+        &[
+            "--kernel", "copy", "--grid", "70000", "--block", "32", "--arg", "n=1", "--cc", "2.0",
+        ],
+        &["65535", "2.0"],
+    );
+    fails_with(
+        K,
+        &[
+            "--kernel", "copy", "--grid", "1,1,2", "--block", "1,1,128", "--arg", "n=1", "--cc",
+            "9.0",
+        ],
+        &["64"],
+    );
     // The default set leaves out what cannot run the launch, and says so.
-    let (ok, _) = run(K, &["--kernel", "copy", "--grid", "1", "--block", "1024", "--arg", "n=1"]);
+    let (ok, _) = run(
+        K,
+        &[
+            "--kernel", "copy", "--grid", "1", "--block", "1024", "--arg", "n=1",
+        ],
+    );
     assert!(ok);
 }
 
@@ -64,41 +143,108 @@ fn launch_over_the_limits() {
 fn out_of_bounds_names_thread_and_block() {
     fails_with(
         K,
-        &["--kernel", "copy", "--grid", "2", "--block", "64", "--arg", "n=128", "--alloc", "a=100", "--cc", "9.0"],
-        &["k.cu:3:", "outside allocation 'a'", "400 bytes", "thread (36,0,0) of block (1,0,0)", "--alloc"],
+        &[
+            "--kernel", "copy", "--grid", "2", "--block", "64", "--arg", "n=128", "--alloc",
+            "a=100", "--cc", "9.0",
+        ],
+        &[
+            "k.cu:3:",
+            "outside allocation 'a'",
+            "400 bytes",
+            "thread (36,0,0) of block (1,0,0)",
+            "--alloc",
+        ],
     );
 }
 
 #[test]
 fn misaligned_access_is_a_fault_with_lanes() {
     let src = "__global__ void k(char* a) {\n  double* d = (double*)(a + 4);\n  d[threadIdx.x] = 1.0;\n}\n";
-    fails_with(src, &["--kernel", "k", "--grid", "1", "--block", "32", "--cc", "9.0"], &["k.cu:3:3", "misaligned 8-byte store", "lane 0", "cudaErrorMisalignedAddress"]);
+    fails_with(
+        src,
+        &[
+            "--kernel", "k", "--grid", "1", "--block", "32", "--cc", "9.0",
+        ],
+        &[
+            "k.cu:3:3",
+            "misaligned 8-byte store",
+            "lane 0",
+            "cudaErrorMisalignedAddress",
+        ],
+    );
 }
 
 #[test]
 fn division_by_zero_names_the_thread() {
     let src = "__global__ void k(int* a, int d) {\n  a[threadIdx.x] = 10 / (d - threadIdx.x);\n}\n";
-    fails_with(src, &["--kernel", "k", "--grid", "1", "--block", "32", "--arg", "d=5"], &["k.cu:2:", "division by zero", "thread (5,0,0) of block (0,0,0)"]);
+    fails_with(
+        src,
+        &[
+            "--kernel", "k", "--grid", "1", "--block", "32", "--arg", "d=5",
+        ],
+        &[
+            "k.cu:2:",
+            "division by zero",
+            "thread (5,0,0) of block (0,0,0)",
+        ],
+    );
 }
 
 #[test]
 fn runaway_loop_hits_the_step_limit() {
     let src = "__global__ void k(int* a) {\n  int i = 0;\n  while (a[0] == 0) { i++; }\n}\n";
-    fails_with(src, &["--kernel", "k", "--grid", "1", "--block", "32", "--max-steps", "1000"], &["k.cu:3:3", "more than 1000 iterations", "--max-steps"]);
+    fails_with(
+        src,
+        &[
+            "--kernel",
+            "k",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--max-steps",
+            "1000",
+        ],
+        &["k.cu:3:3", "more than 1000 iterations", "--max-steps"],
+    );
 }
 
 #[test]
 fn template_kernel_needs_its_arguments() {
     let src = "template <typename T>\n__global__ void k(T* a) { a[threadIdx.x] = 0; }\n";
-    fails_with(src, &["--kernel", "k", "--grid", "1", "--block", "32"], &["template argument", "k<float>"]);
-    let (ok, _) = run(src, &["--kernel", "k<float>", "--grid", "1", "--block", "32"]);
+    fails_with(
+        src,
+        &["--kernel", "k", "--grid", "1", "--block", "32"],
+        &["template argument", "k<float>"],
+    );
+    let (ok, _) = run(
+        src,
+        &["--kernel", "k<float>", "--grid", "1", "--block", "32"],
+    );
     assert!(ok);
 }
 
 #[test]
 fn bad_flags() {
-    fails_with(K, &["--kernel", "copy", "--grid", "0", "--block", "32", "--arg", "n=1"], &["--grid 0"]);
-    fails_with(K, &["--kernel", "copy", "--grid", "1", "--block", "32", "--arg", "n=1", "--cc", "4.0"], &["--cc 4.0"]);
-    let (ok, err) = run(K, &["--kernel", "copy", "--grid", "1", "--block", "32", "--arg", "n=1", "-D", "1BAD"]);
+    fails_with(
+        K,
+        &[
+            "--kernel", "copy", "--grid", "0", "--block", "32", "--arg", "n=1",
+        ],
+        &["--grid 0"],
+    );
+    fails_with(
+        K,
+        &[
+            "--kernel", "copy", "--grid", "1", "--block", "32", "--arg", "n=1", "--cc", "4.0",
+        ],
+        &["--cc 4.0"],
+    );
+    let (ok, err) = run(
+        K,
+        &[
+            "--kernel", "copy", "--grid", "1", "--block", "32", "--arg", "n=1", "-D", "1BAD",
+        ],
+    );
     assert!(!ok && err.contains("-D 1BAD"), "{err}");
 }

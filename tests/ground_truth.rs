@@ -14,8 +14,15 @@ const SHARED_REMEASURED: &str = include_str!("data/h100/shared-noise-experiment.
 /// stride 32 gave exactly 262144 in every launch: the +1 is counter noise, not a rule. This
 /// returns that re-measured figure, after checking that all its launches agree.
 fn remeasured_stride32() -> u64 {
-    let v: Vec<u64> = rows(SHARED_REMEASURED).into_iter().filter(|r| r[0] == "fill" && r[1] == "32").map(|r| r[6].parse().unwrap()).collect();
-    assert!(v.len() >= 7 && v.iter().all(|x| *x == v[0]), "re-measured stride-32 launches disagree: {v:?}");
+    let v: Vec<u64> = rows(SHARED_REMEASURED)
+        .into_iter()
+        .filter(|r| r[0] == "fill" && r[1] == "32")
+        .map(|r| r[6].parse().unwrap())
+        .collect();
+    assert!(
+        v.len() >= 7 && v.iter().all(|x| *x == v[0]),
+        "re-measured stride-32 launches disagree: {v:?}"
+    );
     v[0]
 }
 
@@ -93,7 +100,8 @@ fn global_stores_match_h100() {
 fn shared_stride_wavefronts_match_h100() {
     for r in rows(SHARED_CSV) {
         let stride: i64 = r[0].parse().unwrap();
-        let (instructions, mut wavefronts): (u64, u64) = (r[1].parse().unwrap(), r[2].parse().unwrap());
+        let (instructions, mut wavefronts): (u64, u64) =
+            (r[1].parse().unwrap(), r[2].parse().unwrap());
         if stride == 32 && wavefronts == 262145 {
             wavefronts = remeasured_stride32();
         }

@@ -716,11 +716,22 @@ impl<'a> Machine<'a> {
                     V::S(mut s) => {
                         match (&a.ty, &x.ty) {
                             (f, t) if f == t => {}
-                            (Ty::Int { .. } | Ty::Ptr(_), Ty::Ptr(_)) | (Ty::Ptr(_), Ty::Int { bytes: 8, .. }) => {}
+                            (Ty::Int { .. } | Ty::Ptr(_), Ty::Ptr(_))
+                            | (Ty::Ptr(_), Ty::Int { bytes: 8, .. }) => {}
                             // Widening that keeps the value: the canonical form is unchanged.
-                            (Ty::Int { bytes: fb, signed: fs }, Ty::Int { bytes, signed }) if fb < bytes && (*fs == *signed || !*fs) => {}
-                            (Ty::Int { .. }, Ty::Int { bytes, signed }) => s.iter_mut().for_each(|e| *e = canon(*e, *bytes, *signed)),
-                            _ => s.iter_mut().for_each(|e| *e = cast_scalar(*e, &a.ty, &x.ty)),
+                            (
+                                Ty::Int {
+                                    bytes: fb,
+                                    signed: fs,
+                                },
+                                Ty::Int { bytes, signed },
+                            ) if fb < bytes && (*fs == *signed || !*fs) => {}
+                            (Ty::Int { .. }, Ty::Int { bytes, signed }) => {
+                                s.iter_mut().for_each(|e| *e = canon(*e, *bytes, *signed))
+                            }
+                            _ => s
+                                .iter_mut()
+                                .for_each(|e| *e = cast_scalar(*e, &a.ty, &x.ty)),
                         }
                         V::S(s)
                     }
@@ -1026,17 +1037,20 @@ impl<'a> Machine<'a> {
     ) -> Result<()> {
         let read_only = self.prog.sites[site].read_only && op == Op::Load;
         let nwarps = self.t.div_ceil(WARP_SIZE);
+        // One buffer per space, reused across warps: only the mask is reset, since the
+        // model never reads the addresses of inactive lanes.
+        let mut acc = [WarpAccess {
+            space: Space::Global,
+            op,
+            width,
+            mask: 0,
+            addrs: [0; WARP_SIZE],
+            read_only,
+        }; 4];
         for w in 0..nwarps {
             let lo = w * WARP_SIZE;
             let hi = (lo + WARP_SIZE).min(self.t);
-            let mut acc = [WarpAccess {
-                space: Space::Global,
-                op,
-                width,
-                mask: 0,
-                addrs: [0; WARP_SIZE],
-                read_only,
-            }; 4];
+            acc.iter_mut().for_each(|a| a.mask = 0);
             let mut misaligned = Vec::new();
             for l in lo..hi {
                 if !m[l] {
@@ -1102,6 +1116,31 @@ impl<'a> Machine<'a> {
         let size = self.prog.structs.size(ty);
         for (o, w) in self.parts(ty) {
             self.record(Op::Load, w, site, m, addrs, o, loc)?;
+        }
+        if ty.is_scalar() {
+            // Scalars: read each active lane straight into its value.
+            let sz = size as usize;
+            let mut out = vec![0u64; self.t];
+            let mut buf = [0u8; 8];
+            for l in 0..self.t {
+                if !m[l] {
+                    continue;
+                }
+                match self.target(addrs[l], size, l, Op::Load, loc)? {
+                    Target::Global(i, off) => self.globals[i].read(off, &mut buf[..sz]),
+                    Target::Shared(off) => {
+                        buf[..sz].copy_from_slice(&self.shared[off as usize..off as usize + sz])
+                    }
+                    Target::Constant(off) => buf[..sz]
+                        .copy_from_slice(&self.prog.constant[off as usize..off as usize + sz]),
+                    Target::Private(pl, off) => {
+                        let s = pl * self.prog.private_bytes as usize + off as usize;
+                        buf[..sz].copy_from_slice(&self.private[s..s + sz]);
+                    }
+                }
+                out[l] = from_bytes(&buf[..sz], ty);
+            }
+            return Ok(V::S(out));
         }
         let mut bytes = vec![0u8; self.t * size as usize];
         for l in 0..self.t {

@@ -830,23 +830,24 @@ impl<'t> Lowerer<'t> {
                 }
             }
             "array_declarator" | "abstract_array_declarator" => {
-                let count =
-                    match n.child_by_field_name("size") {
-                        Some(sz) => {
-                            let ex = self.rvalue(sz, src)?;
-                            match const_eval(&ex) {
-                                Some(v) if ex.ty.is_int() && (v as i64) >= 0 => v,
-                                _ => return Err(self.err_at(
+                let count = match n.child_by_field_name("size") {
+                    Some(sz) => {
+                        let ex = self.rvalue(sz, src)?;
+                        match const_eval(&ex) {
+                            Some(v) if ex.ty.is_int() && (v as i64) >= 0 => v,
+                            _ => {
+                                return Err(self.err_at(
                                     sz,
                                     format!(
                                         "array size '{}' is not a non-negative integer constant",
                                         text(sz, src)
                                     ),
-                                )),
+                                ))
                             }
                         }
-                        None => 0,
-                    };
+                    }
+                    None => 0,
+                };
                 let t = Ty::Array(Box::new(base), count);
                 match n.child_by_field_name("declarator") {
                     Some(d) => self.declarator(d, t, src),
