@@ -93,7 +93,7 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<Analysis> {
     )?;
     let grid = req.grid.map(|x| x as u64);
     let block = req.block.map(|x| x as u64);
-    let shared = kernel.static_shared_bytes().div_ceil(16) * 16 + req.dynamic_shared_bytes;
+    let shared = kernel.shared_bytes(req.dynamic_shared_bytes);
     let mut notes = Vec::new();
     let archs: Vec<&'static Arch> = match &req.archs {
         Some(list) => {

@@ -58,8 +58,8 @@ struct AnalyzeArgs {
     #[arg(long, value_enum, default_value_t = L1Arg::Default)]
     l1: L1Arg,
     /// Shared-memory bank width in bytes on CC 3.x.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(4..=8))]
-    smem_bank_size: u32,
+    #[arg(long, default_value = "4", value_parser = ["4", "8"])]
+    smem_bank_size: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -132,12 +132,6 @@ fn analyze(a: AnalyzeArgs) -> Result<()> {
     if let Some(cc) = &a.cc {
         req = req.ccs(cc)?;
     }
-    if a.smem_bank_size != 4 && a.smem_bank_size != 8 {
-        bail!(
-            "--smem-bank-size {}: the bank width is 4 or 8 bytes",
-            a.smem_bank_size
-        );
-    }
     req.dynamic_shared_bytes = a.dynamic_smem;
     req.max_steps = a.max_steps;
     req.config = Config {
@@ -146,7 +140,7 @@ fn analyze(a: AnalyzeArgs) -> Result<()> {
             L1Arg::Ca => L1Mode::Ca,
             L1Arg::Cg => L1Mode::Cg,
         },
-        smem_bank_mode: if a.smem_bank_size == 8 {
+        smem_bank_mode: if a.smem_bank_size == "8" {
             SmemBankMode::EightByte
         } else {
             SmemBankMode::FourByte

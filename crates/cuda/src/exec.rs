@@ -359,6 +359,12 @@ pub struct LaunchConfig {
     pub max_steps: u64,
 }
 
+/// Where `extern __shared__` memory starts: after the static shared variables, 16-byte
+/// aligned.
+pub fn dynamic_shared_base(prog: &Lowered) -> u64 {
+    prog.static_shared_bytes.div_ceil(16) * 16
+}
+
 /// Runs the launch and calls `sink` with every warp-level access. Errors stop the run.
 pub fn run(
     prog: &Lowered,
@@ -385,7 +391,7 @@ pub fn run(
             p
         })
         .collect();
-    let dyn_base = prog.static_shared_bytes.div_ceil(16) * 16;
+    let dyn_base = dynamic_shared_base(prog);
     let mut m = Machine {
         prog,
         file,
@@ -1117,61 +1123,45 @@ impl<'a> Machine<'a> {
         for (o, w) in self.parts(ty) {
             self.record(Op::Load, w, site, m, addrs, o, loc)?;
         }
+        let sz = size as usize;
         if ty.is_scalar() {
             // Scalars: read each active lane straight into its value.
-            let sz = size as usize;
             let mut out = vec![0u64; self.t];
             let mut buf = [0u8; 8];
             for l in 0..self.t {
-                if !m[l] {
-                    continue;
+                if m[l] {
+                    let tg = self.target(addrs[l], size, l, Op::Load, loc)?;
+                    self.read(tg, &mut buf[..sz]);
+                    out[l] = from_bytes(&buf[..sz], ty);
                 }
-                match self.target(addrs[l], size, l, Op::Load, loc)? {
-                    Target::Global(i, off) => self.globals[i].read(off, &mut buf[..sz]),
-                    Target::Shared(off) => {
-                        buf[..sz].copy_from_slice(&self.shared[off as usize..off as usize + sz])
-                    }
-                    Target::Constant(off) => buf[..sz]
-                        .copy_from_slice(&self.prog.constant[off as usize..off as usize + sz]),
-                    Target::Private(pl, off) => {
-                        let s = pl * self.prog.private_bytes as usize + off as usize;
-                        buf[..sz].copy_from_slice(&self.private[s..s + sz]);
-                    }
-                }
-                out[l] = from_bytes(&buf[..sz], ty);
             }
             return Ok(V::S(out));
         }
-        let mut bytes = vec![0u8; self.t * size as usize];
+        let mut bytes = vec![0u8; self.t * sz];
         for l in 0..self.t {
-            if !m[l] {
-                continue;
-            }
-            let tg = self.target(addrs[l], size, l, Op::Load, loc)?;
-            let dst = &mut bytes[l * size as usize..(l + 1) * size as usize];
-            match tg {
-                Target::Global(i, off) => self.globals[i].read(off, dst),
-                Target::Shared(off) => {
-                    dst.copy_from_slice(&self.shared[off as usize..(off + size) as usize])
-                }
-                Target::Constant(off) => {
-                    dst.copy_from_slice(&self.prog.constant[off as usize..(off + size) as usize])
-                }
-                Target::Private(pl, off) => {
-                    let s = pl * self.prog.private_bytes as usize + off as usize;
-                    dst.copy_from_slice(&self.private[s..s + size as usize]);
-                }
+            if m[l] {
+                let tg = self.target(addrs[l], size, l, Op::Load, loc)?;
+                self.read(tg, &mut bytes[l * sz..(l + 1) * sz]);
             }
         }
-        if ty.is_scalar() {
-            let sz = size as usize;
-            Ok(V::S(
-                (0..self.t)
-                    .map(|l| from_bytes(&bytes[l * sz..(l + 1) * sz], ty))
-                    .collect(),
-            ))
-        } else {
-            Ok(V::B(bytes))
+        Ok(V::B(bytes))
+    }
+
+    /// Copies `dst.len()` bytes from the memory `tg` points at.
+    fn read(&self, tg: Target, dst: &mut [u8]) {
+        let n = dst.len();
+        match tg {
+            Target::Global(i, off) => self.globals[i].read(off, dst),
+            Target::Shared(off) => {
+                dst.copy_from_slice(&self.shared[off as usize..off as usize + n])
+            }
+            Target::Constant(off) => {
+                dst.copy_from_slice(&self.prog.constant[off as usize..off as usize + n])
+            }
+            Target::Private(pl, off) => {
+                let s = pl * self.prog.private_bytes as usize + off as usize;
+                dst.copy_from_slice(&self.private[s..s + n]);
+            }
         }
     }
 

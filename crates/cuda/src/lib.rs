@@ -170,7 +170,13 @@ impl Kernel {
         self.prog.static_shared_bytes
     }
 
-    /// Whether the kernel declares `extern __shared__` memory (sized at launch).
+    /// Bytes of shared memory one block uses: the static `__shared__` variables, then
+    /// `dynamic_bytes` of `extern __shared__` memory 16-byte aligned after them.
+    pub fn shared_bytes(&self, dynamic_bytes: u64) -> u64 {
+        exec::dynamic_shared_base(&self.prog) + dynamic_bytes
+    }
+
+    /// The kernel's parameters, in order.
     pub fn params(&self) -> Vec<ParamInfo> {
         let k = &self.prog.funcs[self.prog.kernel];
         k.params
@@ -286,7 +292,7 @@ impl Kernel {
     /// Errors: the first out-of-bounds or misaligned access, division by zero or runaway
     /// loop, naming the source position and the thread and block.
     pub fn run(&self, cfg: &LaunchConfig, sink: &mut dyn FnMut(usize, &WarpAccess)) -> Result<()> {
-        if self.prog.static_shared_bytes.div_ceil(16) * 16 + cfg.dynamic_shared_bytes > (1 << 32) {
+        if self.shared_bytes(cfg.dynamic_shared_bytes) > (1 << 32) {
             return Err(Error::Argument(
                 "shared memory larger than 4 GiB requested".into(),
             ));

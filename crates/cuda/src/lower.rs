@@ -530,7 +530,7 @@ impl<'t> Lowerer<'t> {
             let init = (d.kind() == "init_declarator")
                 .then(|| d.child_by_field_name("value"))
                 .flatten();
-            let ty = self.complete_array(ty, init, src)?;
+            let ty = Self::complete_array(ty, init);
             let size = self.structs.size(&ty);
             let home = if is_const_mem {
                 let al = self.structs.align(&ty);
@@ -583,14 +583,13 @@ impl<'t> Lowerer<'t> {
     }
 
     /// `T a[] = {…}` takes its size from the initializer.
-    fn complete_array(&mut self, ty: Ty, init: Option<Node>, src: &str) -> Result<Ty> {
-        if let (Ty::Array(el, 0), Some(iv)) = (&ty, init) {
-            if iv.kind() == "initializer_list" {
-                return Ok(Ty::Array(el.clone(), named_children(iv).len() as u64));
+    fn complete_array(ty: Ty, init: Option<Node>) -> Ty {
+        match (&ty, init) {
+            (Ty::Array(el, 0), Some(iv)) if iv.kind() == "initializer_list" => {
+                Ty::Array(el.clone(), named_children(iv).len() as u64)
             }
-            let _ = src;
+            _ => ty,
         }
-        Ok(ty)
     }
 
     /// The bytes of a constant initializer (`{1.0f, 2.0f}`, nested lists, scalars).
@@ -743,7 +742,7 @@ impl<'t> Lowerer<'t> {
                 if let Some(m) = self.macros.get(name).cloned() {
                     if m.params.is_none() && self.macro_depth < 32 {
                         let snippet = format!("{} __warpscope_v;", m.body);
-                        return self.with_snippet(&snippet, n, |l, root, s| {
+                        return self.with_snippet(&snippet, n, String::new(), |l, root, s| {
                             let decl = named_children(root).into_iter().next();
                             let tn = decl.and_then(|d| d.child_by_field_name("type"));
                             match tn {
@@ -998,7 +997,7 @@ impl<'t> Lowerer<'t> {
         let defs = defs.unwrap_or_default();
         // Choose the overload by parameter count.
         let pick = defs.iter().find(|(node, _, _)| match arg_tys {
-            Some(a) => param_count(*node) == a.len(),
+            Some(a) => param_count(*node, self.src) == a.len(),
             None => true,
         });
         let Some((node, tparams, _)) = pick.cloned() else {
@@ -1247,7 +1246,7 @@ impl<'t> Lowerer<'t> {
                     if is_call_to(x, "__syncthreads", src) {
                         Stmt::Sync
                     } else {
-                        Stmt::Expr(self.rvalue_any(x, src)?)
+                        Stmt::Expr(self.rvalue(x, src)?)
                     }
                 }
             },
@@ -1288,7 +1287,7 @@ impl<'t> Lowerer<'t> {
                 self.st.scopes.push(HashMap::new());
                 let init = match n.child_by_field_name("initializer") {
                     Some(i) if i.kind() == "declaration" => Some(self.local_decl(i, src)?),
-                    Some(i) => Some(Stmt::Expr(self.rvalue_any(i, src)?)),
+                    Some(i) => Some(Stmt::Expr(self.rvalue(i, src)?)),
                     None => None,
                 };
                 let cond = match n.child_by_field_name("condition") {
@@ -1296,7 +1295,7 @@ impl<'t> Lowerer<'t> {
                     None => None,
                 };
                 let step = match n.child_by_field_name("update") {
-                    Some(u) => Some(self.rvalue_any(u, src)?),
+                    Some(u) => Some(self.rvalue(u, src)?),
                     None => None,
                 };
                 let body = self.stmt(
@@ -1508,7 +1507,7 @@ impl<'t> Lowerer<'t> {
             let init = (d.kind() == "init_declarator")
                 .then(|| d.child_by_field_name("value"))
                 .flatten();
-            let ty = self.complete_array(ty, init, src)?;
+            let ty = Self::complete_array(ty, init);
             let loc = self.loc(d);
             if is_shared {
                 if init.is_some() {
@@ -1699,11 +1698,6 @@ impl<'t> Lowerer<'t> {
 
     // ----------------------------------------------------------- expressions
 
-    /// Lowers an expression whose value may be discarded (`void` calls allowed).
-    fn rvalue_any(&mut self, n: Node, src: &str) -> Result<Expr> {
-        self.rvalue(n, src)
-    }
-
     /// The value of an expression: lvalues are loaded, arrays decay to pointers.
     fn rvalue(&mut self, n: Node, src: &str) -> Result<Expr> {
         let loc = self.loc(n);
@@ -1766,6 +1760,14 @@ impl<'t> Lowerer<'t> {
                         }
                     }
                 }
+                if let Some(Var {
+                    ty,
+                    home: VarHome::Const(c),
+                    ..
+                }) = self.lookup(name)
+                {
+                    return Ok(e(ExprKind::Const(c), ty, loc));
+                }
                 let p = self.place(n, src)?;
                 self.load(p, n, src)
             }
@@ -1823,7 +1825,7 @@ impl<'t> Lowerer<'t> {
                     return match p {
                         Place::Mem { addr, ty, .. } => {
                             if let ExprKind::PrivateAddr(off) = addr.kind {
-                                self.mark_local_by_offset(off, "its address is taken");
+                                self.mark_local(off, loc, "its address is taken");
                             }
                             Ok(Expr {
                                 kind: addr.kind,
@@ -2036,6 +2038,17 @@ impl<'t> Lowerer<'t> {
 
     fn try_place(&mut self, n: Node, src: &str) -> Result<Option<Place>> {
         match n.kind() {
+            "identifier"
+                if matches!(
+                    self.lookup(text(n, src)),
+                    Some(Var {
+                        home: VarHome::Const(_),
+                        ..
+                    })
+                ) =>
+            {
+                Ok(None)
+            }
             "identifier" | "subscript_expression" => self.place(n, src).map(Some),
             "pointer_expression" => {
                 if n.child_by_field_name("operator").map(|o| o.kind()) == Some("*") {
@@ -2125,13 +2138,11 @@ impl<'t> Lowerer<'t> {
                 let a = |k: ExprKind| e(k, ty.clone().ptr(), loc);
                 Ok(match v.home {
                     VarHome::Reg(s) => Place::Reg(s, v.ty),
-                    VarHome::Const(c) => {
-                        // A constant is not an lvalue; reads fold to the value.
-                        return Ok(Place::Mem {
-                            addr: e(ExprKind::Const(c), ty.clone(), loc),
-                            ty: Ty::Void,
-                            read_only: true,
-                        });
+                    VarHome::Const(_) => {
+                        return Err(self.err_at(
+                            n,
+                            format!("'{name}' is a constant; it cannot be assigned or addressed"),
+                        ));
                     }
                     VarHome::Private(o) => Place::Mem {
                         addr: a(ExprKind::PrivateAddr(o)),
@@ -2200,10 +2211,10 @@ impl<'t> Lowerer<'t> {
                     }) => {
                         if let ExprKind::PrivateAddr(off) = addr.kind {
                             if const_eval(&idx).is_none() {
+                                let at = self.loc(arg);
                                 self.mark_local(
                                     off,
-                                    arg,
-                                    src,
+                                    at,
                                     "indexed with a value known only at run time",
                                 );
                             }
@@ -2298,8 +2309,8 @@ impl<'t> Lowerer<'t> {
         }
     }
 
-    fn mark_local(&mut self, off: u64, arr: Node, src: &str, why: &str) {
-        let name = text(arr, src).to_string();
+    /// Records that the per-thread array at private offset `off` lives in local memory.
+    fn mark_local(&mut self, off: u64, loc: Loc, why: &str) {
         if self
             .local_arrays
             .iter()
@@ -2307,48 +2318,18 @@ impl<'t> Lowerer<'t> {
         {
             return;
         }
-        let size = self
-            .st
-            .scopes
-            .iter()
-            .flat_map(|s| s.values())
-            .find(|v| matches!(v.home, VarHome::Private(o) if o == off))
-            .map(|v| self.structs.size(&v.ty))
-            .unwrap_or(1);
-        self.local_arrays.push(LocalArray {
-            name,
-            loc: self.loc(arr),
-            start: off,
-            end: off + size,
-            reason: why.to_string(),
+        let found = self.st.scopes.iter().flat_map(|s| s.iter()).find(|(_, v)| {
+            matches!(v.home, VarHome::Private(o) if o == off) && matches!(v.ty, Ty::Array(..))
         });
-    }
-
-    fn mark_local_by_offset(&mut self, off: u64, why: &str) {
-        if self
-            .local_arrays
-            .iter()
-            .any(|l| l.start <= off && off < l.end)
-        {
-            return;
-        }
-        let found = self
-            .st
-            .scopes
-            .iter()
-            .flat_map(|s| s.iter())
-            .find(|(_, v)| matches!(v.home, VarHome::Private(o) if o == off));
         if let Some((name, v)) = found {
-            if matches!(v.ty, Ty::Array(..)) {
-                let size = self.structs.size(&v.ty);
-                self.local_arrays.push(LocalArray {
-                    name: name.clone(),
-                    loc: Loc::default(),
-                    start: off,
-                    end: off + size,
-                    reason: why.to_string(),
-                });
-            }
+            let size = self.structs.size(&v.ty);
+            self.local_arrays.push(LocalArray {
+                name: name.clone(),
+                loc,
+                start: off,
+                end: off + size,
+                reason: why.to_string(),
+            });
         }
     }
 
@@ -2357,15 +2338,12 @@ impl<'t> Lowerer<'t> {
         Ok(match p {
             Place::Reg(s, ty) => e(ExprKind::Reg(s), ty, loc),
             Place::Mem {
-                addr, ty: Ty::Void, ..
-            } if matches!(addr.kind, ExprKind::Const(_)) && !addr.ty.is_ptr() => addr,
-            Place::Mem {
                 addr,
                 ty: Ty::Array(el, _),
                 ..
             } => {
                 if let ExprKind::PrivateAddr(off) = addr.kind {
-                    self.mark_local(off, n, src, "used as a pointer");
+                    self.mark_local(off, self.loc(n), "used as a pointer");
                 }
                 Expr {
                     kind: addr.kind,
@@ -2950,18 +2928,11 @@ impl<'t> Lowerer<'t> {
             return Err(self.err_at(n, "macro expansion nested too deeply (recursive macro?)"));
         }
         let snippet = format!("void __warpscope_m() {{ ({body}); }}");
-        let outer = self.macro_site.clone();
-        if outer.is_none() {
-            self.macro_site = Some((
-                loc_of(n),
-                text(n, src)
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            ));
-        }
-        self.macro_depth += 1;
-        let r = self.with_snippet_root(&snippet, |l, root, s| {
+        let site_text = text(n, src)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        self.with_snippet(&snippet, n, site_text, |l, root, s| {
             let expr = find_kind(root, "parenthesized_expression")
                 .and_then(|p| named_children(p).into_iter().next())
                 .ok_or_else(|| {
@@ -2971,21 +2942,21 @@ impl<'t> Lowerer<'t> {
                     )
                 })?;
             f(l, expr, s)
-        });
-        self.macro_depth -= 1;
-        self.macro_site = outer;
-        r
+        })
     }
 
+    /// Lowers a parsed `snippet` (a macro's expansion) as if it stood at `at`: every node in
+    /// it takes the position of the outermost use and `site_text` as its text.
     fn with_snippet<R>(
         &mut self,
         snippet: &str,
         at: Node,
+        site_text: String,
         f: impl FnOnce(&mut Self, Node, &str) -> Result<R>,
     ) -> Result<R> {
         let outer = self.macro_site.clone();
         if outer.is_none() {
-            self.macro_site = Some((loc_of(at), String::new()));
+            self.macro_site = Some((loc_of(at), site_text));
         }
         self.macro_depth += 1;
         let r = self.with_snippet_root(snippet, f);
@@ -3060,7 +3031,7 @@ fn fn_name(n: Node, src: &str) -> Option<String> {
     }
 }
 
-fn param_count(n: Node) -> usize {
+fn param_count(n: Node, src: &str) -> usize {
     let mut d = n.child_by_field_name("declarator");
     while let Some(x) = d {
         if x.kind() == "function_declarator" {
@@ -3069,7 +3040,7 @@ fn param_count(n: Node) -> usize {
                 .map(|p| {
                     named_children(p)
                         .into_iter()
-                        .filter(|c| c.kind() == "parameter_declaration" && !is_void_param(*c))
+                        .filter(|c| c.kind() == "parameter_declaration" && !is_void_param(*c, src))
                         .count()
                 })
                 .unwrap_or(0);
@@ -3079,17 +3050,11 @@ fn param_count(n: Node) -> usize {
     0
 }
 
-fn is_void_param(p: Node) -> bool {
+/// `f(void)`: a parameter list holding a lone `void`.
+fn is_void_param(p: Node, src: &str) -> bool {
     p.child_by_field_name("declarator").is_none()
-        && p.child_by_field_name("type").is_some_and(|t| {
-            t.kind() == "primitive_type"
-                && t.byte_range().len() == 4
-                && t.to_sexp().contains("primitive_type")
-        })
-        && {
-            // `f(void)`: a lone `void` type.
-            p.named_child_count() == 1
-        }
+        && p.child_by_field_name("type")
+            .is_some_and(|t| text(t, src) == "void")
 }
 
 fn addr_taken_names(body: Node, src: &str) -> HashSet<String> {
