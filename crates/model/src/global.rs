@@ -113,7 +113,7 @@ pub(crate) fn lanes(sub: u32) -> impl Iterator<Item = usize> {
 }
 
 /// Last byte of a lane's range (saturating at the top of the address space).
-fn last_byte(addr: u64, w: u64) -> u64 {
+pub(crate) fn last_byte(addr: u64, w: u64) -> u64 {
     addr.saturating_add(w - 1)
 }
 
@@ -183,7 +183,7 @@ fn cc1_strict(a: &WarpAccess, w: u64, c: &mut Cost) {
 /// Whether the active lanes `sub` of half-warp `h` meet the 1.0/1.1 coalescing conditions:
 /// width 4, 8 or 16, and lane *k* (0–15 within the half-warp) at `base + k·w` for one `base`
 /// aligned to `16·w` bytes.
-fn strictly_coalesced(a: &WarpAccess, sub: u32, h: usize, w: u64) -> bool {
+pub(crate) fn strictly_coalesced(a: &WarpAccess, sub: u32, h: usize, w: u64) -> bool {
     if !matches!(w, 4 | 8 | 16) {
         return false;
     }

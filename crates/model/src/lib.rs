@@ -13,6 +13,7 @@ pub mod access;
 pub mod arch;
 pub mod constant;
 pub mod cost;
+pub mod detail;
 pub mod global;
 pub mod shared;
 

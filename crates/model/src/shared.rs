@@ -95,22 +95,29 @@ pub fn cost(arch: &Arch, config: &Config, a: &WarpAccess) -> Cost {
         }
         Family::Sector => {
             c.requests = 1;
-            let mut phase: u32 = match w {
-                8 => 16,
-                16 => 8,
-                _ => 32,
-            };
-            if phase < 32
-                && a.op == Op::Load
-                && arch.cc.at_least(7, 0)
-                && (pairs_share_address(a, 1) || pairs_share_address(a, 2))
-            {
-                phase *= 2;
-            }
-            c.wavefronts = phased(a, w, phase);
+            c.wavefronts = phased(a, w, sector_phase(arch, a, w));
         }
     }
     c
+}
+
+/// 5.x+: lanes served together in one phase (32, 16 or 8), with the 7.0+ pair-packing
+/// exception for loads (see [`cost`]).
+pub(crate) fn sector_phase(arch: &Arch, a: &WarpAccess, w: u64) -> u32 {
+    let phase: u32 = match w {
+        8 => 16,
+        16 => 8,
+        _ => 32,
+    };
+    if phase < 32
+        && a.op == Op::Load
+        && arch.cc.at_least(7, 0)
+        && (pairs_share_address(a, 1) || pairs_share_address(a, 2))
+    {
+        phase * 2
+    } else {
+        phase
+    }
 }
 
 /// Σ over groups of `phase` consecutive lanes (32, 16 or 8) with an active lane of the most
@@ -142,13 +149,13 @@ fn pairs_share_address(a: &WarpAccess, xor: usize) -> bool {
 
 /// The unit itself as the key (4-byte words on 2.x and 5.x+, 64-bit words in 3.x 8-byte
 /// mode).
-fn identity(u: u64) -> u64 {
+pub(crate) fn identity(u: u64) -> u64 {
     u
 }
 
 /// 3.x 4-byte mode: the key of word `u` identifies what its bank must deliver: words *i*
 /// and *i* + 32 of one 64-word-aligned block share a key (bank = key mod 32 still).
-fn kepler_four_byte_key(u: u64) -> u64 {
+pub(crate) fn kepler_four_byte_key(u: u64) -> u64 {
     ((u >> 6) << 5) | (u & 31)
 }
 
@@ -159,7 +166,7 @@ fn kepler_four_byte_key(u: u64) -> u64 {
 /// Allocation-free and, in the usual case where each bank's keys arrive in ascending lane
 /// order (unit strides, strided and broadcast patterns), a single pass with no buffer;
 /// otherwise [`ways_sorted`].
-fn ways(
+pub(crate) fn ways(
     a: &WarpAccess,
     sub: u32,
     w: u64,
@@ -259,7 +266,7 @@ fn fermi(a: &WarpAccess, w: u64) -> u64 {
 }
 
 /// 1.x: passes for the active lanes `sub` of one half-warp (see [`cost`]).
-fn tesla_half_warp(a: &WarpAccess, sub: u32, w: u64) -> u64 {
+pub(crate) fn tesla_half_warp(a: &WarpAccess, sub: u32, w: u64) -> u64 {
     let parts = w.div_ceil(4);
     let part_width = w.min(4);
     let mut total = 0;
