@@ -370,7 +370,7 @@ pub fn run(
     prog: &Lowered,
     file: &str,
     cfg: &LaunchConfig,
-    sink: &mut dyn FnMut(SiteId, &WarpAccess),
+    sink: &mut dyn FnMut(SiteId, &WarpAccess, WarpOrigin),
 ) -> Result<()> {
     let t = (cfg.block[0] * cfg.block[1] * cfg.block[2]) as usize;
     let mut tid = [vec![0u32; t], vec![0u32; t], vec![0u32; t]];
@@ -455,7 +455,15 @@ struct Machine<'a> {
     cont: Vec<Mask>,
     ret: Mask,
     ret_val: Option<V>,
-    sink: &'a mut dyn FnMut(SiteId, &WarpAccess),
+    sink: &'a mut dyn FnMut(SiteId, &WarpAccess, WarpOrigin),
+}
+
+/// Which warp issued an access: its block's coordinates and its index within the block
+/// (threads `32·warp … 32·warp + 31` in linear thread order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarpOrigin {
+    pub block: [u32; 3],
+    pub warp: u32,
 }
 
 /// Where an address points.
@@ -1102,9 +1110,13 @@ impl<'a> Machine<'a> {
                     lanes: format!("{}{more}", lanes.join(", ")),
                 });
             }
+            let origin = WarpOrigin {
+                block: self.block,
+                warp: w as u32,
+            };
             for a in &acc {
                 if a.mask != 0 {
-                    (self.sink)(site, a);
+                    (self.sink)(site, a, origin);
                 }
             }
         }

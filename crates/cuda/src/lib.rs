@@ -15,7 +15,7 @@ pub mod preprocess;
 pub mod types;
 
 pub use error::{Error, Result, ThreadCoord};
-pub use exec::LaunchConfig;
+pub use exec::{LaunchConfig, WarpOrigin};
 pub use ir::Loc;
 pub use lower::{AllocInfo, LocalArray, Site};
 
@@ -292,6 +292,15 @@ impl Kernel {
     /// Errors: the first out-of-bounds or misaligned access, division by zero or runaway
     /// loop, naming the source position and the thread and block.
     pub fn run(&self, cfg: &LaunchConfig, sink: &mut dyn FnMut(usize, &WarpAccess)) -> Result<()> {
+        self.run_with_origin(cfg, &mut |s, a, _| sink(s, a))
+    }
+
+    /// [`Kernel::run`], also telling the sink which warp of which block issued each access.
+    pub fn run_with_origin(
+        &self,
+        cfg: &LaunchConfig,
+        sink: &mut dyn FnMut(usize, &WarpAccess, WarpOrigin),
+    ) -> Result<()> {
         if self.shared_bytes(cfg.dynamic_shared_bytes) > (1 << 32) {
             return Err(Error::Argument(
                 "shared memory larger than 4 GiB requested".into(),
