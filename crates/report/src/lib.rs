@@ -6,6 +6,7 @@
 //! architectures in parallel (rayon). [`Analysis`] is the result; [`render_table`] and
 //! `serde_json` render it.
 
+pub mod explain;
 mod table;
 
 pub use table::render_table;
