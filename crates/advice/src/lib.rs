@@ -48,6 +48,10 @@ pub enum Cause {
     /// Consecutive lanes walk down a column of a row-major 2-D array (`row_bytes` apart)
     /// [BPG "Shared Memory in Matrix Multiplication", the transpose].
     ColumnWalk { row_bytes: u64 },
+    /// Each lane reads its own `elements` neighbouring elements one at a time where one
+    /// `vector_bytes`-byte vector load would do [PG "Size and Alignment Requirement",
+    /// built-in vector types].
+    VectorWidth { elements: u64, vector_bytes: u64 },
     /// Lanes scattered over memory with no constant stride.
     Scattered,
     /// Shared memory: a stride of `words` 4-byte words between lanes shares the factor
@@ -238,80 +242,82 @@ fn memory(facts: &SiteFacts, arch: &Arch, config: &Config, a: &WarpAccess) -> Ve
     }
     let d = d as u64;
     let useful = 100 * w / d.min(32).max(w);
+    let k = d / w;
+    // Lanes whose own neighbouring elements fill a 8- or 16-byte vector: one vector load can
+    // replace this access and its siblings.
+    let vector = ((d == 8 || d == 16) && reads_field(facts.text)).then(|| Finding {
+        cause: Cause::VectorWidth {
+            elements: k,
+            vector_bytes: d,
+        },
+        why: format!(
+            "the lane's whole {d}-byte structure could come in one access; it is read {w} \
+             bytes at a time"
+        ),
+        fix: format!(
+            "when the thread uses every field, load the structure with one {d}-byte access \
+             (a built-in vector type such as {}, or a struct declared __align__({d})) — the \
+             figures after the fix are for that one access, which replaces one access per \
+             field",
+            vector_names(w, d)
+        ),
+        fixed: Some(relaid(a, l0, first - first % 128, d, d as u32)),
+    });
+    let mut out = Vec::new();
     if reads_field(facts.text) {
-        return vec![Finding {
+        out.push(Finding {
             cause: Cause::ArrayOfStructures { struct_bytes: d },
             why: format!(
                 "each lane reads one {w}-byte field of a {d}-byte structure: an array of \
-                 structures, so about {useful}% of every 32-byte sector fetched is this field"
+                 structures, so only {useful}% of the bytes fetched belong to this field"
             ),
             fix: "store the field in its own array (structure of arrays) so consecutive \
                   threads read consecutive elements"
                 .into(),
             fixed: Some(ideal),
-        }];
-    }
-    if d >= 128 && two_dimensional(facts.text) {
-        return vec![Finding {
+        });
+    } else if d >= 128 && two_dimensional(facts.text) {
+        out.push(Finding {
             cause: Cause::ColumnWalk { row_bytes: d },
             why: format!(
-                "consecutive lanes are {d} bytes ({} elements) apart: the warp walks down a \
-                 column of a row-major 2-D array, one 128-byte line per lane",
-                elem(d)
+                "consecutive lanes are {d} bytes ({k} elements) apart: the warp walks down a \
+                 column of a row-major 2-D array, one 128-byte line per lane"
             ),
             fix: "swap the roles of the indices so threadIdx.x runs along a row, or stage \
                   the tile through shared memory (the coalesced transpose: read rows, write \
                   rows, transpose in shared memory padded by one word)"
                 .into(),
             fixed: Some(ideal),
-        }];
+        });
+    } else {
+        out.push(Finding {
+            cause: Cause::Stride { elements: k, bytes: d },
+            why: format!(
+                "consecutive lanes are {k} elements ({d} bytes) apart, so only {useful}% of \
+                 the bytes fetched are used"
+            ),
+            fix: "have consecutive threads read consecutive elements (change the index or \
+                  the layout); if the stride comes from a loop over a tile, stage it through \
+                  shared memory"
+                .into(),
+            fixed: Some(ideal),
+        });
     }
-    if d == 2 * w || d == 4 * w {
-        let k = d / w;
-        if d <= 16 {
-            return vec![Finding {
-                cause: Cause::Stride {
-                    elements: k,
-                    bytes: d,
-                },
-                why: format!(
-                    "consecutive lanes are {k} elements ({d} bytes) apart, so only {useful}% \
-                     of the bytes fetched are used by this access"
-                ),
-                fix: format!(
-                    "when each thread reads its {k} neighbouring elements, load them at once \
-                     with a {d}-byte built-in vector type ({}); the figures after the fix are \
-                     for that one {d}-byte access, which replaces {k} accesses like this one",
-                    if w == 4 && d == 8 {
-                        "float2/int2"
-                    } else if w == 4 {
-                        "float4/int4"
-                    } else if w == 8 {
-                        "double2/longlong2"
-                    } else {
-                        "char2/short2/…"
-                    }
-                ),
-                fixed: Some(relaid(a, l0, first - first % (128 * k), d, d as u32)),
-            }];
-        }
+    out.extend(vector);
+    out
+}
+
+/// Built-in vector types of `d` bytes with `w`-byte components [PG "Built-in Vector Types"].
+fn vector_names(w: u64, d: u64) -> &'static str {
+    match (w, d) {
+        (4, 8) => "float2/int2",
+        (4, 16) => "float4/int4",
+        (8, 16) => "double2/longlong2",
+        (2, 8) => "short4",
+        (1, 8) => "char8 is not built in: use int2",
+        (2, 16) => "short8 is not built in: use int4",
+        _ => "int2/int4",
     }
-    vec![Finding {
-        cause: Cause::Stride {
-            elements: d / w,
-            bytes: d,
-        },
-        why: format!(
-            "consecutive lanes are {} elements ({d} bytes) apart, so only {useful}% of the \
-             bytes fetched are used",
-            d / w
-        ),
-        fix: "have consecutive threads read consecutive elements (change the index or the \
-              layout); if the stride comes from a loop over a tile, stage it through shared \
-              memory"
-            .into(),
-        fixed: Some(ideal),
-    }]
 }
 
 fn shared(arch: &Arch, config: &Config, a: &WarpAccess) -> Vec<Finding> {

@@ -7,14 +7,19 @@
 //! `serde_json` render it.
 
 pub mod explain;
+mod sweep;
 mod table;
 
-pub use table::render_table;
+pub use sweep::{render_sweep, SweepPoint};
+pub use table::{cause_name, render_advice, render_table};
 
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
+use warpscope_advice::{diagnose, weight, SiteFacts};
 use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess};
+
+use explain::{Advice, FixOutcome, SiteAdvice};
 
 /// The static description of an access site, as the front end names it.
 #[derive(Clone, Debug, Serialize)]
@@ -47,6 +52,11 @@ pub struct Aggregator {
     keys: Vec<RowKey>,
     /// `totals[arch][row]`.
     totals: Vec<Vec<Cost>>,
+    /// `worst[arch][row]`: the costliest warp access of the row on that arch (by
+    /// [`weight`]), the one advice is computed from.
+    worst: Vec<Vec<Option<(u64, WarpAccess)>>>,
+    /// Per row: bit set of (first active lane's address mod 128) over its warps.
+    start_offsets: Vec<u128>,
     batch: Vec<(usize, WarpAccess)>,
 }
 
@@ -59,6 +69,8 @@ impl Aggregator {
             rows: HashMap::new(),
             keys: Vec::new(),
             totals: vec![Vec::new(); n],
+            worst: vec![Vec::new(); n],
+            start_offsets: Vec::new(),
             batch: Vec::with_capacity(BATCH),
         }
     }
@@ -74,6 +86,10 @@ impl Aggregator {
         let row = *self.rows.entry(key).or_insert(next);
         if row == next {
             self.keys.push(key);
+            self.start_offsets.push(0);
+        }
+        if let Some((_, first)) = a.active().next() {
+            self.start_offsets[row] |= 1u128 << (first % 128);
         }
         self.batch.push((row, *a));
         if self.batch.len() == BATCH {
@@ -88,11 +104,17 @@ impl Aggregator {
         self.archs
             .par_iter()
             .zip(self.totals.par_iter_mut())
-            .for_each(|(arch, totals)| {
+            .zip(self.worst.par_iter_mut())
+            .for_each(|((arch, totals), worst)| {
                 totals.resize(nrows, Cost::default());
+                worst.resize(nrows, None);
                 for (row, a) in batch {
                     let c = cost(arch, config, a);
                     totals[*row].add(&c);
+                    let wt = weight(&c, a.space);
+                    if worst[*row].as_ref().is_none_or(|(w, _)| wt > *w) {
+                        worst[*row] = Some((wt, *a));
+                    }
                 }
             });
         self.batch.clear();
@@ -129,6 +151,32 @@ impl Aggregator {
                 }
             })
             .collect();
+        let advice = order
+            .iter()
+            .filter_map(|&r| {
+                let k = self.keys[r];
+                let s = &sites[k.site];
+                let facts = SiteFacts {
+                    text: &s.text,
+                    start_offsets: self.start_offsets[r],
+                };
+                let worst: Vec<(&'static Arch, WarpAccess)> = self
+                    .archs
+                    .iter()
+                    .zip(&self.worst)
+                    .filter_map(|(arch, w)| w.get(r).copied().flatten().map(|(_, a)| (*arch, a)))
+                    .collect();
+                let advice = advise(&facts, &self.config, &worst);
+                (!advice.is_empty()).then(|| SiteAdvice {
+                    line: s.line,
+                    column: s.column,
+                    text: s.text.clone(),
+                    space: k.space,
+                    width: k.width,
+                    advice,
+                })
+            })
+            .collect();
         Analysis {
             kernel: header.kernel,
             source: header.source,
@@ -137,8 +185,36 @@ impl Aggregator {
             architectures,
             local_arrays: header.local_arrays,
             notes: header.notes,
+            advice,
         }
     }
+}
+
+/// Diagnoses one site on each architecture from its representative access there, and
+/// merges the findings by cause: one [`Advice`] per cause, with the fix costed before and
+/// after on every architecture where the cause was found.
+pub fn advise(facts: &SiteFacts, config: &Config, worst: &[(&Arch, WarpAccess)]) -> Vec<Advice> {
+    let mut out: Vec<Advice> = Vec::new();
+    for (arch, a) in worst {
+        for f in diagnose(facts, arch, config, a) {
+            let outcome = FixOutcome {
+                cc: arch.cc.to_string(),
+                before: cost(arch, config, a).into(),
+                after: f.fixed.as_ref().map(|x| cost(arch, config, x).into()),
+            };
+            let same = |x: &Advice| std::mem::discriminant(&x.cause) == std::mem::discriminant(&f.cause);
+            match out.iter_mut().find(|x| same(x)) {
+                Some(x) => x.outcomes.push(outcome),
+                None => out.push(Advice {
+                    cause: f.cause,
+                    why: f.why,
+                    fix: f.fix,
+                    outcomes: vec![outcome],
+                }),
+            }
+        }
+    }
+    out
 }
 
 /// What the report says about the launch besides the counters.
@@ -286,4 +362,6 @@ pub struct Analysis {
     pub architectures: Vec<ArchReport>,
     pub local_arrays: Vec<LocalArrayInfo>,
     pub notes: Vec<String>,
+    /// Computed advice for the rows that cost more than they must.
+    pub advice: Vec<SiteAdvice>,
 }

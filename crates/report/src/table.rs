@@ -133,7 +133,95 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
     for n in &a.notes {
         out.push_str(&format!("note: {n}\n"));
     }
+    out.push_str(&render_advice(a, color));
     out
+}
+
+/// One warp's cost in the units of its space: transactions (sectors from 5.x), wavefronts,
+/// or constant requests.
+fn per_warp(c: &Counters, space: Space) -> String {
+    match space {
+        Space::Shared => format!("{} wf", c.wavefronts),
+        Space::Constant => format!("{} req", c.requests),
+        _ => {
+            let eff = c
+                .efficiency
+                .map(|e| format!(" ({:.0}%)", 100.0 * e))
+                .unwrap_or_default();
+            format!("{} tx{eff}", c.transactions)
+        }
+    }
+}
+
+/// The computed advice of `a`, one block per site and cause: the cause, why, the fix, and the
+/// predicted cost of the costliest warp before → after the fix on each compute capability
+/// where the cause was found (transactions with efficiency, wavefronts, or requests).
+pub fn render_advice(a: &Analysis, color: bool) -> String {
+    let mut out = String::new();
+    let (bold, dim, reset) = if color {
+        ("\x1b[1m", "\x1b[2m", "\x1b[0m")
+    } else {
+        ("", "", "")
+    };
+    for s in &a.advice {
+        for adv in &s.advice {
+            out.push_str(&format!(
+                "{bold}advice{reset} {}:{}:{} {} ({} B {}) — {}: {}\n",
+                a.source,
+                s.line,
+                s.column,
+                s.text,
+                s.width,
+                format!("{:?}", s.space).to_lowercase(),
+                cause_name(&adv.cause),
+                adv.why
+            ));
+            out.push_str(&format!("  fix: {}\n", adv.fix));
+            let modelled: Vec<String> = adv
+                .outcomes
+                .iter()
+                .filter_map(|o| {
+                    let after = o.after.as_ref()?;
+                    let after_space = if s.space == Space::Constant {
+                        Space::Global
+                    } else {
+                        s.space
+                    };
+                    Some(format!(
+                        "{} {} → {}",
+                        o.cc,
+                        per_warp(&o.before, s.space),
+                        per_warp(after, after_space)
+                    ))
+                })
+                .collect();
+            if !modelled.is_empty() {
+                out.push_str(&format!(
+                    "  {dim}costliest warp, before → after the fix:{reset} {}\n",
+                    modelled.join(" · ")
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The cause's name in the guides' terms.
+pub fn cause_name(c: &warpscope_advice::Cause) -> &'static str {
+    use warpscope_advice::Cause::*;
+    match c {
+        MisalignedStart { .. } => "misaligned start",
+        RowPitch => "row width not a multiple of 32 elements (pitch)",
+        Stride { .. } => "stride between lanes",
+        ArrayOfStructures { .. } => "array of structures",
+        ColumnWalk { .. } => "column-wise walk of a row-major array",
+        VectorWidth { .. } => "narrow loads where a vector type would do",
+        Scattered => "scattered addresses",
+        BankStride { .. } => "bank conflict: stride shares a factor with the bank count",
+        NarrowSharedOn1x { .. } => "8/16-bit shared-memory access on 1.x",
+        BankConflicts => "bank conflicts",
+        DivergentConstant { .. } => "divergent constant addresses",
+    }
 }
 
 fn cells(c: &Counters, space: Space, color: bool) -> [Cell; 3] {
