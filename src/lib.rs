@@ -11,6 +11,9 @@ use warpscope_cuda::Source;
 use warpscope_model::{arch, Arch, Config};
 use warpscope_report::{Aggregator, Analysis, Header, LocalArrayInfo, SiteInfo};
 
+mod explain;
+
+pub use explain::{explain, ExplainRequest, SiteSelector};
 pub use warpscope_cuda as cuda;
 pub use warpscope_model as model;
 pub use warpscope_report as report;
@@ -81,6 +84,19 @@ impl AnalyzeRequest {
 /// limits of an explicitly requested compute capability. Architectures of the default set
 /// that cannot run the launch are left out with a note.
 pub fn analyze(req: &AnalyzeRequest) -> Result<Analysis> {
+    let p = prepare(req)?;
+    analyze_prepared(req, &p)
+}
+
+/// A lowered kernel, its launch configuration and the architectures to cost it on.
+struct Prepared {
+    kernel: warpscope_cuda::Kernel,
+    cfg: warpscope_cuda::LaunchConfig,
+    archs: Vec<&'static Arch>,
+    notes: Vec<String>,
+}
+
+fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
     let src = Source::parse(&req.file, &req.source, &req.defines)?;
     let kernel = src.kernel(&req.kernel)?;
     let cfg = kernel.configure(
@@ -128,7 +144,17 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<Analysis> {
             keep
         }
     };
-    let mut agg = Aggregator::new(archs, req.config);
+    Ok(Prepared {
+        kernel,
+        cfg,
+        archs,
+        notes,
+    })
+}
+
+fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
+    let (kernel, cfg) = (&p.kernel, &p.cfg);
+    let mut agg = Aggregator::new(p.archs.clone(), req.config);
     kernel.run(&cfg, &mut |site, a| agg.add(site, a))?;
     let sites: Vec<SiteInfo> = kernel
         .sites()
@@ -157,7 +183,7 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<Analysis> {
         grid: req.grid,
         block: req.block,
         local_arrays,
-        notes,
+        notes: p.notes.clone(),
     };
     Ok(agg.finish(header, &sites))
 }

@@ -341,23 +341,27 @@ fn shared(arch: &Arch, config: &Config, a: &WarpAccess) -> Vec<Finding> {
     };
     let base = first - first % 128;
     let w = u64::from(a.width.max(1));
+    let tesla = matches!(arch.family, Family::Cc1Strict | Family::Cc1Segment);
+    if tesla && w < 4 {
+        let widened = relaid(a, l0, base, 4, 4);
+        if before.wavefronts > cost(arch, config, &widened).wavefronts {
+            return vec![Finding {
+                cause: Cause::NarrowSharedOn1x { width: a.width },
+                why: format!(
+                    "{w}-byte elements: on 1.x neighbouring lanes {} different bytes of one \
+                     32-bit word, which is one bank, and only one word per pass is broadcast",
+                    if a.op == Op::Load { "read" } else { "write" }
+                ),
+                fix: "use 32-bit elements in shared memory (e.g. widen chars to ints, or have \
+                      each thread handle 4 consecutive chars as one word)"
+                    .into(),
+                fixed: Some(widened),
+            }];
+        }
+    }
     let ideal = relaid(a, l0, base, w, a.width);
     if before.wavefronts <= cost(arch, config, &ideal).wavefronts {
         return Vec::new();
-    }
-    let tesla = matches!(arch.family, Family::Cc1Strict | Family::Cc1Segment);
-    if tesla && w < 4 {
-        return vec![Finding {
-            cause: Cause::NarrowSharedOn1x { width: a.width },
-            why: format!(
-                "{w}-byte elements: on 1.x neighbouring lanes read different bytes of one \
-                 32-bit word, which is one bank, and only one word per pass is broadcast"
-            ),
-            fix: "use 32-bit elements in shared memory (e.g. widen chars to ints, or have each \
-                  thread handle 4 consecutive chars as one word)"
-                .into(),
-            fixed: Some(relaid(a, l0, base, 4, 4)),
-        }];
     }
     let banks = u64::from(arch.shared_banks);
     let dd = d.unsigned_abs();

@@ -1,0 +1,270 @@
+//! The `explain` pipeline: pick one access site and one warp-level execution of it, and lay
+//! out what each compute capability's model did with it.
+
+use anyhow::{bail, Result};
+use warpscope_advice::{weight, SiteFacts};
+use warpscope_model::arch::{Family, GlobalPath};
+use warpscope_model::detail::{breakdown, Breakdown};
+use warpscope_model::{cost, Arch, Config, SmemBankMode, WarpAccess};
+use warpscope_report::explain::{ExplainedArch, Explanation};
+
+// TEMP until the renderers land.
+fn paragraph(_: &Explanation, _: &ExplainedArch) -> String {
+    String::new()
+}
+use warpscope_report::{advise, Analysis, SiteReport};
+
+use crate::{analyze_prepared, prepare, AnalyzeRequest};
+
+/// Which access to explain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SiteSelector {
+    /// The access at this line (and column, 1-based) of the source.
+    Line { line: u32, column: Option<u32> },
+    /// Row `n` (1-based) of `analyze`'s table, in its order (by line, column, op).
+    Number(usize),
+}
+
+/// What to explain: a launch (as for `analyze`), an access and optionally which of its
+/// warp-level executions (0-based, in launch order: blocks in x, y, z order, warps within a
+/// block in order); `None` picks the costliest, summed over the requested architectures.
+#[derive(Clone, Debug)]
+pub struct ExplainRequest {
+    pub analyze: AnalyzeRequest,
+    pub site: SiteSelector,
+    pub warp: Option<u64>,
+}
+
+fn describe(s: &SiteReport) -> String {
+    format!(
+        "{}:{} {} ({} {}, {} B)",
+        s.line,
+        s.column,
+        s.text,
+        format!("{:?}", s.space).to_lowercase(),
+        format!("{:?}", s.op).to_lowercase(),
+        s.width
+    )
+}
+
+/// The rule the model applied, in words.
+fn rule(arch: &Arch, config: &Config, b: &Breakdown) -> String {
+    match b {
+        Breakdown::Memory { path, .. } => match (path, arch.family) {
+            (GlobalPath::Uncached, Family::Cc1Strict) => {
+                "1.0/1.1: per half-warp, one 64/128-byte transaction if coalesced, else 32 bytes per lane".into()
+            }
+            (GlobalPath::Uncached, _) => {
+                "1.2/1.3: per half-warp, one 32/64/128-byte segment per distinct segment, halved while only one half is used".into()
+            }
+            (GlobalPath::L1Lines, _) => "cached in L1: 128-byte lines per request".into(),
+            (GlobalPath::L2Segments, _) => "L2 only: 32-byte segments per request".into(),
+            (GlobalPath::ReadOnly, _) => "read-only (texture) cache: 32-byte segments".into(),
+            (GlobalPath::Sectors, _) => "one request; 32-byte sectors of 128-byte lines".into(),
+        },
+        Breakdown::Shared {
+            banks, bank_bytes, ..
+        } => {
+            let phase = match arch.family {
+                Family::Cc1Strict | Family::Cc1Segment => "per half-warp",
+                _ => "per warp, 8/16-byte words in half/quarter-warp phases",
+            };
+            let mode = if arch.family == Family::Kepler && config.smem_bank_mode == SmemBankMode::EightByte {
+                " (8-byte mode)"
+            } else {
+                ""
+            };
+            format!("{banks} banks of {bank_bytes} bytes{mode}, {phase}")
+        }
+        Breakdown::Constant { .. } => match arch.family {
+            Family::Cc1Strict | Family::Cc1Segment => {
+                "one request per distinct address, per half-warp".into()
+            }
+            _ => "one request per distinct address in the warp".into(),
+        },
+    }
+}
+
+/// Interprets the launch, analyzes it (for the report's table), then re-runs it to pick the
+/// requested warp-level execution of the chosen site and explains it per architecture.
+///
+/// Errors: everything [`crate::analyze`] reports; no access at the given line (the message
+/// lists the kernel's accesses), several accesses on the line and no column, a site number
+/// out of range, a warp index past the site's executions.
+pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
+    let p = prepare(&req.analyze)?;
+    let analysis: Analysis = analyze_prepared(&req.analyze, &p)?;
+    let rows = &analysis.architectures[0].sites;
+    let file = &req.analyze.file;
+    let listing = || {
+        rows.iter()
+            .enumerate()
+            .map(|(i, s)| format!("  #{} {}", i + 1, describe(s)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let row = match req.site {
+        SiteSelector::Number(n) => {
+            if n == 0 || n > rows.len() {
+                bail!(
+                    "--site {n}: {} has {} accesses, numbered 1 to {}:\n{}",
+                    req.analyze.kernel,
+                    rows.len(),
+                    rows.len(),
+                    listing()
+                );
+            }
+            n - 1
+        }
+        SiteSelector::Line { line, column } => {
+            let hits: Vec<usize> = (0..rows.len())
+                .filter(|&i| rows[i].line == line && column.is_none_or(|c| rows[i].column == c))
+                .collect();
+            let at = match column {
+                Some(c) => format!("{file}:{line}:{c}"),
+                None => format!("{file}:{line}"),
+            };
+            match hits.as_slice() {
+                [] => bail!(
+                    "no memory access of {} at {at} was executed by this launch; its accesses are:\n{}",
+                    req.analyze.kernel,
+                    listing()
+                ),
+                [one] => *one,
+                many => bail!(
+                    "{at} has {} accesses; choose one with --line {line}:COLUMN or --site N:\n{}",
+                    many.len(),
+                    many.iter()
+                        .map(|&i| format!("  #{} {}", i + 1, describe(&rows[i])))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ),
+            }
+        }
+    };
+    let target = &rows[row];
+    let Some(site_id) = p.kernel.sites().iter().position(|s| {
+        s.loc.line == target.line
+            && s.loc.col == target.column
+            && s.op == target.op
+            && s.text == target.text
+    }) else {
+        bail!("internal: the report's row {} has no front-end site", row + 1);
+    };
+    // Second run: find the execution.
+    let mut count = 0u64;
+    let mut chosen: Option<(u64, u64, WarpAccess, warpscope_cuda::WarpOrigin)> = None;
+    p.kernel.run_with_origin(&p.cfg, &mut |s, a, origin| {
+        if s != site_id || a.space != target.space || a.width != target.width {
+            return;
+        }
+        let i = count;
+        count += 1;
+        match req.warp {
+            Some(n) => {
+                if n == i {
+                    chosen = Some((0, i, *a, origin));
+                }
+            }
+            None => {
+                let w: u64 = p
+                    .archs
+                    .iter()
+                    .map(|arch| weight(&cost(arch, &req.analyze.config, a), a.space))
+                    .sum();
+                if chosen.as_ref().is_none_or(|c| w > c.0) {
+                    chosen = Some((w, i, *a, origin));
+                }
+            }
+        }
+    })?;
+    let Some((_, execution, access, origin)) = chosen else {
+        match req.warp {
+            Some(n) => bail!(
+                "--warp {n}: {}:{}:{} {} has {count} warp-level executions in this launch; \
+                 choose --warp 0 to {}",
+                file,
+                target.line,
+                target.column,
+                target.text,
+                count.saturating_sub(1)
+            ),
+            None => bail!("{}:{}:{} was not executed", file, target.line, target.column),
+        }
+    };
+    let facts = SiteFacts {
+        text: &target.text,
+        start_offsets: 0,
+    };
+    let config = &req.analyze.config;
+    let architectures = p
+        .archs
+        .iter()
+        .map(|arch| {
+            let b = breakdown(arch, config, &access);
+            ExplainedArch {
+                cc: arch.cc.to_string(),
+                name: arch.name.to_string(),
+                rule: rule(arch, config, &b),
+                cost: cost(arch, config, &access).into(),
+                breakdown: b,
+                paragraph: String::new(),
+                advice: advise(&facts, config, &[(*arch, access)]),
+            }
+        })
+        .collect();
+    let mut e = Explanation {
+        kernel: req.analyze.kernel.clone(),
+        source: file.clone(),
+        grid: req.analyze.grid,
+        block: req.analyze.block,
+        line: target.line,
+        column: target.column,
+        text: target.text.clone(),
+        space: target.space,
+        op: target.op,
+        width: target.width,
+        read_only: target.read_only,
+        execution,
+        executions: count,
+        chosen: match req.warp {
+            Some(n) => format!("--warp {n}"),
+            None => "the costliest".into(),
+        },
+        block_of_warp: origin.block,
+        warp: origin.warp,
+        mask: access.mask,
+        addrs: access.addrs.to_vec(),
+        architectures,
+        analysis,
+    };
+    // Pitch diagnosis needs the site's start offsets over the launch: take them from the
+    // analysis's advice, which saw every warp.
+    let site_advice = e
+        .analysis
+        .advice
+        .iter()
+        .find(|s| s.line == e.line && s.column == e.column && s.space == e.space && s.width == e.width)
+        .cloned();
+    for i in 0..e.architectures.len() {
+        if let Some(sa) = &site_advice {
+            let cc = e.architectures[i].cc.clone();
+            for adv in &sa.advice {
+                let is_pitch = matches!(adv.cause, warpscope_advice::Cause::RowPitch);
+                let covers = adv.outcomes.iter().any(|o| o.cc == cc);
+                if is_pitch && covers {
+                    // The launch-wide view knows the rows start at varying alignments.
+                    let mut a = adv.clone();
+                    a.outcomes.retain(|o| o.cc == cc);
+                    e.architectures[i].advice.retain(|x| {
+                        !matches!(x.cause, warpscope_advice::Cause::MisalignedStart { .. })
+                    });
+                    e.architectures[i].advice.insert(0, a);
+                }
+            }
+        }
+        let para = paragraph(&e, &e.architectures[i]);
+        e.architectures[i].paragraph = para;
+    }
+    Ok(e)
+}
