@@ -13,6 +13,11 @@ use tree_sitter::Node;
 use warpscope_model::Op;
 
 /// A template argument: a type or an integer constant.
+/// Bytes a thread's registers can hold at most: 255 32-bit registers (PG, Technical
+/// Specifications, "Maximum number of 32-bit registers per thread", 3.5 and later; fewer
+/// before). A per-thread variable larger than this cannot be in registers on any CC.
+const MAX_REGISTER_BYTES: u64 = 255 * 4;
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum TArg {
     Type(Ty),
@@ -1598,6 +1603,16 @@ impl<'t> Lowerer<'t> {
                     read_only: false,
                 },
             );
+            if self.structs.size(&ty) > MAX_REGISTER_BYTES {
+                self.mark_local(
+                    off,
+                    loc,
+                    &format!(
+                        "{} bytes: more than the 255 32-bit registers a thread can have",
+                        self.structs.size(&ty)
+                    ),
+                );
+            }
             if let Some(iv) = init {
                 let base_addr = e(ExprKind::PrivateAddr(off), ty.clone().ptr(), loc);
                 if iv.kind() == "initializer_list" {
@@ -2319,7 +2334,8 @@ impl<'t> Lowerer<'t> {
             return;
         }
         let found = self.st.scopes.iter().flat_map(|s| s.iter()).find(|(_, v)| {
-            matches!(v.home, VarHome::Private(o) if o == off) && matches!(v.ty, Ty::Array(..))
+            matches!(v.home, VarHome::Private(o) if o == off)
+                && matches!(v.ty, Ty::Array(..) | Ty::Struct(_))
         });
         if let Some((name, v)) = found {
             let size = self.structs.size(&v.ty);

@@ -459,3 +459,31 @@ __global__ void k(const float* __restrict__ a, const float* b, float* out) {
         .filter(|(s, _)| k.sites()[*s].read_only)
         .all(|(_, a)| a.read_only));
 }
+
+#[test]
+fn per_thread_struct_larger_than_the_registers_goes_to_local_memory() {
+    // 300 floats = 1200 bytes > 255 registers × 4 bytes; a 16-float struct stays in registers.
+    let src = r#"
+struct Big { float v[300]; };
+struct Small { float v[16]; };
+__global__ void k(float* out) {
+    Big b;
+    Small s;
+    for (int j = 0; j < 300; j++) b.v[j] = j;
+    for (int j = 0; j < 16; j++) s.v[j] = j;
+    out[threadIdx.x] = b.v[7] + s.v[3];
+}
+"#;
+    let (k, acc) = run(src, "k", &[], [1, 1, 1], [64, 1, 1]).unwrap();
+    assert_eq!(k.local_arrays().len(), 1);
+    assert_eq!(k.local_arrays()[0].name, "b");
+    assert!(k.local_arrays()[0].reason.contains("1200 bytes"));
+    // Word 7 of thread t (64 threads a block) is at 4·(7·64 + t): interleaved, so warp 0's
+    // load is 128 contiguous bytes.
+    let load = acc
+        .iter()
+        .find(|(_, a)| a.space == Space::Local && a.op == Op::Load)
+        .unwrap();
+    assert_eq!(lanes(&load.1)[..2], [4 * 7 * 64, 4 * 7 * 64 + 4]);
+    assert_eq!(acc.iter().filter(|(_, a)| a.space == Space::Local).count(), 2 * 301);
+}
