@@ -378,9 +378,12 @@ fn shared(arch: &Arch, config: &Config, a: &WarpAccess) -> Vec<Finding> {
                 },
                 why: format!(
                     "consecutive lanes are {words} words apart; {words} and the {banks} banks \
-                     share the factor {g}, so the lanes fall on only {} banks: a {}-way \
-                     conflict",
-                    banks / g,
+                     share the factor {g}, so the lanes fall on only {}: a {}-way conflict",
+                    if banks / g == 1 {
+                        "one bank".to_string()
+                    } else {
+                        format!("{} banks", banks / g)
+                    },
                     g.min(32)
                 ),
                 fix: format!(

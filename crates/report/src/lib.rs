@@ -153,7 +153,8 @@ impl Aggregator {
             .collect();
         let advice = order
             .iter()
-            .filter_map(|&r| {
+            .enumerate()
+            .filter_map(|(i, &r)| {
                 let k = self.keys[r];
                 let s = &sites[k.site];
                 let facts = SiteFacts {
@@ -168,6 +169,7 @@ impl Aggregator {
                     .collect();
                 let advice = advise(&facts, &self.config, &worst);
                 (!advice.is_empty()).then(|| SiteAdvice {
+                    row: i + 1,
                     line: s.line,
                     column: s.column,
                     text: s.text.clone(),

@@ -28,7 +28,8 @@ fn num(n: u64) -> String {
     out
 }
 
-/// Renders `a` as a table. Per compute capability: `req` (requests), `tx/wf` (transactions
+/// Renders `a` as a table. `#` numbers the rows (`explain --site N` takes that number).
+/// Per compute capability: `req` (requests), `tx/wf` (transactions
 /// for global and local accesses — 32-byte sectors from 5.x on —, wavefronts for shared
 /// ones, serialized requests for constant ones) and `eff` (bytes requested ÷ bytes moved).
 /// `color` adds ANSI colours (efficiency green/yellow/red, conflicts red).
@@ -42,6 +43,7 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
         t.force_no_tty();
     }
     let mut header = vec![
+        Cell::new("#"),
         Cell::new("site"),
         Cell::new("access"),
         Cell::new("op"),
@@ -62,6 +64,7 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
             other => format!("{other:?}").to_lowercase(),
         };
         let mut row = vec![
+            Cell::new(i + 1).set_alignment(CellAlignment::Right),
             Cell::new(format!("{}:{}:{}", a.source, s0.line, s0.column)),
             Cell::new(&s0.text),
             Cell::new(format!("{:?}", s0.op).to_lowercase()),
@@ -76,6 +79,7 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
     }
     // Totals: global + local traffic, and shared wavefronts.
     let mut row = vec![
+        Cell::new(""),
         Cell::new("total"),
         Cell::new(""),
         Cell::new(""),
@@ -166,7 +170,8 @@ pub fn render_advice(a: &Analysis, color: bool) -> String {
     for s in &a.advice {
         for adv in &s.advice {
             out.push_str(&format!(
-                "{bold}advice{reset} {}:{}:{} {} ({} B {}) — {}: {}\n",
+                "{bold}advice{reset} #{} {}:{}:{} {} ({} B {}) — {}: {}\n",
+                s.row,
                 a.source,
                 s.line,
                 s.column,

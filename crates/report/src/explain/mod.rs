@@ -37,6 +37,8 @@ pub struct Advice {
 /// The advice for one row of the analysis (a site, its space and width).
 #[derive(Clone, Debug, Serialize)]
 pub struct SiteAdvice {
+    /// The row's number in the analysis table (1-based).
+    pub row: usize,
     pub line: u32,
     pub column: u32,
     pub text: String,
