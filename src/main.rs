@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use warpscope::model::{arch, Config, L1Mode, SmemBankMode};
 use warpscope::AnalyzeRequest;
 
+mod quick;
+
 #[derive(Parser)]
 #[command(
     name = "warpscope",
@@ -28,17 +30,28 @@ enum Cmd {
 
 #[derive(clap::Args)]
 struct AnalyzeArgs {
-    /// The CUDA source file (.cu).
-    file: String,
-    /// Kernel name; a template with its arguments, e.g. 'stride<float>'.
-    #[arg(long)]
-    kernel: String,
-    /// Grid dimensions X[,Y[,Z]] (blocks).
-    #[arg(long)]
-    grid: String,
-    /// Block dimensions X[,Y[,Z]] (threads).
-    #[arg(long)]
-    block: String,
+    /// The CUDA source file (.cu); or give a pattern with -e.
+    #[arg(required_unless_present = "expr", conflicts_with = "expr")]
+    file: Option<String>,
+    /// A quick pattern instead of a file: declarations, then one access, ';'-separated, e.g.
+    /// 'float a[]; a[(blockIdx.x*blockDim.x + threadIdx.x) * 2]' or
+    /// '__shared__ float t[32][33]; t[threadIdx.x][threadIdx.y]'. Undeclared names are int
+    /// parameters (--arg, --sweep).
+    #[arg(short = 'e', long = "expr", value_name = "EXPR")]
+    expr: Option<String>,
+    /// Kernel name; a template with its arguments, e.g. 'stride<float>' (with a FILE).
+    #[arg(long, required_unless_present = "expr", conflicts_with = "expr")]
+    kernel: Option<String>,
+    /// Grid dimensions X[,Y[,Z]] (blocks; with -e the default is 1).
+    #[arg(long, required_unless_present = "expr")]
+    grid: Option<String>,
+    /// Block dimensions X[,Y[,Z]] (threads; with -e the default is 32: one warp).
+    #[arg(long, required_unless_present = "expr")]
+    block: Option<String>,
+    /// Run once per value of a scalar parameter, NAME=A..B[:STEP] (both ends included),
+    /// and print one row per value.
+    #[arg(long, value_name = "NAME=A..B[:STEP]")]
+    sweep: Option<String>,
     /// Scalar kernel parameter NAME=VALUE (repeatable).
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     args: Vec<String>,
@@ -110,14 +123,30 @@ fn pairs(v: &[String], flag: &str) -> Result<Vec<(String, String)>> {
 }
 
 fn analyze(a: AnalyzeArgs) -> Result<()> {
-    let source =
-        std::fs::read_to_string(&a.file).with_context(|| format!("cannot read {}", a.file))?;
+    // The kernel: a file's, or the one generated from the -e pattern.
+    let (quick, file, source, kernel) = match (&a.expr, &a.file, &a.kernel) {
+        (Some(e), _, _) => {
+            let q = quick::generate(e, &a.defines)?;
+            let src = q.source.clone();
+            (
+                Some(q),
+                quick::FILE.to_string(),
+                src,
+                quick::KERNEL.to_string(),
+            )
+        }
+        (None, Some(f), Some(k)) => {
+            let src = std::fs::read_to_string(f).with_context(|| format!("cannot read {f}"))?;
+            (None, f.clone(), src, k.clone())
+        }
+        _ => bail!("give a FILE with --kernel NAME, or a pattern with -e"),
+    };
     let mut req = AnalyzeRequest::new(
-        &a.file,
+        &file,
         &source,
-        &a.kernel,
-        dims(&a.grid, "grid")?,
-        dims(&a.block, "block")?,
+        &kernel,
+        dims(a.grid.as_deref().unwrap_or("1"), "grid")?,
+        dims(a.block.as_deref().unwrap_or("32"), "block")?,
     );
     req.args = pairs(&a.args, "arg")?;
     req.allocs = pairs(&a.allocs, "alloc")?
@@ -146,12 +175,87 @@ fn analyze(a: AnalyzeArgs) -> Result<()> {
             SmemBankMode::FourByte
         },
     };
-    let analysis = warpscope::analyze(&req)?;
+    // Positions in the generated kernel of -e are reported in the -e text.
+    let relocate = |e: anyhow::Error| match &quick {
+        Some(q) => anyhow::anyhow!(q.relocate(&format!("{e:#}"))),
+        None => e,
+    };
+    let run = |req: &AnalyzeRequest| -> Result<warpscope::report::Analysis> {
+        let mut an = warpscope::analyze(req).map_err(relocate)?;
+        if let Some(q) = &quick {
+            q.fix_analysis(&mut an);
+        }
+        Ok(an)
+    };
+    let sweep = a.sweep.as_deref().map(quick::Sweep::parse).transpose()?;
+    // Names given to --arg and --sweep must be scalar parameters; for a file the front end
+    // checks --arg itself, for -e a clearer message names the pattern.
+    if quick.is_some() || sweep.is_some() {
+        let params = warpscope::cuda::Source::parse(&req.file, &req.source, &req.defines)
+            .and_then(|s| s.kernel(&req.kernel))
+            .map_err(|e| relocate(e.into()))?
+            .params();
+        let scalars: Vec<&str> = params
+            .iter()
+            .filter(|p| !p.is_pointer)
+            .map(|p| p.name.as_str())
+            .collect();
+        let list = if scalars.is_empty() {
+            "none".to_string()
+        } else {
+            scalars.join(", ")
+        };
+        let mut names: Vec<(String, &str)> = Vec::new();
+        if quick.is_some() {
+            names.extend(
+                req.args
+                    .iter()
+                    .map(|(n, _)| (format!("--arg {n}"), n.as_str())),
+            );
+        }
+        if let (Some(sw), Some(text)) = (&sweep, &a.sweep) {
+            if req.args.iter().any(|(n, _)| n == &sw.name) {
+                bail!(
+                    "--sweep {text} and --arg {0}=... both set '{0}'; drop the --arg",
+                    sw.name
+                );
+            }
+            names.push((format!("--sweep {text}"), sw.name.as_str()));
+        }
+        for (flag, n) in names {
+            match params.iter().find(|p| p.name == n) {
+                Some(p) if p.is_pointer => bail!(
+                    "{flag}: '{n}' is a pointer parameter; only scalar parameters take values"
+                ),
+                Some(_) => {}
+                None if quick.is_some() => bail!(
+                    "{flag}: '{n}' is not a parameter of the -e pattern (an undeclared name in the access, or a declared scalar); its parameters: {list}"
+                ),
+                None => bail!("{flag}: {kernel} has no scalar parameter '{n}'; its scalar parameters: {list}"),
+            }
+        }
+    }
+    let color = std::io::stdout().is_terminal();
+    let Some(sw) = sweep else {
+        let analysis = run(&req)?;
+        match a.format {
+            Format::Json => println!("{}", serde_json::to_string_pretty(&analysis)?),
+            Format::Table => print!("{}", warpscope::report::render_table(&analysis, color)),
+        }
+        return Ok(());
+    };
+    let mut points = Vec::with_capacity(sw.values.len());
+    for &v in &sw.values {
+        let mut r = req.clone();
+        r.args.push((sw.name.clone(), v.to_string()));
+        let analysis = run(&r).with_context(|| format!("--sweep {}={v}", sw.name))?;
+        points.push(warpscope::report::SweepPoint { value: v, analysis });
+    }
     match a.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&analysis)?),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&points)?),
         Format::Table => print!(
             "{}",
-            warpscope::report::render_table(&analysis, std::io::stdout().is_terminal())
+            warpscope::report::render_sweep(&sw.name, &points, color)
         ),
     }
     Ok(())

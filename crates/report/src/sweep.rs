@@ -74,7 +74,12 @@ pub fn render_sweep(name: &str, points: &[SweepPoint], color: bool) -> String {
     let Some(first) = points.first() else {
         return String::new();
     };
-    let archs: Vec<&str> = first.analysis.architectures.iter().map(|a| a.cc.as_str()).collect();
+    let archs: Vec<&str> = first
+        .analysis
+        .architectures
+        .iter()
+        .map(|a| a.cc.as_str())
+        .collect();
     let all = || points.iter().flat_map(|p| p.analysis.architectures.iter());
     let has_shared = all().any(|a| shared(&a.totals).requests > 0);
     let has_const = all().any(|a| a.totals.constant_load.requests > 0);
@@ -116,7 +121,10 @@ pub fn render_sweep(name: &str, points: &[SweepPoint], color: bool) -> String {
                 row.push(right(num(m.transactions)));
                 row.push(right(ratio(m.transactions, m.requests)));
                 let mut eff = right(if m.transaction_bytes > 0 {
-                    format!("{:.1}%", 100.0 * m.bytes_requested as f64 / m.transaction_bytes as f64)
+                    format!(
+                        "{:.1}%",
+                        100.0 * m.bytes_requested as f64 / m.transaction_bytes as f64
+                    )
                 } else {
                     "-".into()
                 });
