@@ -3,11 +3,10 @@
 use std::process::Command;
 
 fn run(src: &str, args: &[&str]) -> (bool, String) {
-    let dir = std::env::temp_dir().join(format!(
-        "warpscope-cli-{}-{}",
-        std::process::id(),
-        args.join("_").replace(['/', ' ', '\'', '<', '>', '*'], "")
-    ));
+    // One folder per call: tests run in parallel and may pass the same arguments.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("warpscope-cli-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("k.cu");
     std::fs::write(&file, src).unwrap();

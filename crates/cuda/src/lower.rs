@@ -2693,12 +2693,8 @@ impl<'t> Lowerer<'t> {
     /// Explicit cast: also pointer ↔ integer.
     fn cast(&mut self, v: Expr, to: &Ty, n: Node) -> Result<Expr> {
         if to == &Ty::Void {
-            let loc = v.loc;
-            return Ok(Expr {
-                kind: v.kind,
-                ty: Ty::Void,
-                loc,
-            });
+            // `(void)x`: evaluated for its effects; a load keeps its own width.
+            return Ok(v);
         }
         if (v.ty.is_ptr() && to.is_int()) || (v.ty.is_int() && to.is_ptr()) {
             let loc = v.loc;
