@@ -102,3 +102,14 @@ pub struct Explanation {
     /// The whole kernel's analysis (the HTML page shows its table).
     pub analysis: Analysis,
 }
+
+mod common;
+mod html;
+mod paragraph;
+mod svg;
+mod text;
+
+pub use html::render_html;
+pub use paragraph::paragraph;
+pub use svg::{render_svg, render_svg_all};
+pub use text::render_text;

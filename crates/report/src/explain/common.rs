@@ -1,0 +1,344 @@
+//! Helpers shared by the explain renderers: names of lane groups, number and address
+//! formatting, text wrapping, XML escaping, and the cell model of global/local pictures.
+
+use warpscope_advice::Cause;
+use warpscope_model::arch::Family;
+use warpscope_model::detail::{lane_ranges, Request};
+use warpscope_model::{ComputeCapability, Space};
+
+use super::{ExplainedArch, Explanation};
+use crate::Counters;
+
+/// Lanes set in `mask`, lowest first.
+pub(crate) fn lanes(mask: u32) -> impl Iterator<Item = usize> {
+    (0..32).filter(move |l| mask & (1u32 << l) != 0)
+}
+
+/// The family of rules of a compute capability written as in [`ExplainedArch::cc`].
+pub(crate) fn family(cc: &str) -> Option<Family> {
+    cc.parse::<ComputeCapability>().ok().map(Family::of)
+}
+
+/// "the warp", "half-warp 1", "quarter-warp 2", or "lanes 3–9" for an odd group.
+pub(crate) fn group_name(group: u32) -> String {
+    let n = group.count_ones();
+    let first = group.trailing_zeros();
+    match n {
+        32 => "the warp".into(),
+        16 if group == 0xFFFF << first => format!("half-warp {}", first / 16),
+        8 if group == 0xFF << first => format!("quarter-warp {}", first / 8),
+        0 => "no lanes".into(),
+        _ => format!("lanes {}", lane_ranges(group)),
+    }
+}
+
+/// Short label for a request or phase, for picture margins: "warp", "half-warp 0", "q-warp 3".
+pub(crate) fn group_label(group: u32) -> String {
+    let n = group.count_ones();
+    let first = group.trailing_zeros();
+    match n {
+        32 => "warp".into(),
+        16 if group == 0xFFFF << first => format!("half-warp {}", first / 16),
+        8 if group == 0xFF << first => format!("q-warp {}", first / 8),
+        _ => lane_ranges(group),
+    }
+}
+
+/// Capitalizes the first letter.
+pub(crate) fn cap(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// "lane 5" or "lanes 0–15, 17".
+pub(crate) fn lanes_phrase(mask: u32) -> String {
+    if mask.count_ones() == 1 {
+        format!("lane {}", mask.trailing_zeros())
+    } else {
+        format!("lanes {}", lane_ranges(mask))
+    }
+}
+
+/// 1234567 → "1,234,567".
+pub(crate) fn num(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// A fraction as "57.1 %".
+pub(crate) fn pct(f: f64) -> String {
+    format!("{:.1} %", 100.0 * f)
+}
+
+pub(crate) fn hex(addr: u64) -> String {
+    format!("0x{addr:x}")
+}
+
+/// "1 request", "2 requests".
+pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", num(n), if n == 1 { one } else { many })
+}
+
+/// Escapes text for XML/HTML content and attribute values.
+pub(crate) fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            // Control characters other than tab/newline are not allowed in XML 1.0.
+            c if (c as u32) < 0x20 && c != '\t' && c != '\n' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Splits `text` into lines of at most `width` characters at spaces (a longer word gets a
+/// line of its own).
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        let n = cur.chars().count();
+        if n > 0 && n + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+/// The cause's name in words ("misaligned start", "bank stride"), from its serde tag so that
+/// causes added later need no change here.
+pub(crate) fn cause_name(c: &Cause) -> String {
+    serde_json::to_value(c)
+        .ok()
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string))
+        .unwrap_or_else(|| "finding".into())
+        .replace('_', " ")
+}
+
+/// The counters that matter for the space, in a few words: "3 transactions, 224 B, 57.1 %"
+/// (global/local), "32 wavefronts" (shared), "4 requests" (constant).
+pub(crate) fn counters_short(space: Space, c: &Counters) -> String {
+    match space {
+        Space::Global | Space::Local => {
+            let mut s = format!(
+                "{}, {} B",
+                plural(c.transactions, "transaction", "transactions"),
+                num(c.transaction_bytes)
+            );
+            if let Some(e) = c.efficiency {
+                s.push_str(&format!(", {}", pct(e)));
+            }
+            s
+        }
+        Space::Shared => plural(c.wavefronts, "wavefront", "wavefronts"),
+        Space::Constant => plural(c.requests, "request", "requests"),
+    }
+}
+
+/// The counters of this warp, in one line, per space.
+pub(crate) fn counters_line(space: Space, c: &Counters) -> String {
+    match space {
+        Space::Global | Space::Local => {
+            let mut s = format!(
+                "{} · {} · {} B moved ({}) · {} B requested",
+                plural(c.requests, "request", "requests"),
+                plural(c.transactions, "transaction", "transactions"),
+                num(c.transaction_bytes),
+                plural(c.sectors, "sector", "sectors"),
+                num(c.bytes_requested)
+            );
+            if let Some(e) = c.efficiency {
+                s.push_str(&format!(" · {} efficiency", pct(e)));
+            }
+            s
+        }
+        Space::Shared => format!(
+            "{} · {} · {} B requested",
+            plural(c.requests, "request", "requests"),
+            plural(c.wavefronts, "wavefront", "wavefronts"),
+            num(c.bytes_requested)
+        ),
+        Space::Constant => format!(
+            "{} (one per distinct address) · {} B requested",
+            plural(c.requests, "request", "requests"),
+            num(c.bytes_requested)
+        ),
+    }
+}
+
+/// "load", "store" and the space in lower case.
+pub(crate) fn space_name(space: Space) -> &'static str {
+    match space {
+        Space::Global => "global",
+        Space::Shared => "shared",
+        Space::Local => "local",
+        Space::Constant => "constant",
+    }
+}
+
+pub(crate) fn op_name(op: warpscope_model::Op) -> &'static str {
+    match op {
+        warpscope_model::Op::Load => "load",
+        warpscope_model::Op::Store => "store",
+    }
+}
+
+/// One line describing which execution was chosen.
+pub(crate) fn execution_line(e: &Explanation) -> String {
+    format!(
+        "execution {} of {} ({}) · block ({},{},{}) warp {} · active {}",
+        num(e.execution + 1),
+        num(e.executions),
+        e.chosen,
+        e.block_of_warp[0],
+        e.block_of_warp[1],
+        e.block_of_warp[2],
+        e.warp,
+        lanes_phrase(e.mask)
+    )
+}
+
+/// "CC 9.0 (Hopper)".
+pub(crate) fn arch_title(a: &ExplainedArch) -> String {
+    if a.name.is_empty() {
+        format!("CC {}", a.cc)
+    } else {
+        format!("CC {} ({})", a.cc, a.name)
+    }
+}
+
+/// Bytes per lane as the model costs them (0 → 1, over 16 → 16).
+pub(crate) fn width_of(e: &Explanation) -> u64 {
+    u64::from(e.width.clamp(1, 16))
+}
+
+/// Address of active lane `l` (0 when the explanation carries fewer than 32 addresses).
+pub(crate) fn addr_of(e: &Explanation, l: usize) -> u64 {
+    e.addrs.get(l).copied().unwrap_or(0)
+}
+
+/// The global/local picture's model: the touched 128-byte lines and, per byte range, which
+/// lanes asked for it and which requests fetched it.
+pub(crate) struct MemModel<'a> {
+    pub width: u64,
+    /// Active lanes.
+    pub mask: u32,
+    pub addrs: [u64; 32],
+    pub requests: &'a [Request],
+    /// Line indexes (address / 128) touched by a lane or a transaction, ascending.
+    pub lines: Vec<u64>,
+}
+
+impl<'a> MemModel<'a> {
+    pub fn new(e: &Explanation, requests: &'a [Request]) -> Self {
+        let width = width_of(e);
+        let addrs: [u64; 32] = std::array::from_fn(|l| addr_of(e, l));
+        let mut lines: Vec<u64> = Vec::new();
+        for l in lanes(e.mask) {
+            let a = addrs[l];
+            let last = a.saturating_add(width - 1);
+            lines.extend((a >> 7)..=(last >> 7));
+        }
+        for r in requests {
+            for t in &r.transactions {
+                let last = t.addr.saturating_add(t.bytes.max(1) - 1);
+                lines.extend((t.addr >> 7)..=(last >> 7));
+            }
+        }
+        lines.sort_unstable();
+        lines.dedup();
+        MemModel {
+            width,
+            mask: e.mask,
+            addrs,
+            requests,
+            lines,
+        }
+    }
+
+    /// Lanes with at least one byte in `[lo, hi)`.
+    pub fn lanes_in(&self, lo: u64, hi: u64) -> u32 {
+        lanes(self.mask)
+            .filter(|&l| {
+                let a = self.addrs[l];
+                a < hi && a.saturating_add(self.width) > lo
+            })
+            .fold(0, |m, l| m | 1 << l)
+    }
+
+    /// Requests (bit *i* = request *i*, up to 32) with a transaction overlapping `[lo, hi)`.
+    pub fn fetched_by(&self, lo: u64, hi: u64) -> u32 {
+        let mut m = 0;
+        for (i, r) in self.requests.iter().enumerate().take(32) {
+            if r.transactions
+                .iter()
+                .any(|t| t.addr < hi && t.addr.saturating_add(t.bytes) > lo)
+            {
+                m |= 1 << i;
+            }
+        }
+        m
+    }
+
+    /// Index of the request serving lane `l`.
+    pub fn request_of(&self, l: usize) -> Option<usize> {
+        self.requests
+            .iter()
+            .position(|r| r.lanes & (1 << l) != 0)
+            .or_else(|| self.requests.iter().position(|r| r.group & (1 << l) != 0))
+    }
+
+    /// The transactions of request `r` inside line `line`, duplicates (same address and size,
+    /// as 1.0/1.1 issues per lane) merged: (addr, bytes, count, lanes).
+    pub fn transactions_in(&self, r: usize, line: u64) -> Vec<(u64, u64, usize, u32)> {
+        let mut out: Vec<(u64, u64, usize, u32)> = Vec::new();
+        if let Some(req) = self.requests.get(r) {
+            for t in &req.transactions {
+                if t.addr >> 7 != line {
+                    continue;
+                }
+                match out.iter_mut().find(|x| x.0 == t.addr && x.1 == t.bytes) {
+                    Some(x) => {
+                        x.2 += 1;
+                        x.3 |= t.lanes;
+                    }
+                    None => out.push((t.addr, t.bytes, 1, t.lanes)),
+                }
+            }
+        }
+        out.sort_by_key(|x| (x.0, x.1));
+        out
+    }
+}
+
+/// Label of a (possibly merged) transaction: "128 B", "32 B ×8".
+pub(crate) fn tx_label(bytes: u64, count: usize) -> String {
+    if count > 1 {
+        format!("{bytes} B ×{count}")
+    } else {
+        format!("{bytes} B")
+    }
+}
