@@ -6,12 +6,7 @@ use warpscope_advice::{weight, SiteFacts};
 use warpscope_model::arch::{Family, GlobalPath};
 use warpscope_model::detail::{breakdown, Breakdown};
 use warpscope_model::{cost, Arch, Config, SmemBankMode, WarpAccess};
-use warpscope_report::explain::{ExplainedArch, Explanation};
-
-// TEMP until the renderers land.
-fn paragraph(_: &Explanation, _: &ExplainedArch) -> String {
-    String::new()
-}
+use warpscope_report::explain::{paragraph, ExplainedArch, Explanation};
 use warpscope_report::{advise, Analysis, SiteReport};
 
 use crate::{analyze_prepared, prepare, AnalyzeRequest};

@@ -24,12 +24,16 @@ struct Cli {
 enum Cmd {
     /// Count the requests, transactions, sectors and wavefronts of every memory access of a kernel launch.
     Analyze(AnalyzeArgs),
+    /// Show why one access costs what it costs, warp by warp and CC by CC, and how to fix it.
+    Explain(ExplainArgs),
     /// List the compute capabilities warpscope models.
     Archs,
 }
 
+/// The launch: the kernel (a file's or an -e pattern's), its configuration and the
+/// architectures, shared by `analyze` and `explain`.
 #[derive(clap::Args)]
-struct AnalyzeArgs {
+struct LaunchArgs {
     /// The CUDA source file (.cu); or give a pattern with -e.
     #[arg(required_unless_present = "expr", conflicts_with = "expr")]
     file: Option<String>,
@@ -48,10 +52,6 @@ struct AnalyzeArgs {
     /// Block dimensions X[,Y[,Z]] (threads; with -e the default is 32: one warp).
     #[arg(long, required_unless_present = "expr")]
     block: Option<String>,
-    /// Run once per value of a scalar parameter, NAME=A..B[:STEP] (both ends included),
-    /// and print one row per value.
-    #[arg(long, value_name = "NAME=A..B[:STEP]")]
-    sweep: Option<String>,
     /// Scalar kernel parameter NAME=VALUE (repeatable).
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     args: Vec<String>,
@@ -73,12 +73,52 @@ struct AnalyzeArgs {
     /// Shared-memory bank width in bytes on CC 3.x.
     #[arg(long, default_value = "4", value_parser = ["4", "8"])]
     smem_bank_size: String,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
     /// Iterations a loop may run in one block before it is reported as runaway.
     #[arg(long, default_value_t = warpscope::cuda::DEFAULT_MAX_STEPS)]
     max_steps: u64,
+}
+
+#[derive(clap::Args)]
+struct AnalyzeArgs {
+    #[command(flatten)]
+    launch: LaunchArgs,
+    /// Run once per value of a scalar parameter, NAME=A..B[:STEP] (both ends included),
+    /// and print one row per value.
+    #[arg(long, value_name = "NAME=A..B[:STEP]")]
+    sweep: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+#[derive(clap::Args)]
+struct ExplainArgs {
+    #[command(flatten)]
+    launch: LaunchArgs,
+    /// The access to explain: LINE or LINE:COLUMN of the source (with -e, the default is its access).
+    #[arg(long, value_name = "L[:COL]", conflicts_with = "site")]
+    line: Option<String>,
+    /// The access to explain by its number (#) in analyze's table.
+    #[arg(long, value_name = "N")]
+    site: Option<usize>,
+    /// Which warp-level execution of the access, 0-based in launch order (default: the costliest).
+    #[arg(long, value_name = "N")]
+    warp: Option<u64>,
+    /// Output format: a terminal picture, a standalone SVG figure, a self-contained HTML page,
+    /// or JSON.
+    #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
+    format: ExplainFormat,
+    /// Write the output to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ExplainFormat {
+    Text,
+    Svg,
+    Html,
+    Json,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -122,11 +162,37 @@ fn pairs(v: &[String], flag: &str) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
-fn analyze(a: AnalyzeArgs) -> Result<()> {
+/// A request built from the command line, and the -e pattern it came from, if any.
+struct Job {
+    quick: Option<quick::Quick>,
+    req: AnalyzeRequest,
+}
+
+impl Job {
+    /// Positions in the generated kernel of -e are reported in the -e text.
+    fn relocate(&self, e: anyhow::Error) -> anyhow::Error {
+        match &self.quick {
+            Some(q) => anyhow::anyhow!(q.relocate(&format!("{e:#}"))),
+            None => e,
+        }
+    }
+
+    fn analyze(&self, req: &AnalyzeRequest) -> Result<warpscope::report::Analysis> {
+        let mut an = warpscope::analyze(req).map_err(|e| self.relocate(e))?;
+        if let Some(q) = &self.quick {
+            q.fix_analysis(&mut an);
+        }
+        Ok(an)
+    }
+}
+
+/// Builds the request of `l`, checking that the names given to --arg (for -e) and to
+/// `sweep` are scalar parameters.
+fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> {
     // The kernel: a file's, or the one generated from the -e pattern.
-    let (quick, file, source, kernel) = match (&a.expr, &a.file, &a.kernel) {
+    let (quick, file, source, kernel) = match (&l.expr, &l.file, &l.kernel) {
         (Some(e), _, _) => {
-            let q = quick::generate(e, &a.defines)?;
+            let q = quick::generate(e, &l.defines)?;
             let src = q.source.clone();
             (
                 Some(q),
@@ -145,11 +211,11 @@ fn analyze(a: AnalyzeArgs) -> Result<()> {
         &file,
         &source,
         &kernel,
-        dims(a.grid.as_deref().unwrap_or("1"), "grid")?,
-        dims(a.block.as_deref().unwrap_or("32"), "block")?,
+        dims(l.grid.as_deref().unwrap_or("1"), "grid")?,
+        dims(l.block.as_deref().unwrap_or("32"), "block")?,
     );
-    req.args = pairs(&a.args, "arg")?;
-    req.allocs = pairs(&a.allocs, "alloc")?
+    req.args = pairs(&l.args, "arg")?;
+    req.allocs = pairs(&l.allocs, "alloc")?
         .into_iter()
         .map(|(n, v)| {
             v.parse::<u64>()
@@ -157,43 +223,32 @@ fn analyze(a: AnalyzeArgs) -> Result<()> {
                 .with_context(|| format!("--alloc {n}={v}: expected a number of elements"))
         })
         .collect::<Result<_>>()?;
-    req.defines = a.defines;
-    if let Some(cc) = &a.cc {
+    req.defines = l.defines.clone();
+    if let Some(cc) = &l.cc {
         req = req.ccs(cc)?;
     }
-    req.dynamic_shared_bytes = a.dynamic_smem;
-    req.max_steps = a.max_steps;
+    req.dynamic_shared_bytes = l.dynamic_smem;
+    req.max_steps = l.max_steps;
     req.config = Config {
-        l1: match a.l1 {
+        l1: match l.l1 {
             L1Arg::Default => L1Mode::Default,
             L1Arg::Ca => L1Mode::Ca,
             L1Arg::Cg => L1Mode::Cg,
         },
-        smem_bank_mode: if a.smem_bank_size == "8" {
+        smem_bank_mode: if l.smem_bank_size == "8" {
             SmemBankMode::EightByte
         } else {
             SmemBankMode::FourByte
         },
     };
-    // Positions in the generated kernel of -e are reported in the -e text.
-    let relocate = |e: anyhow::Error| match &quick {
-        Some(q) => anyhow::anyhow!(q.relocate(&format!("{e:#}"))),
-        None => e,
-    };
-    let run = |req: &AnalyzeRequest| -> Result<warpscope::report::Analysis> {
-        let mut an = warpscope::analyze(req).map_err(relocate)?;
-        if let Some(q) = &quick {
-            q.fix_analysis(&mut an);
-        }
-        Ok(an)
-    };
-    let sweep = a.sweep.as_deref().map(quick::Sweep::parse).transpose()?;
+    let job = Job { quick, req };
     // Names given to --arg and --sweep must be scalar parameters; for a file the front end
     // checks --arg itself, for -e a clearer message names the pattern.
-    if quick.is_some() || sweep.is_some() {
+    if job.quick.is_some() || sweep.is_some() {
+        let req = &job.req;
         let params = warpscope::cuda::Source::parse(&req.file, &req.source, &req.defines)
             .and_then(|s| s.kernel(&req.kernel))
-            .map_err(|e| relocate(e.into()))?
+            .map_err(|e| job.relocate(e.into()))?
             .params();
         let scalars: Vec<&str> = params
             .iter()
@@ -206,14 +261,14 @@ fn analyze(a: AnalyzeArgs) -> Result<()> {
             scalars.join(", ")
         };
         let mut names: Vec<(String, &str)> = Vec::new();
-        if quick.is_some() {
+        if job.quick.is_some() {
             names.extend(
                 req.args
                     .iter()
                     .map(|(n, _)| (format!("--arg {n}"), n.as_str())),
             );
         }
-        if let (Some(sw), Some(text)) = (&sweep, &a.sweep) {
+        if let Some((sw, text)) = sweep {
             if req.args.iter().any(|(n, _)| n == &sw.name) {
                 bail!(
                     "--sweep {text} and --arg {0}=... both set '{0}'; drop the --arg",
@@ -228,46 +283,111 @@ fn analyze(a: AnalyzeArgs) -> Result<()> {
                     "{flag}: '{n}' is a pointer parameter; only scalar parameters take values"
                 ),
                 Some(_) => {}
-                None if quick.is_some() => bail!(
+                None if job.quick.is_some() => bail!(
                     "{flag}: '{n}' is not a parameter of the -e pattern (an undeclared name in the access, or a declared scalar); its parameters: {list}"
                 ),
                 None => bail!("{flag}: {kernel} has no scalar parameter '{n}'; its scalar parameters: {list}"),
             }
         }
     }
+    Ok(job)
+}
+
+/// Writes `text` to `path`, or to standard output (a closed pipe, as with `| head`, is not
+/// an error).
+fn emit(path: Option<&str>, text: &str) -> Result<()> {
+    use std::io::Write;
+    match path {
+        Some(p) => std::fs::write(p, text).with_context(|| {
+            format!("cannot write {p}: check that its folder exists and is writable")
+        }),
+        None => match std::io::stdout().lock().write_all(text.as_bytes()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            r => r.context("cannot write to standard output"),
+        },
+    }
+}
+
+fn analyze(a: AnalyzeArgs) -> Result<()> {
+    let sweep = a.sweep.as_deref().map(quick::Sweep::parse).transpose()?;
+    let job = job(&a.launch, sweep.as_ref().zip(a.sweep.as_deref()))?;
     let color = std::io::stdout().is_terminal();
     let Some(sw) = sweep else {
-        let analysis = run(&req)?;
-        match a.format {
-            Format::Json => println!("{}", serde_json::to_string_pretty(&analysis)?),
-            Format::Table => print!("{}", warpscope::report::render_table(&analysis, color)),
-        }
-        return Ok(());
+        let analysis = job.analyze(&job.req)?;
+        return match a.format {
+            Format::Json => emit(None, &(serde_json::to_string_pretty(&analysis)? + "\n")),
+            Format::Table => emit(None, &warpscope::report::render_table(&analysis, color)),
+        };
     };
     let mut points = Vec::with_capacity(sw.values.len());
     for &v in &sw.values {
-        let mut r = req.clone();
+        let mut r = job.req.clone();
         r.args.push((sw.name.clone(), v.to_string()));
-        let analysis = run(&r).with_context(|| format!("--sweep {}={v}", sw.name))?;
+        let analysis = job
+            .analyze(&r)
+            .with_context(|| format!("--sweep {}={v}", sw.name))?;
         points.push(warpscope::report::SweepPoint { value: v, analysis });
     }
     match a.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&points)?),
-        Format::Table => print!(
-            "{}",
-            warpscope::report::render_sweep(&sw.name, &points, color)
+        Format::Json => emit(None, &(serde_json::to_string_pretty(&points)? + "\n")),
+        Format::Table => emit(
+            None,
+            &warpscope::report::render_sweep(&sw.name, &points, color),
         ),
     }
-    Ok(())
+}
+
+fn explain(a: ExplainArgs) -> Result<()> {
+    use warpscope::report::explain as render;
+    let job = job(&a.launch, None)?;
+    let site = match (&a.line, a.site) {
+        (_, Some(n)) => warpscope::SiteSelector::Number(n),
+        (Some(l), None) => {
+            let (line, col) = match l.split_once(':') {
+                Some((x, c)) => (x, Some(c)),
+                None => (l.as_str(), None),
+            };
+            let bad = || format!("--line {l}: expected LINE or LINE:COLUMN (numbers from 1)");
+            let line: u32 = line.trim().parse().with_context(bad)?;
+            let column = col.map(|c| c.trim().parse::<u32>()).transpose().with_context(bad)?;
+            if line == 0 || column == Some(0) {
+                bail!(bad());
+            }
+            warpscope::SiteSelector::Line { line, column }
+        }
+        // A pattern has one access (two with an assignment's right side: the first row).
+        (None, None) if job.quick.is_some() => warpscope::SiteSelector::Number(1),
+        (None, None) => bail!("choose the access with --line L[:COL] or --site N (the # of analyze's table)"),
+    };
+    let req = warpscope::ExplainRequest {
+        analyze: job.req.clone(),
+        site,
+        warp: a.warp,
+    };
+    let mut e = warpscope::explain(&req).map_err(|e| job.relocate(e))?;
+    if let Some(q) = &job.quick {
+        q.fix_explanation(&mut e);
+    }
+    let out = a.output.as_deref();
+    let text = match a.format {
+        ExplainFormat::Text => {
+            render::render_text(&e, out.is_none() && std::io::stdout().is_terminal())
+        }
+        ExplainFormat::Svg => render::render_svg_all(&e),
+        ExplainFormat::Html => render::render_html(&e),
+        ExplainFormat::Json => serde_json::to_string_pretty(&e)? + "\n",
+    };
+    emit(out, &text)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Analyze(a) => analyze(a),
+        Cmd::Explain(a) => explain(a),
         Cmd::Archs => {
             for a in arch::all() {
-                println!("{:5} {:10} {:?}", a.cc.to_string(), a.name, a.family);
+                let _ = emit(None, &format!("{:5} {:10} {:?}\n", a.cc.to_string(), a.name, a.family));
             }
             Ok(())
         }

@@ -631,6 +631,19 @@ impl Quick {
     }
 }
 
+impl Quick {
+    /// [`Quick::fix_analysis`] for an explanation: its site, kernel and file read as the
+    /// `-e` text's.
+    pub fn fix_explanation(&self, e: &mut warpscope::report::explain::Explanation) {
+        self.fix_analysis(&mut e.analysis);
+        e.kernel = self.text.clone();
+        e.source = FILE.to_string();
+        if self.user_lines.contains(&e.line) {
+            e.line = 1;
+        }
+    }
+}
+
 /// `--sweep NAME=A..B[:STEP]`: the values A, A+STEP, ... up to B.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sweep {

@@ -115,6 +115,15 @@ fn relaid(a: &WarpAccess, l0: usize, base: u64, stride: u64, width: u32) -> Warp
     b
 }
 
+/// "1 element", "3 elements".
+fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 {
         a
@@ -214,15 +223,15 @@ fn memory(facts: &SiteFacts, arch: &Arch, config: &Config, a: &WarpAccess) -> Ve
             },
             why: format!(
                 "consecutive lanes read consecutive {w}-byte elements, but the warp's range \
-                 starts {offset} bytes ({} elements) into a 128-byte line, so it straddles \
-                 one more segment than it fills",
-                elem(offset)
+                 starts {offset} bytes ({}) into a 128-byte line, so it straddles one more \
+                 segment than it fills",
+                plural(elem(offset), "element")
             ),
             fix: format!(
                 "align the range: start each warp on a multiple of {} elements (shift the \
-                 index by {} elements, or pad the array's front)",
+                 index by {}, or pad the array's front)",
                 128 / w,
-                elem(offset)
+                plural(elem(offset), "element")
             ),
             fixed: Some(ideal),
         }];
@@ -378,13 +387,15 @@ fn shared(arch: &Arch, config: &Config, a: &WarpAccess) -> Vec<Finding> {
                 },
                 why: format!(
                     "consecutive lanes are {words} words apart; {words} and the {banks} banks \
-                     share the factor {g}, so the lanes fall on only {}: a {}-way conflict",
+                     share the factor {g}, so the lanes fall on only {}: {} wavefronts where a \
+                     conflict-free access takes {}",
                     if banks / g == 1 {
                         "one bank".to_string()
                     } else {
                         format!("{} banks", banks / g)
                     },
-                    g.min(32)
+                    before.wavefronts,
+                    cost(arch, config, &ideal).wavefronts
                 ),
                 fix: format!(
                     "pad each row of the shared array by one element (row stride {} words \

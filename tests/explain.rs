@@ -1,0 +1,172 @@
+//! `warpscope explain`: the chosen access and warp, the per-CC working, and bad input.
+
+use std::process::Command;
+
+fn warpscope(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        stderr,
+    )
+}
+
+const HARRIS: &[&str] = &[
+    "explain",
+    "examples/harris.cu",
+    "--kernel",
+    "offset<float>",
+    "--grid",
+    "4",
+    "--block",
+    "256",
+    "--arg",
+    "s=1",
+    "--cc",
+    "1.0,1.3,2.0,9.0",
+];
+
+fn json(extra: &[&str]) -> serde_json::Value {
+    let mut args = HARRIS.to_vec();
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--format", "json"]);
+    let (ok, out, err) = warpscope(&args);
+    assert!(ok, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn transactions(v: &serde_json::Value) -> Vec<(String, u64)> {
+    v["architectures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["cc"].as_str().unwrap().to_string(),
+                a["cost"]["transactions"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn harris_offset_one_load_per_cc() {
+    // The load a[i] of `a[i] = a[i] + 1` (line 26, column 12), offset 1 float.
+    let v = json(&["--line", "26:12"]);
+    assert_eq!(v["text"], "a[i]");
+    assert_eq!(v["op"], "load");
+    // 1.0: not coalesced, 16 per half-warp; 1.3: 128 B + (64 B + 32 B); 2.0: two 128-byte
+    // L1 lines; 9.0: 5 sectors.
+    let want = [("1.0", 32), ("1.3", 3), ("2.0", 2), ("9.0", 5)];
+    let got = transactions(&v);
+    for (cc, n) in want {
+        assert!(got.contains(&(cc.to_string(), n)), "{cc}: {got:?}");
+    }
+    let b13 = &v["architectures"][1]["breakdown"];
+    let sizes: Vec<Vec<u64>> = b13["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["transactions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["bytes"].as_u64().unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(sizes, vec![vec![128], vec![64, 32]]);
+    // 4 blocks × 8 warps execute it; every warp straddles alike, the first is the costliest.
+    assert_eq!(v["executions"], 32);
+    assert_eq!(v["execution"], 0);
+    // The advice names the misaligned start and models the fix.
+    let adv = &v["architectures"][3]["advice"][0];
+    assert_eq!(adv["cause"]["kind"], "misaligned_start");
+    assert_eq!(adv["outcomes"][0]["after"]["sectors"], 4);
+}
+
+#[test]
+fn site_number_and_warp_index_select_the_execution() {
+    // Row 2 of the analyze table is the load at 26:12 (rows go by line, column).
+    let by_site = json(&["--site", "2", "--warp", "9"]);
+    let by_line = json(&["--line", "26:12", "--warp", "9"]);
+    assert_eq!(by_site["column"], 12);
+    assert_eq!(by_site["execution"], 9);
+    // Warp 9 in launch order: block 1, warp 1.
+    assert_eq!(by_site["block_of_warp"], serde_json::json!([1, 0, 0]));
+    assert_eq!(by_site["warp"], 1);
+    assert_eq!(by_site["addrs"], by_line["addrs"]);
+}
+
+fn fails(extra: &[&str], needles: &[&str]) {
+    let mut args = HARRIS.to_vec();
+    args.extend_from_slice(extra);
+    let (ok, _, err) = warpscope(&args);
+    assert!(!ok, "expected failure for {extra:?}");
+    for n in needles {
+        assert!(err.contains(n), "message lacks '{n}':\n{err}");
+    }
+}
+
+#[test]
+fn a_line_without_an_access_lists_the_accesses() {
+    fails(&["--line", "3"], &["no memory access", "harris.cu:3", "#2 26:12 a[i]"]);
+}
+
+#[test]
+fn a_line_with_two_accesses_needs_a_column() {
+    fails(&["--line", "26"], &["has 2 accesses", "--line 26:COLUMN"]);
+}
+
+#[test]
+fn warp_index_out_of_range_says_how_many_there_are() {
+    fails(&["--line", "26:12", "--warp", "32"], &["--warp 32", "32 warp-level executions", "--warp 0 to 31"]);
+}
+
+#[test]
+fn site_number_out_of_range() {
+    fails(&["--site", "7"], &["--site 7", "numbered 1 to 2"]);
+}
+
+#[test]
+fn unwritable_output_is_an_error() {
+    fails(
+        &["--line", "26:12", "--format", "svg", "-o", "/nonexistent-dir/x.svg"],
+        &["cannot write /nonexistent-dir/x.svg"],
+    );
+}
+
+#[test]
+fn html_page_has_every_cc_and_the_table() {
+    let dir = std::env::temp_dir().join(format!("warpscope-explain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("offset.html");
+    let mut args = HARRIS.to_vec();
+    args.extend_from_slice(&["--line", "26:12", "--format", "html", "-o", out.to_str().unwrap()]);
+    let (ok, _, err) = warpscope(&args);
+    assert!(ok, "{err}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") || html.starts_with("<!doctype html>"));
+    assert_eq!(html.matches("<svg").count(), 4, "one figure per CC");
+    for cc in ["1.0", "1.3", "2.0", "9.0"] {
+        assert!(html.contains(cc));
+    }
+    assert!(html.contains("<table"));
+}
+
+#[test]
+fn svg_is_standalone() {
+    let mut args = HARRIS.to_vec();
+    args.extend_from_slice(&["--line", "26:12", "--format", "svg"]);
+    let (ok, out, err) = warpscope(&args);
+    assert!(ok, "{err}");
+    assert!(out.trim_start().starts_with("<svg") || out.trim_start().starts_with("<?xml"));
+    assert!(out.contains("xmlns=\"http://www.w3.org/2000/svg\""));
+    assert!(!out.contains("<script"));
+}
