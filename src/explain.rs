@@ -47,22 +47,22 @@ fn rule(arch: &Arch, config: &Config, b: &Breakdown) -> String {
     match b {
         Breakdown::Memory { path, .. } => match (path, arch.family) {
             (GlobalPath::Uncached, Family::Cc1Strict) => {
-                "1.0/1.1: per half-warp, one 64/128-byte transaction if coalesced, else 32 bytes per lane".into()
+                "half-warps; coalesced: one 64/128 B transaction, else 32 B a lane".into()
             }
             (GlobalPath::Uncached, _) => {
-                "1.2/1.3: per half-warp, one 32/64/128-byte segment per distinct segment, halved while only one half is used".into()
+                "half-warps; one 32/64/128 B transaction per segment touched".into()
             }
-            (GlobalPath::L1Lines, _) => "cached in L1: 128-byte lines per request".into(),
-            (GlobalPath::L2Segments, _) => "L2 only: 32-byte segments per request".into(),
+            (GlobalPath::L1Lines, _) => "cached in L1: one 128 B line per line touched".into(),
+            (GlobalPath::L2Segments, _) => "L2 only: one 32 B segment per segment touched".into(),
             (GlobalPath::ReadOnly, _) => "read-only (texture) cache: 32-byte segments".into(),
-            (GlobalPath::Sectors, _) => "one request; 32-byte sectors of 128-byte lines".into(),
+            (GlobalPath::Sectors, _) => "one request; one 32 B sector per sector touched".into(),
         },
         Breakdown::Shared {
             banks, bank_bytes, ..
         } => {
             let phase = match arch.family {
                 Family::Cc1Strict | Family::Cc1Segment => "per half-warp",
-                _ => "per warp, 8/16-byte words in half/quarter-warp phases",
+                _ => "per warp (8/16 B words: half/quarter-warp phases)",
             };
             let mode = if arch.family == Family::Kepler && config.smem_bank_mode == SmemBankMode::EightByte {
                 " (8-byte mode)"

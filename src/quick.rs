@@ -636,7 +636,8 @@ impl Quick {
     /// `-e` text's.
     pub fn fix_explanation(&self, e: &mut warpscope::report::explain::Explanation) {
         self.fix_analysis(&mut e.analysis);
-        e.kernel = self.text.clone();
+        // The site's text already shows the access; the title needs no second copy.
+        e.kernel = "pattern".into();
         e.source = FILE.to_string();
         if self.user_lines.contains(&e.line) {
             e.line = 1;

@@ -397,13 +397,21 @@ fn shared(arch: &Arch, config: &Config, a: &WarpAccess) -> Vec<Finding> {
                     before.wavefronts,
                     cost(arch, config, &ideal).wavefronts
                 ),
-                fix: format!(
-                    "pad each row of the shared array by one element (row stride {} words \
-                     instead of {words}), e.g. declare [N][{}] instead of [N][{}]",
-                    padded / 4,
-                    padded / w,
-                    dd / w
-                ),
+                fix: if words >= 16 {
+                    format!(
+                        "pad each row of the shared array by one element (row stride {} words \
+                         instead of {words}), e.g. declare [N][{}] instead of [N][{}]",
+                        padded / 4,
+                        padded / w,
+                        dd / w
+                    )
+                } else {
+                    format!(
+                        "make the stride odd in words — {} words instead of {words} (padding by \
+                         one element) — or have consecutive lanes read consecutive words",
+                        padded / 4
+                    )
+                },
                 fixed: Some(relaid(a, l0, base, padded, a.width)),
             }];
         }

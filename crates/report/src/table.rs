@@ -150,7 +150,7 @@ fn per_warp(c: &Counters, space: Space) -> String {
         _ => {
             let eff = c
                 .efficiency
-                .map(|e| format!(" ({:.0}%)", 100.0 * e))
+                .map(|e| format!(" ({:.1}%)", 100.0 * e))
                 .unwrap_or_default();
             format!("{} tx{eff}", c.transactions)
         }
