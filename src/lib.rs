@@ -9,7 +9,11 @@
 use anyhow::{bail, Context, Result};
 use warpscope_cuda::Source;
 use warpscope_model::{arch, Arch, Config};
-use warpscope_report::{Aggregator, Analysis, Header, LocalArrayInfo, SiteInfo};
+use warpscope_model::Space;
+use warpscope_report::{
+    Aggregator, Analysis, Header, LocalArrayInfo, SiteInfo, SiteTraffic, TrafficReport,
+};
+use warpscope_traffic::{AccessTraffic, Gpu, Profile, TrafficModel};
 
 mod explain;
 
@@ -17,6 +21,7 @@ pub use explain::{explain, ExplainRequest, SiteSelector};
 pub use warpscope_cuda as cuda;
 pub use warpscope_model as model;
 pub use warpscope_report as report;
+pub use warpscope_traffic as traffic;
 
 /// What to analyze: a kernel of a source file and its launch.
 #[derive(Clone, Debug)]
@@ -42,6 +47,36 @@ pub struct AnalyzeRequest {
     pub config: Config,
     /// Loop-iteration limit per loop and block.
     pub max_steps: u64,
+    /// Predict traffic below the request and time on this GPU (`--gpu`); it also fixes the
+    /// compute capability.
+    pub gpu: Option<GpuTarget>,
+}
+
+/// A GPU of the table and the rates to predict with (datasheet or calibrated).
+#[derive(Clone, Debug)]
+pub struct GpuTarget {
+    pub gpu: &'static Gpu,
+    pub profile: Profile,
+}
+
+impl GpuTarget {
+    /// `name` from the GPU table (`h100`, `c2050`, …) with `profile_json` (a `calibrate`
+    /// profile) or the datasheet rates.
+    ///
+    /// Errors: an unknown GPU (the message lists the table), a profile that does not parse
+    /// or is out of range.
+    pub fn new(name: &str, profile_json: Option<&str>) -> Result<GpuTarget> {
+        let gpu = warpscope_traffic::gpus::lookup(name).map_err(|e| anyhow::anyhow!("--gpu {name}: {e}"))?;
+        let profile = match profile_json {
+            Some(j) => {
+                let p = Profile::from_json(j).map_err(|e| anyhow::anyhow!("--profile: {e}"))?;
+                p.check().map_err(|e| anyhow::anyhow!("--profile: {e}"))?;
+                p
+            }
+            None => Profile::datasheet(gpu),
+        };
+        Ok(GpuTarget { gpu, profile })
+    }
 }
 
 impl AnalyzeRequest {
@@ -60,6 +95,7 @@ impl AnalyzeRequest {
             dynamic_shared_bytes: 0,
             config: Config::default(),
             max_steps: warpscope_cuda::DEFAULT_MAX_STEPS,
+            gpu: None,
         }
     }
 
@@ -111,7 +147,21 @@ fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
     let block = req.block.map(|x| x as u64);
     let shared = kernel.shared_bytes(req.dynamic_shared_bytes);
     let mut notes = Vec::new();
-    let archs: Vec<&'static Arch> = match &req.archs {
+    let fixed;
+    let requested = match (&req.gpu, &req.archs) {
+        (Some(g), Some(list)) if list.len() != 1 || list[0].cc != g.gpu.arch().cc => bail!(
+            "--gpu {} is CC {}; --cc {} asks for others: drop --cc (the GPU fixes it)",
+            g.gpu.name,
+            g.gpu.arch().cc,
+            list.iter().map(|a| a.cc.to_string()).collect::<Vec<_>>().join(",")
+        ),
+        (Some(g), _) => {
+            fixed = Some(vec![g.gpu.arch()]);
+            &fixed
+        }
+        (None, list) => list,
+    };
+    let archs: Vec<&'static Arch> = match requested {
         Some(list) => {
             for a in list {
                 a.check_launch(grid, block).with_context(|| {
@@ -155,7 +205,28 @@ fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
 fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
     let (kernel, cfg) = (&p.kernel, &p.cfg);
     let mut agg = Aggregator::new(p.archs.clone(), req.config);
-    kernel.run(&cfg, &mut |site, a| agg.add(site, a))?;
+    let mut traffic = req
+        .gpu
+        .as_ref()
+        .map(|g| TrafficModel::new(g.gpu, p.archs[0], &req.config, &g.profile));
+    // Per (site, space, width): immediate traffic and bytes requested.
+    let mut per_row: std::collections::HashMap<(usize, Space, u32), AccessTraffic> =
+        std::collections::HashMap::new();
+    let grid = req.grid.map(u64::from);
+    kernel.run_with_origin(cfg, &mut |site, a, origin| {
+        agg.add(site, a);
+        if let Some(t) = traffic.as_mut() {
+            let b = origin.block.map(u64::from);
+            let block_linear = b[0] + grid[0] * (b[1] + grid[1] * b[2]);
+            let x = t.add(block_linear, origin.warp, a);
+            if matches!(a.space, Space::Global | Space::Local) {
+                let r = per_row.entry((site, a.space, a.width)).or_default();
+                r.l1_bytes += x.l1_bytes;
+                r.l2_bytes += x.l2_bytes;
+                r.dram_bytes += x.dram_bytes;
+            }
+        }
+    })?;
     let sites: Vec<SiteInfo> = kernel
         .sites()
         .iter()
@@ -185,5 +256,33 @@ fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
         local_arrays,
         notes: p.notes.clone(),
     };
-    Ok(agg.finish(header, &sites))
+    let mut analysis = agg.finish(header, &sites);
+    if let (Some(t), Some(g)) = (traffic, &req.gpu) {
+        let launch = t.finish();
+        let mut rows: Vec<SiteTraffic> = per_row
+            .into_iter()
+            .map(|((site, space, _), x)| {
+                let s = &sites[site];
+                SiteTraffic {
+                    line: s.line,
+                    column: s.column,
+                    text: s.text.clone(),
+                    space,
+                    op: s.op,
+                    l1_bytes: x.l1_bytes,
+                    l2_bytes: x.l2_bytes,
+                    dram_bytes: x.dram_bytes,
+                }
+            })
+            .collect();
+        rows.sort_by_key(|r| (r.line, r.column, r.op));
+        analysis.traffic = Some(TrafficReport {
+            profile: g.profile.origin.clone(),
+            copy_gbps: g.profile.copy_gbps,
+            effective_gbps: launch.effective_gbps(launch.requested_bytes),
+            launch,
+            sites: rows,
+        });
+    }
+    Ok(analysis)
 }

@@ -28,6 +28,8 @@ enum Cmd {
     Explain(ExplainArgs),
     /// List the compute capabilities warpscope models.
     Archs,
+    /// List the GPUs --gpu knows, with their compute capability, SMs, L2 and DRAM bandwidth.
+    Gpus,
 }
 
 /// The launch: the kernel (a file's or an -e pattern's), its configuration and the
@@ -82,6 +84,13 @@ struct LaunchArgs {
 struct AnalyzeArgs {
     #[command(flatten)]
     launch: LaunchArgs,
+    /// Also predict the bytes at L1, L2 and DRAM and the time on this GPU (fixes the CC);
+    /// `warpscope gpus` lists them.
+    #[arg(long, value_name = "NAME")]
+    gpu: Option<String>,
+    /// Rates measured by `warpscope calibrate` for --gpu, instead of the datasheet's.
+    #[arg(long, value_name = "FILE", requires = "gpu")]
+    profile: Option<String>,
     /// Run once per value of a scalar parameter, NAME=A..B[:STEP] (both ends included),
     /// and print one row per value.
     #[arg(long, value_name = "NAME=A..B[:STEP]")]
@@ -310,7 +319,15 @@ fn emit(path: Option<&str>, text: &str) -> Result<()> {
 
 fn analyze(a: AnalyzeArgs) -> Result<()> {
     let sweep = a.sweep.as_deref().map(quick::Sweep::parse).transpose()?;
-    let job = job(&a.launch, sweep.as_ref().zip(a.sweep.as_deref()))?;
+    let mut job = job(&a.launch, sweep.as_ref().zip(a.sweep.as_deref()))?;
+    if let Some(name) = &a.gpu {
+        let json = a
+            .profile
+            .as_deref()
+            .map(|p| std::fs::read_to_string(p).with_context(|| format!("cannot read --profile {p}")))
+            .transpose()?;
+        job.req.gpu = Some(warpscope::GpuTarget::new(name, json.as_deref())?);
+    }
     let color = std::io::stdout().is_terminal();
     let Some(sw) = sweep else {
         let analysis = job.analyze(&job.req)?;
@@ -385,6 +402,23 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Analyze(a) => analyze(a),
         Cmd::Explain(a) => explain(a),
+        Cmd::Gpus => {
+            let mut out = String::new();
+            for g in warpscope::traffic::gpus::all() {
+                out.push_str(&format!(
+                    "{:18} CC {:5} {:4} SMs  L2 {:>6} KiB  {:7.1} GB/s  {:5}-bit {}  [{}]\n",
+                    g.name,
+                    g.cc.to_string(),
+                    g.sms,
+                    g.l2_bytes / 1024,
+                    g.dram_gbps,
+                    g.bus_bits,
+                    g.memory,
+                    g.aliases.join(", ")
+                ));
+            }
+            emit(None, &out)
+        }
         Cmd::Archs => {
             for a in arch::all() {
                 let _ = emit(None, &format!("{:5} {:10} {:?}\n", a.cc.to_string(), a.name, a.family));

@@ -11,7 +11,7 @@ mod sweep;
 mod table;
 
 pub use sweep::{render_sweep, SweepPoint};
-pub use table::{cause_name, render_advice, render_table};
+pub use table::{cause_name, render_advice, render_table, render_traffic};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -188,6 +188,7 @@ impl Aggregator {
             local_arrays: header.local_arrays,
             notes: header.notes,
             advice,
+            traffic: None,
         }
     }
 }
@@ -366,4 +367,38 @@ pub struct Analysis {
     pub notes: Vec<String>,
     /// Computed advice for the rows that cost more than they must.
     pub advice: Vec<SiteAdvice>,
+    /// Bytes below the request and predicted time on a named GPU (`--gpu`), if asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<TrafficReport>,
+}
+
+/// One row's traffic below the request on the `--gpu` GPU: the bytes its accesses asked of
+/// each level when they ran (write-backs of dirty lines are counted per launch only).
+#[derive(Clone, Debug, Serialize)]
+pub struct SiteTraffic {
+    pub line: u32,
+    pub column: u32,
+    pub text: String,
+    pub space: Space,
+    pub op: Op,
+    /// Bytes the L1 served (0 where the access bypasses L1).
+    pub l1_bytes: u64,
+    /// Bytes asked of L2 (32 per sector).
+    pub l2_bytes: u64,
+    /// DRAM bytes its L2 misses read (1.x: its transaction bytes).
+    pub dram_bytes: u64,
+}
+
+/// The launch's traffic and predicted time on one GPU ([`warpscope_traffic`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct TrafficReport {
+    /// Where the rates came from: "datasheet" or the calibration profile's origin.
+    pub profile: String,
+    /// Achievable DRAM bandwidth the prediction used, GB/s (1e9 B/s).
+    pub copy_gbps: f64,
+    /// Launch totals, the bounds and the predicted time.
+    pub launch: warpscope_traffic::Traffic,
+    /// Effective bandwidth, GB/s: bytes requested by global/local loads and stores ÷ time.
+    pub effective_gbps: f64,
+    pub sites: Vec<SiteTraffic>,
 }

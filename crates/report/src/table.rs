@@ -137,8 +137,82 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
     for n in &a.notes {
         out.push_str(&format!("note: {n}\n"));
     }
+    if let Some(t) = &a.traffic {
+        out.push_str(&render_traffic(t));
+    }
     out.push_str(&render_advice(a, color));
     out
+}
+
+/// Bytes in B, kB, MB or GB (powers of 1000), three significant digits.
+fn bytes(n: u64) -> String {
+    let x = n as f64;
+    let (v, u) = if x >= 1e9 {
+        (x / 1e9, "GB")
+    } else if x >= 1e6 {
+        (x / 1e6, "MB")
+    } else if x >= 1e3 {
+        (x / 1e3, "kB")
+    } else {
+        return format!("{n} B");
+    };
+    format!("{v:.3} {u}")
+}
+
+/// The `--gpu` section: per-site bytes asked of L1, L2 and DRAM, launch totals, the time
+/// bounds and the predicted time and effective bandwidth (GB/s = 1e9 B/s).
+pub fn render_traffic(t: &crate::TrafficReport) -> String {
+    let l = &t.launch;
+    let mut tb = Table::new();
+    tb.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .force_no_tty();
+    tb.set_header(vec!["site", "access", "op", "L1", "L2", "DRAM (reads)"]);
+    for s in &t.sites {
+        tb.add_row(vec![
+            Cell::new(format!("{}:{}", s.line, s.column)),
+            Cell::new(&s.text),
+            Cell::new(format!("{:?}", s.op).to_lowercase()),
+            Cell::new(bytes(s.l1_bytes)).set_alignment(CellAlignment::Right),
+            Cell::new(bytes(s.l2_bytes)).set_alignment(CellAlignment::Right),
+            Cell::new(bytes(s.dram_bytes)).set_alignment(CellAlignment::Right),
+        ]);
+    }
+    let hit = |h: u64, m: u64| {
+        if h + m > 0 {
+            format!(" ({:.1}% of sectors hit)", 100.0 * h as f64 / (h + m) as f64)
+        } else {
+            String::new()
+        }
+    };
+    let b = &l.bounds;
+    format!(
+        "\ntraffic below the request on {} (CC {}), {} profile, {:.0} GB/s achievable DRAM:\n{tb}\n\
+         launch: requested {}, transactions {}; L1 {}{}; L2 {}{}; DRAM read {} (of which \
+         read-modify-write {}), written {}\n\
+         time bounds: DRAM {:.2} µs, L2 {:.2} µs, L1 {:.2} µs, latency {:.2} µs → predicted {:.2} µs \
+         ({}-bound), effective bandwidth {:.1} GB/s (bytes requested ÷ time)\n",
+        l.gpu,
+        l.cc,
+        t.profile,
+        t.copy_gbps,
+        bytes(l.requested_bytes),
+        bytes(l.transaction_bytes),
+        bytes(l.l1.bytes),
+        hit(l.l1.hits, l.l1.misses),
+        bytes(l.l2.bytes),
+        hit(l.l2.hits, l.l2.misses),
+        bytes(l.dram_read_bytes),
+        bytes(l.dram_rmw_read_bytes),
+        bytes(l.dram_write_bytes),
+        b.dram_s * 1e6,
+        b.l2_s * 1e6,
+        b.l1_s * 1e6,
+        b.latency_s * 1e6,
+        l.predicted_seconds * 1e6,
+        format!("{:?}", b.limit).to_lowercase(),
+        t.effective_gbps
+    )
 }
 
 /// One warp's cost in the units of its space: transactions (sectors from 5.x), wavefronts,
