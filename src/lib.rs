@@ -16,6 +16,7 @@ use warpscope_report::{
 use warpscope_traffic::{AccessTraffic, Gpu, Profile, TrafficModel};
 
 mod explain;
+pub mod sweep;
 
 pub use explain::{explain, ExplainRequest, SiteSelector};
 pub use warpscope_cuda as cuda;

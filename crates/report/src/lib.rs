@@ -7,6 +7,7 @@
 //! `serde_json` render it.
 
 pub mod explain;
+pub mod plot;
 mod sweep;
 mod table;
 
@@ -205,7 +206,8 @@ pub fn advise(facts: &SiteFacts, config: &Config, worst: &[(&Arch, WarpAccess)])
                 before: cost(arch, config, a).into(),
                 after: f.fixed.as_ref().map(|x| cost(arch, config, x).into()),
             };
-            let same = |x: &Advice| std::mem::discriminant(&x.cause) == std::mem::discriminant(&f.cause);
+            let same =
+                |x: &Advice| std::mem::discriminant(&x.cause) == std::mem::discriminant(&f.cause);
             match out.iter_mut().find(|x| same(x)) {
                 Some(x) => x.outcomes.push(outcome),
                 None => out.push(Advice {

@@ -180,7 +180,10 @@ pub fn render_traffic(t: &crate::TrafficReport) -> String {
     }
     let hit = |h: u64, m: u64| {
         if h + m > 0 {
-            format!(" ({:.1}% of sectors hit)", 100.0 * h as f64 / (h + m) as f64)
+            format!(
+                " ({:.1}% of sectors hit)",
+                100.0 * h as f64 / (h + m) as f64
+            )
         } else {
             String::new()
         }
