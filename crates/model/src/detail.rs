@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::access::{Op, Space, WarpAccess, WARP_SIZE};
 use crate::arch::{Arch, Family, GlobalPath};
 use crate::cost::{Config, SmemBankMode};
-use crate::global::{last_byte, lanes, strictly_coalesced};
+use crate::global::{halve, last_byte, lanes, strictly_coalesced};
 use crate::shared::{identity, kepler_four_byte_key, sector_phase, tesla_half_warp, ways};
 
 /// One memory transaction (global/local) of a request: `bytes` bytes from `addr` (aligned to
@@ -327,18 +327,7 @@ fn segments(a: &WarpAccess, sub: u32, w: u64) -> Vec<Transaction> {
     per.sort_by_key(|p| p.0);
     per.into_iter()
         .map(|(idx, lo, hi, lanes)| {
-            let (mut base, mut size) = (0, seg);
-            while size > 32 {
-                let half = size / 2;
-                if hi <= base + half {
-                    size = half;
-                } else if lo >= base + half {
-                    base += half;
-                    size = half;
-                } else {
-                    break;
-                }
-            }
+            let (base, size) = halve(lo, hi, seg);
             Transaction {
                 addr: (idx << shift) + base,
                 bytes: size,

@@ -203,6 +203,25 @@ pub(crate) fn strictly_coalesced(a: &WarpAccess, sub: u32, h: usize, w: u64) -> 
     true
 }
 
+/// The 1.2/1.3 transaction for the requested bytes `[lo, hi)` of one `seg`-byte segment
+/// (offsets within it): halved, down to 32 bytes, while only its lower or upper half holds
+/// requested bytes [PG5 F.3.2.2]. Returns (offset of the transaction, its bytes).
+pub(crate) fn halve(lo: u64, hi: u64, seg: u64) -> (u64, u64) {
+    let (mut base, mut size) = (0, seg);
+    while size > 32 {
+        let half = size / 2;
+        if hi <= base + half {
+            size = half;
+        } else if lo >= base + half {
+            base += half;
+            size = half;
+        } else {
+            break;
+        }
+    }
+    (base, size)
+}
+
 /// The CC 1.2/1.3 protocol for the active lanes `sub` of one half-warp [PG5 F.3.2.2, BPG],
 /// returning (transactions, bytes). Segment size: 32 B for 1-byte words, 64 B for 2-byte,
 /// 128 B otherwise. Repeat until every lane is served: take the segment holding the address
@@ -262,18 +281,7 @@ fn segment_protocol(a: &WarpAccess, sub: u32, w: u64) -> (u64, u64) {
             hi = hi.max(pieces[i].2);
             i += 1;
         }
-        let (mut base, mut size) = (0, seg);
-        while size > 32 {
-            let half = size / 2;
-            if hi <= base + half {
-                size = half;
-            } else if lo >= base + half {
-                base += half;
-                size = half;
-            } else {
-                break;
-            }
-        }
+        let (_, size) = halve(lo, hi, seg);
         transactions += 1;
         bytes += size;
     }

@@ -41,133 +41,80 @@ pub fn bandwidth_svg(title: &str, x_label: &str, series: &[Series]) -> Result<St
         let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
         let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
         let (x0, x1) = if x0 < x1 { (x0, x1) } else { (0.0, 1.0) };
-        let ymax = series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1))
-            .fold(0.0f64, f64::max)
-            .max(1.0)
-            * 1.08;
-        // GPUs a generation apart differ 10–100×: a log axis keeps every curve readable.
-        let ymin = series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1))
-            .filter(|&y| y > 0.0)
-            .fold(f64::MAX, f64::min);
-        if ymin < f64::MAX && ymax / ymin > 40.0 {
-            let ymin = ymin / 1.5;
-            let ymax = ymax * 2.5;
-            let mut chart = ChartBuilder::on(&root)
-                .caption(title, ("sans-serif", 20))
-                .margin(12)
-                .x_label_area_size(45)
-                .y_label_area_size(70)
-                .build_cartesian_2d(x0..x1, (ymin..ymax).log_scale())
-                .map_err(|e| e.to_string())?;
-            chart
-                .configure_mesh()
-                .x_desc(x_label)
-                .y_desc("effective bandwidth (GB/s, log scale)")
-                .light_line_style(RGBColor(235, 235, 235))
-                .draw()
-                .map_err(|e| e.to_string())?;
-            let mut color_of: Vec<(String, RGBColor)> = Vec::new();
-            for s in series {
-                let key = s.name.split(" (").next().unwrap_or(&s.name).to_string();
-                let color = match color_of.iter().find(|(k, _)| *k == key) {
-                    Some((_, c)) => *c,
-                    None => {
-                        let c = COLORS[color_of.len() % COLORS.len()];
-                        color_of.push((key, c));
-                        c
-                    }
-                };
-                if s.measured {
-                    chart
-                        .draw_series(
-                            s.points
-                                .iter()
-                                .map(|&p| Circle::new(p, 4, color.stroke_width(2))),
-                        )
-                        .map_err(|e| e.to_string())?
-                        .label(&s.name)
-                        .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.stroke_width(2)));
-                } else {
-                    chart
-                        .draw_series(LineSeries::new(
-                            s.points.iter().copied(),
-                            color.stroke_width(2),
-                        ))
-                        .map_err(|e| e.to_string())?
-                        .label(&s.name)
-                        .legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                        });
-                }
-            }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(180, 180, 180))
-                .position(SeriesLabelPosition::UpperRight)
-                .draw()
-                .map_err(|e| e.to_string())?;
+        let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+        let ymax = ys.clone().fold(0.0f64, f64::max).max(1.0);
+        let ymin = ys.filter(|&y| y > 0.0).fold(f64::MAX, f64::min);
+        // GPUs a generation apart differ 10–100×: a log axis keeps every curve readable. It
+        // is drawn as log10(GB/s) on a linear axis, labelled in GB/s.
+        let log = ymin < f64::MAX && ymax / ymin > 40.0;
+        let f = |y: f64| if log { y.max(ymin / 2.0).log10() } else { y };
+        let (ylo, yhi) = if log {
+            ((ymin / 1.5).log10(), (ymax * 10.0).log10())
         } else {
-            let mut chart = ChartBuilder::on(&root)
-                .caption(title, ("sans-serif", 20))
-                .margin(12)
-                .x_label_area_size(45)
-                .y_label_area_size(70)
-                .build_cartesian_2d(x0..x1, 0.0..ymax)
-                .map_err(|e| e.to_string())?;
-            chart
-                .configure_mesh()
-                .x_desc(x_label)
-                .y_desc("effective bandwidth (GB/s)")
-                .light_line_style(RGBColor(235, 235, 235))
-                .draw()
-                .map_err(|e| e.to_string())?;
-            let mut color_of: Vec<(String, RGBColor)> = Vec::new();
-            for s in series {
-                let key = s.name.split(" (").next().unwrap_or(&s.name).to_string();
-                let color = match color_of.iter().find(|(k, _)| *k == key) {
-                    Some((_, c)) => *c,
-                    None => {
-                        let c = COLORS[color_of.len() % COLORS.len()];
-                        color_of.push((key, c));
-                        c
-                    }
-                };
-                if s.measured {
-                    chart
-                        .draw_series(
-                            s.points
-                                .iter()
-                                .map(|&p| Circle::new(p, 4, color.stroke_width(2))),
-                        )
-                        .map_err(|e| e.to_string())?
-                        .label(&s.name)
-                        .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.stroke_width(2)));
-                } else {
-                    chart
-                        .draw_series(LineSeries::new(
-                            s.points.iter().copied(),
-                            color.stroke_width(2),
-                        ))
-                        .map_err(|e| e.to_string())?
-                        .label(&s.name)
-                        .legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                        });
-                }
+            (0.0, ymax * 1.3)
+        };
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x0..x1, ylo..yhi)
+            .map_err(|e| e.to_string())?;
+        let label = |v: &f64| {
+            let g = if log { 10f64.powf(*v) } else { *v };
+            if g >= 100.0 {
+                format!("{g:.0}")
+            } else {
+                format!("{g:.1}")
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(180, 180, 180))
-                .position(SeriesLabelPosition::UpperRight)
-                .draw()
-                .map_err(|e| e.to_string())?;
+        };
+        chart
+            .configure_mesh()
+            .x_desc(x_label)
+            .y_desc(if log {
+                "effective bandwidth (GB/s, log scale)"
+            } else {
+                "effective bandwidth (GB/s)"
+            })
+            .y_label_formatter(&label)
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let mut color_of: Vec<(String, RGBColor)> = Vec::new();
+        for s in series {
+            let key = s.name.split(" (").next().unwrap_or(&s.name).to_string();
+            let color = match color_of.iter().find(|(k, _)| *k == key) {
+                Some((_, c)) => *c,
+                None => {
+                    let c = COLORS[color_of.len() % COLORS.len()];
+                    color_of.push((key, c));
+                    c
+                }
+            };
+            let pts = s.points.iter().map(|&(x, y)| (x, f(y)));
+            if s.measured {
+                chart
+                    .draw_series(pts.map(|p| Circle::new(p, 4, color.stroke_width(2))))
+                    .map_err(|e| e.to_string())?
+                    .label(&s.name)
+                    .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.stroke_width(2)));
+            } else {
+                chart
+                    .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                    .map_err(|e| e.to_string())?
+                    .label(&s.name)
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                    });
+            }
         }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)

@@ -1,6 +1,7 @@
 //! The table of a sweep: one launch per value of one scalar parameter, one row per value,
 //! the kernel's totals per compute capability.
 
+use crate::table::num;
 use crate::{Analysis, Counters, TotalsReport};
 use comfy_table::{
     presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Color, ContentArrangement, Table,
@@ -34,18 +35,6 @@ fn shared(t: &TotalsReport) -> Counters {
         s.wavefronts += c.wavefronts;
     }
     s
-}
-
-fn num(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
 }
 
 fn ratio(a: u64, b: u64) -> String {

@@ -1,6 +1,7 @@
 //! Helpers shared by the explain renderers: names of lane groups, number and address
 //! formatting, text wrapping, XML escaping, and the cell model of global/local pictures.
 
+pub(crate) use crate::table::num;
 use warpscope_advice::Cause;
 use warpscope_model::arch::Family;
 use warpscope_model::detail::{lane_ranges, Request};
@@ -60,19 +61,6 @@ pub(crate) fn lanes_phrase(mask: u32) -> String {
     } else {
         format!("lanes {}", lane_ranges(mask))
     }
-}
-
-/// 1234567 → "1,234,567".
-pub(crate) fn num(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
 }
 
 /// A fraction as "57.1 %".
