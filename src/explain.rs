@@ -64,7 +64,9 @@ fn rule(arch: &Arch, config: &Config, b: &Breakdown) -> String {
                 Family::Cc1Strict | Family::Cc1Segment => "per half-warp",
                 _ => "per warp (8/16 B words: half/quarter-warp phases)",
             };
-            let mode = if arch.family == Family::Kepler && config.smem_bank_mode == SmemBankMode::EightByte {
+            let mode = if arch.family == Family::Kepler
+                && config.smem_bank_mode == SmemBankMode::EightByte
+            {
                 " (8-byte mode)"
             } else {
                 ""
@@ -144,7 +146,10 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
             && s.op == target.op
             && s.text == target.text
     }) else {
-        bail!("internal: the report's row {} has no front-end site", row + 1);
+        bail!(
+            "internal: the report's row {} has no front-end site",
+            row + 1
+        );
     };
     // Second run: find the execution.
     let mut count = 0u64;
@@ -184,7 +189,12 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
                 target.text,
                 count.saturating_sub(1)
             ),
-            None => bail!("{}:{}:{} was not executed", file, target.line, target.column),
+            None => bail!(
+                "{}:{}:{} was not executed",
+                file,
+                target.line,
+                target.column
+            ),
         }
     };
     let facts = SiteFacts {
@@ -239,7 +249,9 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
         .analysis
         .advice
         .iter()
-        .find(|s| s.line == e.line && s.column == e.column && s.space == e.space && s.width == e.width)
+        .find(|s| {
+            s.line == e.line && s.column == e.column && s.space == e.space && s.width == e.width
+        })
         .cloned();
     for i in 0..e.architectures.len() {
         if let Some(sa) = &site_advice {

@@ -8,8 +8,8 @@
 
 use anyhow::{bail, Context, Result};
 use warpscope_cuda::Source;
-use warpscope_model::{arch, Arch, Config};
 use warpscope_model::Space;
+use warpscope_model::{arch, Arch, Config};
 use warpscope_report::{
     Aggregator, Analysis, Header, LocalArrayInfo, SiteInfo, SiteTraffic, TrafficReport,
 };
@@ -67,7 +67,8 @@ impl GpuTarget {
     /// Errors: an unknown GPU (the message lists the table), a profile that does not parse
     /// or is out of range.
     pub fn new(name: &str, profile_json: Option<&str>) -> Result<GpuTarget> {
-        let gpu = warpscope_traffic::gpus::lookup(name).map_err(|e| anyhow::anyhow!("--gpu {name}: {e}"))?;
+        let gpu = warpscope_traffic::gpus::lookup(name)
+            .map_err(|e| anyhow::anyhow!("--gpu {name}: {e}"))?;
         let profile = match profile_json {
             Some(j) => {
                 let p = Profile::from_json(j).map_err(|e| anyhow::anyhow!("--profile: {e}"))?;
@@ -154,7 +155,10 @@ fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
             "--gpu {} is CC {}; --cc {} asks for others: drop --cc (the GPU fixes it)",
             g.gpu.name,
             g.gpu.arch().cc,
-            list.iter().map(|a| a.cc.to_string()).collect::<Vec<_>>().join(",")
+            list.iter()
+                .map(|a| a.cc.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
         ),
         (Some(g), _) => {
             fixed = Some(vec![g.gpu.arch()]);

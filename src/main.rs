@@ -376,7 +376,9 @@ fn analyze(a: AnalyzeArgs) -> Result<()> {
         let json = a
             .profile
             .as_deref()
-            .map(|p| std::fs::read_to_string(p).with_context(|| format!("cannot read --profile {p}")))
+            .map(|p| {
+                std::fs::read_to_string(p).with_context(|| format!("cannot read --profile {p}"))
+            })
             .transpose()?;
         job.req.gpu = Some(warpscope::GpuTarget::new(name, json.as_deref())?);
     }
@@ -418,7 +420,10 @@ fn explain(a: ExplainArgs) -> Result<()> {
             };
             let bad = || format!("--line {l}: expected LINE or LINE:COLUMN (numbers from 1)");
             let line: u32 = line.trim().parse().with_context(bad)?;
-            let column = col.map(|c| c.trim().parse::<u32>()).transpose().with_context(bad)?;
+            let column = col
+                .map(|c| c.trim().parse::<u32>())
+                .transpose()
+                .with_context(bad)?;
             if line == 0 || column == Some(0) {
                 bail!(bad());
             }
@@ -426,7 +431,9 @@ fn explain(a: ExplainArgs) -> Result<()> {
         }
         // A pattern has one access (two with an assignment's right side: the first row).
         (None, None) if job.quick.is_some() => warpscope::SiteSelector::Number(1),
-        (None, None) => bail!("choose the access with --line L[:COL] or --site N (the # of analyze's table)"),
+        (None, None) => {
+            bail!("choose the access with --line L[:COL] or --site N (the # of analyze's table)")
+        }
     };
     let req = warpscope::ExplainRequest {
         analyze: job.req.clone(),
@@ -463,7 +470,10 @@ fn sweep(a: SweepArgs) -> Result<()> {
     let (lo, hi) = range.split_once("..").with_context(bad)?;
     let (lo, hi): (u32, u32) = (
         lo.trim().parse().with_context(bad)?,
-        hi.trim().trim_start_matches('=').parse().with_context(bad)?,
+        hi.trim()
+            .trim_start_matches('=')
+            .parse()
+            .with_context(bad)?,
     );
     if lo > hi || hi > 4096 {
         bail!(bad());
@@ -473,14 +483,18 @@ fn sweep(a: SweepArgs) -> Result<()> {
     for name in a.gpu.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let json = match profiles.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
             Some((_, f)) => Some(
-                std::fs::read_to_string(f).with_context(|| format!("cannot read --profile {name}={f}"))?,
+                std::fs::read_to_string(f)
+                    .with_context(|| format!("cannot read --profile {name}={f}"))?,
             ),
             None => None,
         };
         gpus.push(warpscope::GpuTarget::new(name, json.as_deref())?);
     }
     if gpus.is_empty() {
-        bail!("--gpu {}: name at least one GPU (`warpscope gpus` lists them)", a.gpu);
+        bail!(
+            "--gpu {}: name at least one GPU (`warpscope gpus` lists them)",
+            a.gpu
+        );
     }
     for (n, _) in &profiles {
         if !a.gpu.split(',').any(|g| g.trim().eq_ignore_ascii_case(n)) {
@@ -586,7 +600,10 @@ fn sweep(a: SweepArgs) -> Result<()> {
             match m.iter().find(|x| x.0 == v) {
                 Some(&(_, g)) => {
                     row.push(format!("{g:.1}"));
-                    row.push(format!("{:+.1}%", 100.0 * (curves[which].points[i].gbps - g) / g));
+                    row.push(format!(
+                        "{:+.1}%",
+                        100.0 * (curves[which].points[i].gbps - g) / g
+                    ));
                 }
                 None => row.extend(["-".to_string(), "-".to_string()]),
             }
@@ -639,7 +656,10 @@ fn main() -> ExitCode {
         }
         Cmd::Archs => {
             for a in arch::all() {
-                let _ = emit(None, &format!("{:5} {:10} {:?}\n", a.cc.to_string(), a.name, a.family));
+                let _ = emit(
+                    None,
+                    &format!("{:5} {:10} {:?}\n", a.cc.to_string(), a.name, a.family),
+                );
             }
             Ok(())
         }

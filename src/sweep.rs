@@ -91,7 +91,11 @@ pub struct Curve {
 /// the GPU cannot run (grid too large for its CC: lower `n`).
 pub fn harris_sweep(s: &HarrisSweep, gpus: &[GpuTarget]) -> Result<Vec<Curve>> {
     if s.n == 0 || s.n > i32::MAX as u64 {
-        bail!("--n {}: the kernels index with int; choose 1 to {}", s.n, i32::MAX);
+        bail!(
+            "--n {}: the kernels index with int; choose 1 to {}",
+            s.n,
+            i32::MAX
+        );
     }
     if s.block == 0 {
         bail!("--block 0: a block needs at least one thread");
@@ -146,8 +150,7 @@ fn point(s: &HarrisSweep, g: &GpuTarget, v: u32) -> Result<SweepPoint> {
         ("b".into(), s.n + u64::from(v)),
     ];
     req.gpu = Some(g.clone());
-    let an = analyze(&req)
-        .with_context(|| format!("{} {v} on {}", s.kind.name(), g.gpu.name))?;
+    let an = analyze(&req).with_context(|| format!("{} {v} on {}", s.kind.name(), g.gpu.name))?;
     let t = an
         .traffic
         .as_ref()
@@ -184,21 +187,32 @@ pub fn read_measured(csv: &str, kind: SweepKind) -> Result<Vec<(u32, f64)>> {
             continue;
         }
         let f: Vec<&str> = l.split(',').map(str::trim).collect();
-        let bad = || format!("line {}: expected experiment,parameter,effective_GBps, got '{l}'", i + 1);
+        let bad = || {
+            format!(
+                "line {}: expected experiment,parameter,effective_GBps, got '{l}'",
+                i + 1
+            )
+        };
         if f.len() < 3 {
             bail!(bad());
         }
         if f[0] != kind.name() {
             continue;
         }
-        out.push((f[1].parse().with_context(bad)?, f[2].parse().with_context(bad)?));
+        out.push((
+            f[1].parse().with_context(bad)?,
+            f[2].parse().with_context(bad)?,
+        ));
     }
     Ok(out)
 }
 
+/// One compared value: (value, predicted GB/s, measured GB/s, relative error).
+pub type Compared = (u32, f64, f64, f64);
+
 /// Relative errors |predicted − measured| / measured of `curve` at the measured values, and
 /// their median and maximum (`None` when no value is in common).
-pub fn compare(curve: &Curve, measured: &[(u32, f64)]) -> Option<(f64, f64, Vec<(u32, f64, f64, f64)>)> {
+pub fn compare(curve: &Curve, measured: &[(u32, f64)]) -> Option<(f64, f64, Vec<Compared>)> {
     let mut rows = Vec::new();
     for &(v, m) in measured {
         if let Some(p) = curve.points.iter().find(|p| p.value == v) {

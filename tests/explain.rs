@@ -116,7 +116,10 @@ fn fails(extra: &[&str], needles: &[&str]) {
 
 #[test]
 fn a_line_without_an_access_lists_the_accesses() {
-    fails(&["--line", "3"], &["no memory access", "harris.cu:3", "#2 26:12 a[i]"]);
+    fails(
+        &["--line", "3"],
+        &["no memory access", "harris.cu:3", "#2 26:12 a[i]"],
+    );
 }
 
 #[test]
@@ -126,7 +129,10 @@ fn a_line_with_two_accesses_needs_a_column() {
 
 #[test]
 fn warp_index_out_of_range_says_how_many_there_are() {
-    fails(&["--line", "26:12", "--warp", "32"], &["--warp 32", "32 warp-level executions", "--warp 0 to 31"]);
+    fails(
+        &["--line", "26:12", "--warp", "32"],
+        &["--warp 32", "32 warp-level executions", "--warp 0 to 31"],
+    );
 }
 
 #[test]
@@ -137,7 +143,14 @@ fn site_number_out_of_range() {
 #[test]
 fn unwritable_output_is_an_error() {
     fails(
-        &["--line", "26:12", "--format", "svg", "-o", "/nonexistent-dir/x.svg"],
+        &[
+            "--line",
+            "26:12",
+            "--format",
+            "svg",
+            "-o",
+            "/nonexistent-dir/x.svg",
+        ],
         &["cannot write /nonexistent-dir/x.svg"],
     );
 }
@@ -148,7 +161,14 @@ fn html_page_has_every_cc_and_the_table() {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("offset.html");
     let mut args = HARRIS.to_vec();
-    args.extend_from_slice(&["--line", "26:12", "--format", "html", "-o", out.to_str().unwrap()]);
+    args.extend_from_slice(&[
+        "--line",
+        "26:12",
+        "--format",
+        "html",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     let (ok, _, err) = warpscope(&args);
     assert!(ok, "{err}");
     let html = std::fs::read_to_string(&out).unwrap();

@@ -11,7 +11,10 @@ fn curves(kind: SweepKind, values: Vec<u32>, gpus: &[&str], n: u64) -> Vec<Curve
         n,
         block: 256,
     };
-    let g: Vec<GpuTarget> = gpus.iter().map(|x| GpuTarget::new(x, None).unwrap()).collect();
+    let g: Vec<GpuTarget> = gpus
+        .iter()
+        .map(|x| GpuTarget::new(x, None).unwrap())
+        .collect();
     harris_sweep(&s, &g).unwrap()
 }
 
@@ -21,7 +24,12 @@ fn at(c: &Curve, v: u32) -> f64 {
 
 #[test]
 fn offsets_on_the_seeds_tesla_cards() {
-    let c = curves(SweepKind::Offset, vec![0, 1, 2, 8, 16], &["c870", "c1060", "c2050"], 1 << 18);
+    let c = curves(
+        SweepKind::Offset,
+        vec![0, 1, 2, 8, 16],
+        &["c870", "c1060", "c2050"],
+        1 << 18,
+    );
     // C870 (1.0): any misaligned half-warp takes 16 transactions of 32 B: 1/8 [seed 003].
     let (c870, c1060, c2050) = (&c[0], &c[1], &c[2]);
     for v in [1, 2, 8] {
@@ -40,7 +48,12 @@ fn offsets_on_the_seeds_tesla_cards() {
 
 #[test]
 fn bandwidth_falls_with_stride() {
-    let c = curves(SweepKind::Stride, (1..=16).collect(), &["c2050", "h100"], 1 << 18);
+    let c = curves(
+        SweepKind::Stride,
+        (1..=16).collect(),
+        &["c2050", "h100"],
+        1 << 18,
+    );
     for g in &c {
         for w in g.points.windows(2) {
             assert!(w[1].gbps <= w[0].gbps * 1.001, "{}: {:?}", g.gpu, w);
@@ -59,7 +72,10 @@ fn h100_datasheet_prediction_against_the_ground_truth() {
     assert_eq!(m.len(), 33);
     let (median, worst, _) = compare(&off[0], &m).unwrap();
     // Datasheet rates (no calibration): offsets within a few per cent.
-    assert!(median < 0.05 && worst < 0.06, "offset: median {median}, worst {worst}");
+    assert!(
+        median < 0.05 && worst < 0.06,
+        "offset: median {median}, worst {worst}"
+    );
     let st = curves(SweepKind::Stride, (1..=32).collect(), &["h100"], 1 << 22);
     let m = read_measured(csv, SweepKind::Stride).unwrap();
     let (median, worst, _) = compare(&st[0], &m).unwrap();
@@ -74,8 +90,11 @@ fn measured_csv_rows_are_checked() {
     assert!(read_measured("offset,1,abc\n", SweepKind::Offset).is_err());
     assert!(read_measured("offset,1\n", SweepKind::Offset).is_err());
     assert_eq!(
-        read_measured("# c\nexperiment,parameter,effective_GBps\nstride,2,10.5\noffset,1,3\n", SweepKind::Stride)
-            .unwrap(),
+        read_measured(
+            "# c\nexperiment,parameter,effective_GBps\nstride,2,10.5\noffset,1,3\n",
+            SweepKind::Stride
+        )
+        .unwrap(),
         vec![(2, 10.5)]
     );
 }

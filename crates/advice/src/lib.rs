@@ -300,7 +300,10 @@ fn memory(facts: &SiteFacts, arch: &Arch, config: &Config, a: &WarpAccess) -> Ve
         });
     } else {
         out.push(Finding {
-            cause: Cause::Stride { elements: k, bytes: d },
+            cause: Cause::Stride {
+                elements: k,
+                bytes: d,
+            },
             why: format!(
                 "consecutive lanes are {k} elements ({d} bytes) apart, so only {useful}% of \
                  the bytes fetched are used"

@@ -96,7 +96,10 @@ fn plain_stride_is_not_offered_a_vector_type() {
         }
     );
     assert_eq!(
-        (cost(arch("9.0"), &Config::default(), &a).sectors, after("9.0", &f[0]).sectors),
+        (
+            cost(arch("9.0"), &Config::default(), &a).sectors,
+            after("9.0", &f[0]).sectors
+        ),
         (8, 4)
     );
 }

@@ -485,5 +485,8 @@ __global__ void k(float* out) {
         .find(|(_, a)| a.space == Space::Local && a.op == Op::Load)
         .unwrap();
     assert_eq!(lanes(&load.1)[..2], [4 * 7 * 64, 4 * 7 * 64 + 4]);
-    assert_eq!(acc.iter().filter(|(_, a)| a.space == Space::Local).count(), 2 * 301);
+    assert_eq!(
+        acc.iter().filter(|(_, a)| a.space == Space::Local).count(),
+        2 * 301
+    );
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::access::{Op, Space, WarpAccess, WARP_SIZE};
 use crate::arch::{Arch, Family, GlobalPath};
 use crate::cost::{Config, SmemBankMode};
-use crate::global::{halve, last_byte, lanes, strictly_coalesced};
+use crate::global::{halve, lanes, last_byte, strictly_coalesced};
 use crate::shared::{identity, kepler_four_byte_key, sector_phase, tesla_half_warp, ways};
 
 /// One memory transaction (global/local) of a request: `bytes` bytes from `addr` (aligned to
@@ -116,12 +116,9 @@ impl Breakdown {
             Breakdown::Shared {
                 requests, phases, ..
             } => (*requests, 0, 0, phases.iter().map(|p| p.wavefronts).sum()),
-            Breakdown::Constant { groups } => (
-                groups.iter().map(|(_, r)| r.len() as u64).sum(),
-                0,
-                0,
-                0,
-            ),
+            Breakdown::Constant { groups } => {
+                (groups.iter().map(|(_, r)| r.len() as u64).sum(), 0, 0, 0)
+            }
         }
     }
 }
@@ -608,25 +605,35 @@ mod tests {
             prop_oneof![Just(1u32), Just(2), Just(4), Just(8), Just(16)],
             any::<u32>(),
             0u64..4096,
-            prop_oneof![Just(0u64), Just(1), Just(4), Just(8), Just(16), Just(33), Just(128)],
+            prop_oneof![
+                Just(0u64),
+                Just(1),
+                Just(4),
+                Just(8),
+                Just(16),
+                Just(33),
+                Just(128)
+            ],
             proptest::collection::vec(0u64..512, 32),
             any::<bool>(),
             any::<bool>(),
         )
-            .prop_map(|(space, op, width, mask, base, stride, noise, random, ro)| {
-                let addrs = std::array::from_fn(|l| {
-                    let x = if random {
-                        base + noise[l] * width as u64
-                    } else {
-                        base + stride * l as u64
-                    };
-                    x - x % width as u64
-                });
-                WarpAccess {
-                    read_only: ro,
-                    ..access(space, op, width, mask, addrs)
-                }
-            })
+            .prop_map(
+                |(space, op, width, mask, base, stride, noise, random, ro)| {
+                    let addrs = std::array::from_fn(|l| {
+                        let x = if random {
+                            base + noise[l] * width as u64
+                        } else {
+                            base + stride * l as u64
+                        };
+                        x - x % width as u64
+                    });
+                    WarpAccess {
+                        read_only: ro,
+                        ..access(space, op, width, mask, addrs)
+                    }
+                },
+            )
     }
 
     proptest! {
