@@ -8,6 +8,8 @@ use warpscope::model::{arch, Config, L1Mode, SmemBankMode};
 use warpscope::AnalyzeRequest;
 
 mod quick;
+#[cfg(feature = "cuda")]
+mod gpu_cli;
 
 #[derive(Parser)]
 #[command(
@@ -33,6 +35,15 @@ enum Cmd {
     Archs,
     /// List the GPUs --gpu knows, with their compute capability, SMs, L2 and DRAM bandwidth.
     Gpus,
+    /// Compile a kernel with NVRTC for the GPU at hand, run and time it: median time, spread, requested bytes, effective GB/s.
+    #[cfg(feature = "cuda")]
+    Run(gpu_cli::RunArgs),
+    /// Run a kernel under Nsight Compute and compare its requests, sectors and wavefronts with warpscope's; non-zero exit on disagreement.
+    #[cfg(feature = "cuda")]
+    Verify(gpu_cli::VerifyArgs),
+    /// Measure the GPU at hand (copy bandwidth, latency, DRAM granularity, L2/L1) and write a traffic profile JSON for --profile.
+    #[cfg(feature = "cuda")]
+    Calibrate(gpu_cli::CalibrateArgs),
 }
 
 /// The launch: the kernel (a file's or an -e pattern's), its configuration and the
@@ -637,6 +648,12 @@ fn main() -> ExitCode {
         Cmd::Analyze(a) => analyze(a),
         Cmd::Explain(a) => explain(a),
         Cmd::Sweep(a) => sweep(a),
+        #[cfg(feature = "cuda")]
+        Cmd::Run(a) => gpu_cli::run(a),
+        #[cfg(feature = "cuda")]
+        Cmd::Verify(a) => gpu_cli::verify(a),
+        #[cfg(feature = "cuda")]
+        Cmd::Calibrate(a) => gpu_cli::calibrate(a),
         Cmd::Gpus => {
             let mut out = String::new();
             for g in warpscope::traffic::gpus::all() {

@@ -195,6 +195,39 @@ impl Kernel {
             .collect()
     }
 
+    /// The global allocation pointer parameter `param` (0-based, in declaration order)
+    /// points to: the `k` of the addresses `ir::addr::ALLOC_BASE + k·ir::addr::ALLOC_SPACING
+    /// + offset` that [`Kernel::run`] reports for accesses through it, and the index of its
+    /// size in [`LaunchConfig::alloc_sizes`]. `None` for a scalar parameter or an index past
+    /// the last parameter. (Used by `warpscope run` to size a real allocation from the range
+    /// of offsets the interpreter saw.)
+    pub fn param_alloc(&self, param: usize) -> Option<usize> {
+        self.prog.param_allocs.get(param).copied().flatten()
+    }
+
+    /// The bytes a real launch passes for scalar parameter `param` with the values of `cfg`
+    /// ([`Kernel::configure`]): the value in the parameter's own type, little-endian, as many
+    /// bytes as the type has (4 for `int` and `float`, 8 for `double` and `long`, 2 for
+    /// `__half`, 1 for `bool` and `char`). `None` for a pointer parameter or an index past
+    /// the last parameter.
+    pub fn scalar_arg_bytes(&self, cfg: &LaunchConfig, param: usize) -> Option<Vec<u8>> {
+        let p = self.prog.funcs[self.prog.kernel].params.get(param)?;
+        let v = *cfg.args.get(param)?;
+        // Values are encoded as the interpreter keeps them: floats as f64 bits, integers
+        // sign- or zero-extended to 64 bits.
+        Some(match &p.ty {
+            Ty::Float(2) => half::f16::from_f64(f64::from_bits(v))
+                .to_bits()
+                .to_le_bytes()
+                .to_vec(),
+            Ty::Float(4) => (f64::from_bits(v) as f32).to_le_bytes().to_vec(),
+            Ty::Float(_) => v.to_le_bytes().to_vec(),
+            Ty::Bool => vec![(v != 0) as u8],
+            Ty::Int { bytes, .. } => v.to_le_bytes()[..*bytes as usize].to_vec(),
+            _ => return None,
+        })
+    }
+
     /// Builds a launch configuration from user input: scalar arguments by parameter name
     /// (`args`: name, value text), allocation sizes of pointer parameters in elements
     /// (`allocs`), the grid and block shape, `extern __shared__` bytes and the loop limit.

@@ -1,0 +1,415 @@
+//! Nsight Compute (`ncu`): finding it, running a program under it, reading its CSV, and
+//! comparing its counters with warpscope's predictions.
+//!
+//! The counters are those of `scripts/h100/measure.sh` (the H100 measurements in
+//! `tests/data/h100/`), read per kernel launch with
+//! `ncu --clock-control none --print-units base --csv --metrics <list>`.
+//!
+//! # The agreement rule (`warpscope verify`'s exit code)
+//!
+//! Compared, and required to be equal: global load and store requests and sectors, shared
+//! load and store wavefronts ([`COUNTERS`] with `compared: true`). One documented exception,
+//! [`Verdict::KnownNoise`]: when the only difference is shared-load wavefronts measured
+//! *above* the model by at most [`SHARED_LOAD_NOISE`] (10 %). On an H100 the counter
+//! `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld` overcounts loads issued right at block
+//! start by a varying amount (never below the bank-conflict model, up to +9 % for load-only
+//! kernels; tests/data/h100/examples-noisy.csv, scripts/h100/shared_noise.sh). Such a launch
+//! is reported as noisy, with the excess, and passes unless `--strict`. Everything else that
+//! differs fails. DRAM bytes and shared-load instruction counts are shown, not compared (DRAM
+//! bytes vary run to run; ncu counts predicated-off shared loads as instructions).
+
+use crate::error::{Error, Result};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One counter: the column name warpscope uses (as in tests/data/h100/examples.csv), the ncu
+/// metric, and whether `verify` requires equality.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Counter {
+    pub column: &'static str,
+    pub metric: &'static str,
+    pub compared: bool,
+}
+
+/// The counters `verify` reads, in display order.
+pub const COUNTERS: &[Counter] = &[
+    Counter { column: "global_ld_requests", metric: "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", compared: true },
+    Counter { column: "global_ld_sectors", metric: "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", compared: true },
+    Counter { column: "global_st_requests", metric: "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", compared: true },
+    Counter { column: "global_st_sectors", metric: "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", compared: true },
+    Counter { column: "shared_ld_wavefronts", metric: "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", compared: true },
+    Counter { column: "shared_st_wavefronts", metric: "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", compared: true },
+    Counter { column: "shared_ld_instructions", metric: "smsp__inst_executed_op_shared_ld.sum", compared: false },
+    Counter { column: "dram_read_bytes", metric: "dram__bytes_read.sum", compared: false },
+    Counter { column: "dram_write_bytes", metric: "dram__bytes_write.sum", compared: false },
+];
+
+/// How far above the model shared-load wavefronts may be measured and still count as the
+/// known counter noise: 0.10 (10 %).
+pub const SHARED_LOAD_NOISE: f64 = 0.10;
+
+/// The `--metrics` list for [`COUNTERS`].
+pub fn metrics_list() -> String {
+    COUNTERS.iter().map(|c| c.metric).collect::<Vec<_>>().join(",")
+}
+
+/// The ncu executable: `explicit` (`--ncu PATH`), else `ncu` on `PATH`, else the usual
+/// install folders (`/usr/local/cuda/bin`, `/opt/nvidia/nsight-compute/*/`).
+///
+/// Errors: [`Error::Ncu`] saying where it looked.
+pub fn find(explicit: Option<&str>) -> Result<PathBuf> {
+    if let Some(p) = explicit {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Ok(p);
+        }
+        return Err(Error::Ncu(format!("--ncu {}: no such file", p.display())));
+    }
+    let mut tried = Vec::new();
+    if let Some(path) = std::env::var_os("PATH") {
+        for d in std::env::split_paths(&path) {
+            let p = d.join("ncu");
+            if p.is_file() {
+                return Ok(p);
+            }
+        }
+        tried.push("PATH".to_string());
+    }
+    let mut dirs = vec![PathBuf::from("/usr/local/cuda/bin")];
+    if let Ok(rd) = std::fs::read_dir("/opt/nvidia/nsight-compute") {
+        let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        v.sort();
+        v.reverse();
+        dirs.extend(v);
+    }
+    for d in dirs {
+        let p = d.join("ncu");
+        if p.is_file() {
+            return Ok(p);
+        }
+        tried.push(d.display().to_string());
+    }
+    Err(Error::Ncu(format!(
+        "ncu not found (looked in {}); install Nsight Compute or pass --ncu PATH",
+        tried.join(", ")
+    )))
+}
+
+/// One profiled kernel launch of ncu's raw CSV page.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KernelResult {
+    /// ncu's result ID (launch order).
+    pub id: u64,
+    /// The kernel name as ncu prints it (demangled, e.g. `offset<float>(float *, int)`).
+    pub name: String,
+    /// Metric name → value in base units (bytes, sectors, …).
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// Splits one CSV line (fields in double quotes, `""` for a quote inside).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut q = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, q) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => q = !q,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            (c, _) => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+fn unit_scale(u: &str) -> f64 {
+    match u.trim() {
+        "Kbyte" | "KB" => 1e3,
+        "Mbyte" | "MB" => 1e6,
+        "Gbyte" | "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => 1.0,
+    }
+}
+
+/// Parses ncu's `--csv` output of the raw/details page (one row per metric, columns `ID`,
+/// `Kernel Name`, `Metric Name`, `Metric Unit`, `Metric Value`, …). Lines not starting with a
+/// quote (program output, `==PROF==` lines) are skipped. Values lose thousands separators and
+/// are scaled to base units. Results come back in ID order.
+///
+/// Errors: [`Error::Ncu`] when no CSV header is found.
+pub fn parse_csv(text: &str) -> Result<Vec<KernelResult>> {
+    let mut header: Option<BTreeMap<String, usize>> = None;
+    let mut results: BTreeMap<u64, KernelResult> = BTreeMap::new();
+    for line in text.lines() {
+        if !line.starts_with('"') {
+            continue;
+        }
+        let row = csv_fields(line);
+        if row.first().map(String::as_str) == Some("ID") {
+            header = Some(row.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect());
+            continue;
+        }
+        let Some(h) = &header else { continue };
+        let get = |name: &str| h.get(name).and_then(|&i| row.get(i)).map(String::as_str);
+        let (Some(id), Some(kname), Some(metric), Some(value)) = (
+            get("ID").and_then(|s| s.trim().parse::<u64>().ok()),
+            get("Kernel Name"),
+            get("Metric Name"),
+            get("Metric Value"),
+        ) else {
+            continue;
+        };
+        let v = value.trim().replace(',', "");
+        let Ok(x) = v.parse::<f64>() else { continue };
+        let x = x * unit_scale(get("Metric Unit").unwrap_or(""));
+        results
+            .entry(id)
+            .or_insert_with(|| KernelResult {
+                id,
+                name: kname.to_string(),
+                metrics: BTreeMap::new(),
+            })
+            .metrics
+            .insert(metric.to_string(), x);
+    }
+    if header.is_none() {
+        return Err(Error::Ncu("no CSV results in ncu's output (no line starting \"ID\")".into()));
+    }
+    Ok(results.into_values().collect())
+}
+
+/// The kernel name without template arguments: `offset<float>` → `offset`.
+pub fn base_name(kernel: &str) -> &str {
+    kernel.split('<').next().unwrap_or(kernel).trim()
+}
+
+/// Whether ncu's (demangled) `ncu_name` is kernel `kernel`: its base name, standing alone
+/// and followed by `<`, `(` or the end (`offset<float>(float *, int)` is `offset<float>`;
+/// `offset_copy(…)` is not `offset`).
+pub fn name_matches(kernel: &str, ncu_name: &str) -> bool {
+    let b = base_name(kernel);
+    let n = ncu_name.trim();
+    let mut start = 0;
+    while let Some(off) = n[start..].find(b) {
+        let i = start + off;
+        let before_ok = i == 0 || n[..i].ends_with([' ', ':', '*', '&']);
+        let rest = n[i + b.len()..].trim_start();
+        let after_ok = rest.is_empty() || rest.starts_with('<') || rest.starts_with('(');
+        if before_ok && after_ok {
+            return true;
+        }
+        start = i + 1;
+    }
+    false
+}
+
+/// The `==ERROR==` (and permission) problems in ncu's output, as an error; `Ok` when none.
+///
+/// Errors: [`Error::NcuPermission`] for `ERR_NVGPUCTRPERM`; [`Error::Ncu`] with the first
+/// error lines otherwise.
+pub fn check_output(output: &str) -> Result<()> {
+    if output.contains("ERR_NVGPUCTRPERM") {
+        let line = output
+            .lines()
+            .find(|l| l.contains("ERR_NVGPUCTRPERM"))
+            .unwrap_or("")
+            .trim();
+        return Err(Error::NcuPermission(line.to_string()));
+    }
+    let errors: Vec<&str> = output
+        .lines()
+        .filter(|l| l.contains("==ERROR=="))
+        .take(5)
+        .collect();
+    if !errors.is_empty() {
+        return Err(Error::Ncu(errors.join("\n")));
+    }
+    Ok(())
+}
+
+/// What one ncu run gave.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// The command line run.
+    pub command: Vec<String>,
+    /// ncu's standard output (CSV and ==PROF== lines).
+    pub stdout: String,
+    /// Standard error (the profiled program's messages).
+    pub stderr: String,
+    /// Exit status (None when killed by a signal).
+    pub status: Option<i32>,
+}
+
+/// Runs `program args…` under ncu with `ncu_args` (e.g. `--clock-control none --csv
+/// --metrics …`) and returns its output, checked with [`check_output`].
+///
+/// Errors: [`Error::Ncu`] when ncu cannot be started or reports an error,
+/// [`Error::NcuPermission`].
+pub fn run(ncu: &Path, ncu_args: &[String], program: &Path, args: &[String]) -> Result<Run> {
+    let mut cmd = Command::new(ncu);
+    cmd.args(ncu_args).arg(program).args(args);
+    let mut command = vec![ncu.display().to_string()];
+    command.extend(ncu_args.iter().cloned());
+    command.push(program.display().to_string());
+    command.extend(args.iter().cloned());
+    let out = cmd
+        .output()
+        .map_err(|e| Error::Ncu(format!("cannot run {}: {e}", ncu.display())))?;
+    let run = Run {
+        command,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        status: out.status.code(),
+    };
+    check_output(&format!("{}\n{}", run.stdout, run.stderr))?;
+    Ok(run)
+}
+
+/// warpscope's prediction of the counters, by column ([`Counter::column`]); columns it does
+/// not predict are absent.
+pub type Predicted = BTreeMap<&'static str, u64>;
+
+/// One counter of one launch, predicted against measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    pub column: &'static str,
+    pub metric: &'static str,
+    pub predicted: Option<u64>,
+    pub measured: Option<f64>,
+    /// Whether the agreement rule compares this counter.
+    pub compared: bool,
+    /// predicted == measured (false when either is missing).
+    pub equal: bool,
+}
+
+/// The outcome of one launch under the agreement rule (module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every compared counter equal.
+    Exact,
+    /// Only shared-load wavefronts differ, measured above the model by at most 10 %.
+    KnownNoise,
+    /// Anything else.
+    Differs,
+}
+
+/// One launch's comparison.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    pub rows: Vec<Row>,
+    pub verdict: Verdict,
+    /// Sentences explaining a noisy or differing verdict.
+    pub notes: Vec<String>,
+}
+
+/// Compares `predicted` with one kernel's `measured` metrics under the agreement rule.
+pub fn compare(predicted: &Predicted, measured: &BTreeMap<String, f64>) -> Comparison {
+    let mut rows = Vec::new();
+    for c in COUNTERS {
+        let p = predicted.get(c.column).copied();
+        let m = measured.get(c.metric).copied();
+        let equal = matches!((p, m), (Some(p), Some(m)) if (p as f64 - m).abs() < 0.5);
+        rows.push(Row {
+            column: c.column,
+            metric: c.metric,
+            predicted: p,
+            measured: m,
+            compared: c.compared,
+            equal,
+        });
+    }
+    let bad: Vec<&Row> = rows.iter().filter(|r| r.compared && !r.equal).collect();
+    let mut notes = Vec::new();
+    let verdict = if bad.is_empty() {
+        Verdict::Exact
+    } else if bad.len() == 1 && bad[0].column == "shared_ld_wavefronts" {
+        let r = bad[0];
+        match (r.predicted, r.measured) {
+            (Some(p), Some(m)) if p > 0 && m > p as f64 && m <= p as f64 * (1.0 + SHARED_LOAD_NOISE) => {
+                notes.push(format!(
+                    "shared-load wavefronts {:.0} measured, {} predicted (+{:.2} %): the known overcount of shared loads at block start (at most +{:.0} %, tests/data/h100/examples-noisy.csv); passes unless --strict",
+                    m,
+                    p,
+                    (m / p as f64 - 1.0) * 100.0,
+                    SHARED_LOAD_NOISE * 100.0
+                ));
+                Verdict::KnownNoise
+            }
+            _ => Verdict::Differs,
+        }
+    } else {
+        Verdict::Differs
+    };
+    if verdict == Verdict::Differs {
+        for r in &bad {
+            notes.push(match (r.predicted, r.measured) {
+                (Some(p), Some(m)) => format!("{}: predicted {p}, measured {m:.0}", r.column),
+                (None, Some(m)) => format!("{}: not predicted, measured {m:.0}", r.column),
+                (Some(p), None) => format!("{}: predicted {p}, ncu gave no value ({})", r.column, r.metric),
+                (None, None) => format!("{}: neither predicted nor measured", r.column),
+            });
+        }
+    }
+    Comparison {
+        rows,
+        verdict,
+        notes,
+    }
+}
+
+/// Parses ncu's source page (`--page source --print-source cuda --csv`, after collecting the
+/// `SourceCounters` section): per CUDA source line, "global sectors" (column "L2 Theoretical
+/// Sectors Global") and "shared wavefronts" (column "L1 Wavefronts Shared"), as found. Lines
+/// are numbered by a "Line"/"#" column when there is one, else by row order.
+///
+/// Errors: [`Error::Ncu`] when no header row with a "Source" column is found.
+pub fn parse_source_csv(text: &str) -> Result<BTreeMap<u32, BTreeMap<&'static str, f64>>> {
+    let mut header: Option<Vec<String>> = None;
+    let mut out: BTreeMap<u32, BTreeMap<&'static str, f64>> = BTreeMap::new();
+    let mut row_no = 0u32;
+    for line in text.lines() {
+        if !line.starts_with('"') {
+            continue;
+        }
+        let row = csv_fields(line);
+        if row.iter().any(|c| c == "Source") {
+            header = Some(row);
+            row_no = 0;
+            continue;
+        }
+        let Some(h) = &header else { continue };
+        row_no += 1;
+        let find = |pred: &dyn Fn(&str) -> bool| h.iter().position(|c| pred(c));
+        let line_col = find(&|c: &str| c == "Line" || c == "#" || c == "# Line" || c == "Line Number");
+        let line_no = line_col
+            .and_then(|i| row.get(i))
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .unwrap_or(row_no);
+        let cols: [(&'static str, Option<usize>); 2] = [
+            ("global sectors", find(&|c: &str| c.starts_with("L2 Theoretical Sectors Global") && !c.contains("Excessive") && !c.contains("Ideal"))),
+            ("shared wavefronts", find(&|c: &str| c.starts_with("L1 Wavefronts Shared") && !c.contains("Excessive") && !c.contains("Ideal"))),
+        ];
+        for (name, col) in cols {
+            if let Some(v) = col.and_then(|i| row.get(i)).and_then(|v| v.trim().replace(',', "").parse::<f64>().ok()) {
+                if v != 0.0 {
+                    *out.entry(line_no).or_default().entry(name).or_insert(0.0) += v;
+                }
+            }
+        }
+    }
+    if header.is_none() {
+        return Err(Error::Ncu("no source-page CSV in ncu's output (no header with a \"Source\" column)".into()));
+    }
+    Ok(out)
+}

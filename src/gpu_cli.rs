@@ -1,0 +1,934 @@
+//! `warpscope run`, `verify` and `calibrate`: the kernel on the GPU at hand (cargo feature
+//! `cuda`). The work is in `warpscope-gpu`; this module holds the flags, the analysis side
+//! (warpscope's predictions for the device's compute capability) and the output.
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Parser, ValueEnum};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+use warpscope::report::Analysis;
+use warpscope::AnalyzeRequest;
+use warpscope_gpu::ncu::{self, Verdict};
+use warpscope_gpu::plan::{self, LaunchSpec, ParamPlan, Plan, Sizing};
+use warpscope_gpu::run::Runner;
+use warpscope_gpu::stats::{stats, Stats};
+use warpscope_gpu::{bench, Device, DeviceInfo};
+
+/// A launch on the GPU: the kernel of a file and its configuration (as `analyze` takes
+/// them), or a batch file of such launches.
+#[derive(clap::Args, Clone, Debug)]
+pub struct GpuLaunch {
+    /// The CUDA source file (.cu).
+    #[arg(required_unless_present = "batch")]
+    file: Option<String>,
+    /// Kernel name; a template with its arguments, e.g. 'stride<float>' (instantiated by
+    /// NVRTC name expression).
+    #[arg(long, required_unless_present = "batch")]
+    kernel: Option<String>,
+    /// Grid dimensions X[,Y[,Z]] (blocks).
+    #[arg(long, required_unless_present = "batch")]
+    grid: Option<String>,
+    /// Block dimensions X[,Y[,Z]] (threads).
+    #[arg(long, required_unless_present = "batch")]
+    block: Option<String>,
+    /// Scalar kernel parameter NAME=VALUE (repeatable).
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    args: Vec<String>,
+    /// Size of a pointer parameter's allocation in elements, NAME=ELEMENTS. Without it the
+    /// allocation spans the bytes warpscope's interpreter sees the kernel touch (memory read
+    /// as zero).
+    #[arg(long = "alloc", value_name = "NAME=ELEMENTS")]
+    allocs: Vec<String>,
+    /// Preprocessor macro NAME[=VALUE] (passed to NVRTC and to the interpreter).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    defines: Vec<String>,
+    /// Bytes of extern __shared__ memory per block.
+    #[arg(long, default_value_t = 0, value_name = "BYTES")]
+    dynamic_smem: u64,
+    /// How to fill allocations: NAME=zero|random|iota, or zero|random|iota for all of them
+    /// (default zero, as analyze assumes; use random for timings). Repeatable, later wins.
+    #[arg(long = "init", value_name = "NAME=MODE")]
+    init: Vec<String>,
+    /// Iterations a loop may run in one block in the interpreter.
+    #[arg(long, default_value_t = warpscope::cuda::DEFAULT_MAX_STEPS)]
+    max_steps: u64,
+    /// Launches from a file instead, one per line in the form of this command line
+    /// (FILE --kernel K --grid G --block B [--arg …] [--alloc …] [--init …]); '#' starts a
+    /// comment; paths relative to the current folder.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "kernel", "grid", "block"])]
+    batch: Option<String>,
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+    /// Seconds a launch (or a timed sample) may take before warpscope gives up on it.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    timeout: f64,
+}
+
+/// One line of a batch file.
+#[derive(Parser)]
+#[command(name = "batch-line", no_binary_name = true)]
+struct BatchLine {
+    #[command(flatten)]
+    launch: GpuLaunch,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    launch: GpuLaunch,
+    /// Timed launches (each timed alone with CUDA events).
+    #[arg(long, default_value_t = 20)]
+    repeat: u32,
+    /// Untimed launches first.
+    #[arg(long, default_value_t = 3)]
+    warmup: u32,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Launch each kernel once, untimed, and print nothing on standard output: what `verify`
+    /// profiles under Nsight Compute.
+    #[arg(long, hide = true)]
+    once: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ClockControl {
+    /// Leave the GPU's clocks as they are (as the H100 measurements were made).
+    None,
+    /// Lock them to base clocks (ncu's default).
+    Base,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    launch: GpuLaunch,
+    /// Nsight Compute executable (default: ncu on PATH, then /usr/local/cuda/bin and
+    /// /opt/nvidia/nsight-compute/*/).
+    #[arg(long, value_name = "PATH")]
+    ncu: Option<String>,
+    /// ncu --clock-control.
+    #[arg(long, value_enum, default_value_t = ClockControl::None)]
+    clock_control: ClockControl,
+    /// Fail on known-noisy shared-load wavefronts too (see the rule printed under the table).
+    #[arg(long)]
+    strict: bool,
+    /// Also compare per source line (a second ncu pass with its source counters; single
+    /// launches only).
+    #[arg(long)]
+    lines: bool,
+    /// Save ncu's raw CSV output here.
+    #[arg(long, value_name = "FILE")]
+    ncu_csv: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CalibrateArgs {
+    /// Where to write the profile (default: warpscope-profile-<gpu>.json).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<String>,
+    /// Nsight Compute for the DRAM granularity and partial-write probes (default: ncu on
+    /// PATH; without it those two fields keep their defaults).
+    #[arg(long, value_name = "PATH")]
+    ncu: Option<String>,
+    /// Do not run the ncu probes.
+    #[arg(long)]
+    no_ncu: bool,
+    /// Also time Harris's copy sweep (offsets 0..32, strides 1..32, 2^28 floats, block 256)
+    /// and write it as CSV in copy-bandwidth.csv's form.
+    #[arg(long, value_name = "FILE")]
+    sweep_csv: Option<String>,
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+    /// Output format of the summary.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Run the DRAM probe kernels once (what calibrate profiles under ncu).
+    #[arg(long, hide = true)]
+    probe_dram: bool,
+}
+
+fn out(text: &str) -> Result<()> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.context("cannot write to standard output"),
+    }
+}
+
+fn gpu_err(e: warpscope_gpu::Error) -> anyhow::Error {
+    anyhow!("{e}")
+}
+
+/// The launches of `l`: its own, or its batch file's.
+fn specs(l: &GpuLaunch) -> Result<Vec<LaunchSpec>> {
+    let Some(batch) = &l.batch else {
+        return Ok(vec![spec(l)?]);
+    };
+    let text = std::fs::read_to_string(batch).with_context(|| format!("cannot read --batch {batch}"))?;
+    let mut v = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let at = || format!("{batch}:{}", i + 1);
+        let words = plan::split_words(line).map_err(|e| anyhow!("{}: {e}", at()))?;
+        if words.is_empty() {
+            continue;
+        }
+        let b = BatchLine::try_parse_from(&words).map_err(|e| anyhow!("{}: {}", at(), e.render().to_string().trim_end()))?;
+        if b.launch.batch.is_some() {
+            bail!("{}: --batch inside a batch file", at());
+        }
+        v.push(spec(&b.launch).with_context(at)?);
+    }
+    if v.is_empty() {
+        bail!("--batch {batch}: no launches in the file");
+    }
+    Ok(v)
+}
+
+fn spec(l: &GpuLaunch) -> Result<LaunchSpec> {
+    let (Some(file), Some(kernel), Some(grid), Some(block)) = (&l.file, &l.kernel, &l.grid, &l.block) else {
+        bail!("give FILE --kernel NAME --grid X[,Y,Z] --block X[,Y,Z], or --batch FILE");
+    };
+    let source = std::fs::read_to_string(file).with_context(|| format!("cannot read {file}"))?;
+    let allocs = plan::parse_pairs(&l.allocs, "alloc")
+        .map_err(gpu_err)?
+        .into_iter()
+        .map(|(n, v)| {
+            v.parse::<u64>()
+                .map(|e| (n.clone(), e))
+                .with_context(|| format!("--alloc {n}={v}: expected a number of elements"))
+        })
+        .collect::<Result<_>>()?;
+    Ok(LaunchSpec {
+        file: file.clone(),
+        source,
+        kernel: kernel.clone(),
+        grid: plan::parse_dims(grid, "grid").map_err(gpu_err)?,
+        block: plan::parse_dims(block, "block").map_err(gpu_err)?,
+        args: plan::parse_pairs(&l.args, "arg").map_err(gpu_err)?,
+        allocs,
+        defines: l.defines.clone(),
+        dynamic_shared_bytes: l.dynamic_smem,
+        max_steps: l.max_steps,
+        init: l.init.iter().map(|s| plan::parse_init(s)).collect::<Result<_, _>>().map_err(gpu_err)?,
+    })
+}
+
+/// warpscope's analysis of `s` for compute capability `cc` ("9.0").
+fn analyze(s: &LaunchSpec, cc: &str) -> Result<Analysis> {
+    let mut req = AnalyzeRequest::new(&s.file, &s.source, &s.kernel, s.grid, s.block).ccs(cc)?;
+    req.args = s.args.clone();
+    req.allocs = s.allocs.clone();
+    req.defines = s.defines.clone();
+    req.dynamic_shared_bytes = s.dynamic_shared_bytes;
+    req.max_steps = s.max_steps;
+    warpscope::analyze(&req)
+}
+
+/// Whether warpscope models the device's compute capability.
+fn modeled(info: &DeviceInfo) -> bool {
+    warpscope::model::arch::parse_list(&info.cc_string()).is_ok()
+}
+
+/// Plans and analyzes every launch, several at a time (each is one interpreter run or two).
+fn plan_all(specs: &[LaunchSpec], cc: Option<&str>) -> Vec<(Result<Plan>, Option<Result<Analysis>>)> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(16);
+    let mut results: Vec<Option<(Result<Plan>, Option<Result<Analysis>>)>> = (0..specs.len()).map(|_| None).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots = std::sync::Mutex::new(&mut results);
+    std::thread::scope(|sc| {
+        for _ in 0..threads.min(specs.len()).max(1) {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= specs.len() {
+                    break;
+                }
+                let s = &specs[i];
+                let p = plan::plan(s).map_err(gpu_err).with_context(|| format!("{} {}", s.file, s.label()));
+                let a = cc.map(|cc| analyze(s, cc).with_context(|| format!("{} {}", s.file, s.label())));
+                slots.lock().unwrap()[i] = Some((p, a));
+            });
+        }
+    });
+    results.into_iter().map(|r| r.expect("every launch planned")).collect()
+}
+
+/// Bytes of global loads and stores the kernel asks for (warpscope's `bytes_requested`).
+fn requested_bytes(a: &Analysis) -> u64 {
+    let t = &a.architectures[0].totals;
+    t.global_load.bytes_requested + t.global_store.bytes_requested
+}
+
+fn mib(b: u64) -> String {
+    if b >= 1 << 20 {
+        format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+    } else if b >= 1024 {
+        format!("{:.1} KiB", b as f64 / 1024.0)
+    } else {
+        format!("{b} B")
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut o = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            o.push(',');
+        }
+        o.push(c);
+    }
+    o
+}
+
+fn alloc_summary(p: &Plan) -> String {
+    let v: Vec<String> = p
+        .params
+        .iter()
+        .filter_map(|x| match x {
+            ParamPlan::Pointer { name, bytes, sizing, init, .. } => Some(format!(
+                "{name} {} ({}, {})",
+                mib(*bytes),
+                match sizing {
+                    Sizing::Alloc => "--alloc",
+                    Sizing::Touched => "touched range",
+                    Sizing::Untouched => "untouched",
+                },
+                init.name()
+            )),
+            _ => None,
+        })
+        .collect();
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// One timed launch, as `run --format json` prints it.
+#[derive(serde::Serialize)]
+struct RunReport {
+    file: String,
+    kernel: String,
+    args: Vec<(String, String)>,
+    grid: [u32; 3],
+    block: [u32; 3],
+    device: String,
+    cc: String,
+    registers: u32,
+    plan: Plan,
+    warmup: u32,
+    repeat: u32,
+    /// Seconds per launch.
+    seconds: Stats,
+    /// Bytes of global loads + stores requested (warpscope, device CC).
+    requested_bytes: Option<u64>,
+    /// requested_bytes / median seconds / 1e9.
+    effective_gbps: Option<f64>,
+    notes: Vec<String>,
+}
+
+pub fn run(a: RunArgs) -> Result<()> {
+    let specs = specs(&a.launch)?;
+    let timeout = Duration::from_secs_f64(a.launch.timeout.max(0.001));
+    if a.once {
+        return run_once(&specs, a.launch.device, timeout);
+    }
+    let dev = Device::open(a.launch.device).map_err(gpu_err)?;
+    let cc = dev.info.cc_string();
+    let modeled = modeled(&dev.info);
+    // NVRTC first: the GPU's compiler has the last word on the source.
+    let mut runner = Runner::new(&dev);
+    runner.compile(&specs.iter().collect::<Vec<_>>()).map_err(gpu_err)?;
+    let planned = plan_all(&specs, modeled.then_some(cc.as_str()));
+    let mut reports = Vec::new();
+    for (s, (p, an)) in specs.iter().zip(planned) {
+        let p = p?;
+        let an = an.transpose()?;
+        let ready = runner.prepare(s, &p).map_err(gpu_err)?;
+        let samples = runner.time(&ready, a.warmup, a.repeat.max(1), timeout).map_err(gpu_err)?;
+        let st = stats(&samples.seconds).ok_or_else(|| anyhow!("no valid timing samples"))?;
+        let req = an.as_ref().map(requested_bytes);
+        let mut notes = Vec::new();
+        if !modeled {
+            notes.push(format!("warpscope does not model CC {cc}: no requested bytes"));
+        }
+        let total = p.allocated_bytes();
+        if total < 2 * dev.info.l2_bytes {
+            notes.push(format!(
+                "the allocations ({}) fit in L2 ({}) twice over: repeated launches partly measure the cache",
+                mib(total),
+                mib(dev.info.l2_bytes)
+            ));
+        }
+        if s.init.is_empty() {
+            notes.push("memory is zero (analyze's assumption); --init random times on data".into());
+        }
+        reports.push(RunReport {
+            file: s.file.clone(),
+            kernel: s.kernel.clone(),
+            args: s.args.clone(),
+            grid: s.grid,
+            block: s.block,
+            device: dev.info.name.clone(),
+            cc: cc.clone(),
+            registers: ready.function.registers().unwrap_or(0),
+            plan: p,
+            warmup: a.warmup,
+            repeat: a.repeat.max(1),
+            seconds: st,
+            requested_bytes: req,
+            effective_gbps: req.map(|b| b as f64 / st.median / 1e9),
+            notes,
+        });
+    }
+    match a.format {
+        Format::Json => out(&(serde_json::to_string_pretty(&reports)? + "\n")),
+        Format::Table => {
+            let mut t = String::new();
+            for r in &reports {
+                let us = |s: f64| s * 1e6;
+                t += &format!(
+                    "{} — {} — grid ({},{},{}) block ({},{},{}) — {} (CC {}), {} registers\n",
+                    label(&r.kernel, &r.args),
+                    r.file,
+                    r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2],
+                    r.device,
+                    r.cc,
+                    r.registers
+                );
+                t += &format!("  allocations: {}\n", alloc_summary(&r.plan));
+                t += &format!(
+                    "  time: median {:.2} µs (min {:.2}, max {:.2}, IQR {:.2}; {} launches after {} warm-up)\n",
+                    us(r.seconds.median),
+                    us(r.seconds.min),
+                    us(r.seconds.max),
+                    us(r.seconds.iqr()),
+                    r.repeat,
+                    r.warmup
+                );
+                if let (Some(b), Some(g)) = (r.requested_bytes, r.effective_gbps) {
+                    t += &format!("  requested: {} B of global loads and stores (warpscope, CC {})\n", thousands(b), r.cc);
+                    t += &format!("  effective bandwidth: {g:.1} GB/s (requested bytes / median time; GB/s = 1e9 B/s)\n");
+                }
+                for n in &r.notes {
+                    t += &format!("  note: {n}\n");
+                }
+            }
+            out(&t)
+        }
+    }
+}
+
+fn label(kernel: &str, args: &[(String, String)]) -> String {
+    let a: Vec<String> = args.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    if a.is_empty() {
+        kernel.to_string()
+    } else {
+        format!("{kernel} {}", a.join(";"))
+    }
+}
+
+/// `run --once`: each launch once, in order, nothing on standard output (Nsight Compute's CSV
+/// goes there).
+fn run_once(specs: &[LaunchSpec], device: usize, timeout: Duration) -> Result<()> {
+    let dev = Device::open(device).map_err(gpu_err)?;
+    let mut runner = Runner::new(&dev);
+    runner.compile(&specs.iter().collect::<Vec<_>>()).map_err(gpu_err)?;
+    for (i, s) in specs.iter().enumerate() {
+        let p = plan::plan(s).map_err(gpu_err).with_context(|| format!("{} {}", s.file, s.label()))?;
+        let ready = runner.prepare(s, &p).map_err(gpu_err)?;
+        runner.once(&ready, timeout).map_err(gpu_err)?;
+        eprintln!("warpscope: launch {} of {} done: {} {}", i + 1, specs.len(), s.file, s.label());
+    }
+    Ok(())
+}
+
+/// One launch of `verify`, as `--format json` prints it.
+#[derive(serde::Serialize)]
+struct VerifyReport {
+    file: String,
+    kernel: String,
+    args: Vec<(String, String)>,
+    grid: [u32; 3],
+    block: [u32; 3],
+    ncu_kernel: String,
+    comparison: ncu::Comparison,
+    lines: Vec<LineReport>,
+}
+
+/// Per-source-line comparison (from ncu's source counters).
+#[derive(serde::Serialize, Clone, Debug)]
+struct LineReport {
+    line: u32,
+    counter: String,
+    predicted: u64,
+    measured: Option<f64>,
+}
+
+fn predicted(a: &Analysis) -> ncu::Predicted {
+    let t = &a.architectures[0].totals;
+    let mut m = ncu::Predicted::new();
+    m.insert("global_ld_requests", t.global_load.requests);
+    m.insert("global_ld_sectors", t.global_load.sectors);
+    m.insert("global_st_requests", t.global_store.requests);
+    m.insert("global_st_sectors", t.global_store.sectors);
+    m.insert("shared_ld_wavefronts", t.shared_load.wavefronts);
+    m.insert("shared_st_wavefronts", t.shared_store.wavefronts);
+    m.insert("shared_ld_instructions", t.shared_load.executions);
+    m
+}
+
+pub fn verify(a: VerifyArgs) -> Result<()> {
+    let specs = specs(&a.launch)?;
+    let info = warpscope_gpu::device_info(a.launch.device).map_err(gpu_err)?;
+    if !modeled(&info) {
+        bail!("warpscope does not model CC {} ({}): nothing to compare", info.cc_string(), info.name);
+    }
+    let ncu_path = ncu::find(a.ncu.as_deref()).map_err(gpu_err)?;
+    let cc = info.cc_string();
+    // NVRTC errors here, with their file:line, rather than from inside the profiled child.
+    warpscope_gpu::run::compile_groups(&specs.iter().collect::<Vec<_>>(), info.cc, false).map_err(gpu_err)?;
+    let planned = plan_all(&specs, Some(&cc));
+    // The child process gets every allocation size explicitly: it need not interpret again.
+    let tmp = TempDir::new("verify")?;
+    let batch = tmp.0.join("launches.txt");
+    let mut lines = String::new();
+    let mut analyses = Vec::new();
+    for (s, (p, an)) in specs.iter().zip(planned) {
+        let p = p?;
+        let an = an.expect("analysis requested")?;
+        let mut child = s.clone();
+        child.allocs = p.alloc_elements();
+        lines += &child.to_line();
+        lines.push('\n');
+        analyses.push(an);
+    }
+    std::fs::write(&batch, &lines).with_context(|| format!("cannot write {}", batch.display()))?;
+    let exe = std::env::current_exe().context("cannot find warpscope's own executable")?;
+    let child_args = |extra: &[&str]| {
+        let mut v: Vec<String> = vec![
+            "run".into(),
+            "--batch".into(),
+            batch.display().to_string(),
+            "--once".into(),
+            "--device".into(),
+            a.launch.device.to_string(),
+            "--timeout".into(),
+            a.launch.timeout.to_string(),
+        ];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let clock = match a.clock_control {
+        ClockControl::None => "none",
+        ClockControl::Base => "base",
+    };
+    let ncu_args: Vec<String> = [
+        "--clock-control", clock, "--print-units", "base", "--csv", "--target-processes", "all", "--metrics",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([ncu::metrics_list()])
+    .collect();
+    let r = ncu::run(&ncu_path, &ncu_args, &exe, &child_args(&[])).map_err(gpu_err)?;
+    if let Some(f) = &a.ncu_csv {
+        std::fs::write(f, &r.stdout).with_context(|| format!("cannot write {f}"))?;
+    }
+    let results = ncu::parse_csv(&r.stdout).map_err(|e| {
+        anyhow!("{e}\nncu's standard error ends:\n{}", tail(&r.stderr, 15))
+    })?;
+    // Match launches to results in order, skipping results of other kernels.
+    let mut reports = Vec::new();
+    let mut j = 0;
+    for (s, an) in specs.iter().zip(&analyses) {
+        while j < results.len() && !ncu::name_matches(&s.kernel, &results[j].name) {
+            j += 1;
+        }
+        if j >= results.len() {
+            bail!(
+                "ncu gave no result for {} {} (the profiled run stopped early?); its standard error ends:\n{}",
+                s.file,
+                s.label(),
+                tail(&r.stderr, 15)
+            );
+        }
+        let res = &results[j];
+        j += 1;
+        reports.push(VerifyReport {
+            file: s.file.clone(),
+            kernel: s.kernel.clone(),
+            args: s.args.clone(),
+            grid: s.grid,
+            block: s.block,
+            ncu_kernel: res.name.clone(),
+            comparison: ncu::compare(&predicted(an), &res.metrics),
+            lines: Vec::new(),
+        });
+    }
+    if a.lines {
+        if specs.len() != 1 {
+            eprintln!("warpscope: --lines compares single launches only; skipped for the batch");
+        } else {
+            let (lr, notes) = line_pass(&ncu_path, clock, &exe, &child_args(&[]), &analyses[0])?;
+            reports[0].lines = lr;
+            reports[0].comparison.notes.extend(notes);
+        }
+    }
+    drop(tmp);
+    let differs = reports.iter().filter(|r| r.comparison.verdict == Verdict::Differs).count();
+    let noisy = reports.iter().filter(|r| r.comparison.verdict == Verdict::KnownNoise).count();
+    let lines_bad = reports.iter().any(|r| r.lines.iter().any(|l| l.measured.map_or(true, |m| (m - l.predicted as f64).abs() >= 0.5)));
+    match a.format {
+        Format::Json => out(&(serde_json::to_string_pretty(&reports)? + "\n"))?,
+        Format::Table => out(&verify_table(&info, &reports, a.strict))?,
+    }
+    if differs > 0 || (a.strict && noisy > 0) || lines_bad {
+        bail!(
+            "{} of {} launches disagree with Nsight Compute{}{}",
+            differs + if a.strict { noisy } else { 0 },
+            reports.len(),
+            if a.strict && noisy > 0 { format!(" ({noisy} known-noisy, failing under --strict)") } else { String::new() },
+            if lines_bad { "; per-line counters disagree" } else { "" }
+        );
+    }
+    Ok(())
+}
+
+/// A scratch folder removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(what: &str) -> Result<TempDir> {
+        let d = std::env::temp_dir().join(format!("warpscope-{what}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
+        Ok(TempDir(d))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tail(s: &str, n: usize) -> String {
+    let v: Vec<&str> = s.lines().collect();
+    v[v.len().saturating_sub(n)..].join("\n")
+}
+
+fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> String {
+    let cols: Vec<&ncu::Counter> = ncu::COUNTERS.iter().collect();
+    let short = |c: &str| match c {
+        "global_ld_requests" => "ld req",
+        "global_ld_sectors" => "ld sect",
+        "global_st_requests" => "st req",
+        "global_st_sectors" => "st sect",
+        "shared_ld_wavefronts" => "sh ld wf",
+        "shared_st_wavefronts" => "sh st wf",
+        "shared_ld_instructions" => "sh ld inst",
+        "dram_read_bytes" => "DRAM rd B",
+        "dram_write_bytes" => "DRAM wr B",
+        _ => c,
+    }
+    .to_string();
+    let mut header = vec!["#".to_string(), "launch".to_string()];
+    header.extend(cols.iter().map(|c| short(c.column)));
+    header.push("verdict".into());
+    let mut rows = vec![header];
+    for (i, r) in reports.iter().enumerate() {
+        let mut row = vec![(i + 1).to_string(), format!("{} {}", r.file.rsplit('/').next().unwrap_or(&r.file), label(&r.kernel, &r.args))];
+        for c in &r.comparison.rows {
+            let m = c.measured.map(|m| m.round() as u64);
+            row.push(match (c.compared, c.predicted, m) {
+                (true, Some(p), Some(m)) if p == m => thousands(m),
+                (true, p, m) => format!(
+                    "{}≠{}",
+                    p.map_or("-".into(), thousands),
+                    m.map_or("-".into(), thousands)
+                ),
+                (false, _, Some(m)) => thousands(m),
+                (false, _, None) => "-".into(),
+            });
+        }
+        row.push(
+            match r.comparison.verdict {
+                Verdict::Exact => "exact",
+                Verdict::KnownNoise if strict => "NOISY (fails: --strict)",
+                Verdict::KnownNoise => "noisy",
+                Verdict::Differs => "DIFFERS",
+            }
+            .into(),
+        );
+        rows.push(row);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|k| rows.iter().map(|r| r[k].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut t = format!(
+        "warpscope (CC {}) against Nsight Compute on {} (driver CUDA {})\n",
+        info.cc_string(),
+        info.name,
+        info.driver_cuda
+    );
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let pad = widths[k] - c.chars().count();
+                if k == 1 { format!("{c}{}", " ".repeat(pad)) } else { format!("{}{c}", " ".repeat(pad)) }
+            })
+            .collect();
+        t += cells.join("  ").trim_end();
+        t.push('\n');
+    }
+    for (i, r) in reports.iter().enumerate() {
+        for n in &r.comparison.notes {
+            t += &format!("#{}: {n}\n", i + 1);
+        }
+        for l in &r.lines {
+            let m = l.measured.map_or("-".to_string(), |m| format!("{m:.0}"));
+            let ok = l.measured.is_some_and(|m| (m - l.predicted as f64).abs() < 0.5);
+            t += &format!(
+                "#{}: line {:>4} {:<22} predicted {:>12} measured {:>12} {}\n",
+                i + 1,
+                l.line,
+                l.counter,
+                thousands(l.predicted),
+                m,
+                if ok { "exact" } else { "DIFFERS" }
+            );
+        }
+    }
+    let exact = reports.iter().filter(|r| r.comparison.verdict == Verdict::Exact).count();
+    t += &format!(
+        "{exact} of {} launches exact. Cells: the measured value where it equals the prediction, predicted≠measured where not; DRAM bytes and shared-load instructions are shown, not compared.\n",
+        reports.len()
+    );
+    t += &format!(
+        "Rule: requests, sectors and wavefronts must be equal; 'noisy' = only shared-load wavefronts differ, measured above the model by at most {:.0} % (the H100's known overcount for loads at block start){}.\n",
+        ncu::SHARED_LOAD_NOISE * 100.0,
+        if strict { ": fails under --strict" } else { ": passes (use --strict to fail)" }
+    );
+    t
+}
+
+/// The per-line pass: ncu's source counters for the single launch, summed per CUDA source
+/// line, against warpscope's per-site figures summed per line.
+fn line_pass(
+    ncu_path: &std::path::Path,
+    clock: &str,
+    exe: &std::path::Path,
+    child: &[String],
+    an: &Analysis,
+) -> Result<(Vec<LineReport>, Vec<String>)> {
+    let args: Vec<String> = [
+        "--clock-control", clock, "--csv", "--print-units", "base", "--section", "SourceCounters",
+        "--page", "source", "--print-source", "cuda",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let r = ncu::run(ncu_path, &args, exe, child).map_err(gpu_err)?;
+    let per_line = warpscope_gpu::ncu::parse_source_csv(&r.stdout).map_err(gpu_err)?;
+    // warpscope's sectors (global) and wavefronts (shared) per line.
+    let mut pred: BTreeMap<(u32, &'static str), u64> = BTreeMap::new();
+    for s in &an.architectures[0].sites {
+        let (counter, v) = match s.space {
+            warpscope::model::Space::Global => ("global sectors", s.counters.sectors),
+            warpscope::model::Space::Shared => ("shared wavefronts", s.counters.wavefronts),
+            _ => continue,
+        };
+        *pred.entry((s.line, counter)).or_default() += v;
+    }
+    let mut outl = Vec::new();
+    for ((line, counter), p) in pred {
+        let m = per_line.get(&line).and_then(|m| m.get(counter)).copied();
+        outl.push(LineReport {
+            line,
+            counter: counter.to_string(),
+            predicted: p,
+            measured: m,
+        });
+    }
+    Ok((outl, Vec::new()))
+}
+
+/// Today's date (UTC), YYYY-MM-DD.
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    // Days to civil date (Howard Hinnant's algorithm).
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+pub fn calibrate(a: CalibrateArgs) -> Result<()> {
+    if a.probe_dram {
+        let dev = Device::open(a.device).map_err(gpu_err)?;
+        return bench::dram_probes(&dev).map_err(gpu_err);
+    }
+    let info = warpscope_gpu::device_info(a.device).map_err(gpu_err)?;
+    // The DRAM probes need Nsight Compute, in a process of their own.
+    let mut probe_note = None;
+    let probe = if a.no_ncu {
+        None
+    } else {
+        match dram_probe(&a) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                probe_note = Some(format!("DRAM probes skipped: {e:#}"));
+                None
+            }
+        }
+    };
+    let dev = Device::open(a.device).map_err(gpu_err)?;
+    let mut cal = bench::calibrate(&dev, probe, &today()).map_err(gpu_err)?;
+    if let Some(n) = probe_note {
+        cal.notes.push(n);
+    }
+    let slug = bench::find_gpu(&info.name)
+        .map(|g| g.aliases[0].to_string())
+        .unwrap_or_else(|| {
+            info.name
+                .to_lowercase()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect::<String>()
+                .trim_matches('-')
+                .to_string()
+        });
+    let path = a.output.clone().unwrap_or_else(|| format!("warpscope-profile-{slug}.json"));
+    std::fs::write(&path, cal.profile.to_json() + "\n").with_context(|| format!("cannot write {path}"))?;
+    let mut sweep = None;
+    if let Some(csv) = &a.sweep_csv {
+        let b = bench::Bench::new(&dev).map_err(gpu_err)?;
+        let n = 1u64 << 28;
+        let offsets: Vec<u32> = (0..=32).collect();
+        let strides: Vec<u32> = (1..=32).collect();
+        let o = bench::copy_sweep(&b, bench::CopyKind::Offset, &offsets, bench::Elem::Float, n, 256).map_err(gpu_err)?;
+        let s = bench::copy_sweep(&b, bench::CopyKind::Stride, &strides, bench::Elem::Float, n, 256).map_err(gpu_err)?;
+        let mut t = format!(
+            "# {} (CC {}, {} SMs, {}-bit bus, {} MiB L2), driver CUDA {}; measured by warpscope calibrate --sweep-csv ({})\n",
+            info.name,
+            info.cc_string(),
+            info.sms,
+            info.bus_width_bits,
+            info.l2_bytes >> 20,
+            info.driver_cuda,
+            today()
+        );
+        t += "# offset kernel: i = blockIdx.x*blockDim.x + threadIdx.x + offset; if (i < n) b[i] = a[i];  (float, n = 2^28, block 256)\n";
+        t += "# stride kernel: i = (blockIdx.x*blockDim.x + threadIdx.x) * stride; if (i < n) b[i] = a[i];  (float, n = 2^28, n/stride threads, block 256)\n";
+        t += &format!(
+            "# NVRTC-compiled for sm_{}{}; random data; CUDA events: 1 warm-up, then the median of {} samples of {} back-to-back launches\n",
+            info.cc.0, info.cc.1, bench::SAMPLES, bench::PER_SAMPLE
+        );
+        t += "# effective bandwidth counts 8 useful bytes (4 read + 4 written) per element copied; GB/s = 1e9 bytes/s\n";
+        t += &format!("# reference: float4 grid-stride copy of 2^28 floats reached {:.0} GB/s (bytes read + written)\n", cal.copy_gbps);
+        t += "experiment,parameter,effective_GBps\n";
+        for (v, g) in offsets.iter().zip(&o) {
+            t += &format!("offset,{v},{g:.1}\n");
+        }
+        for (v, g) in strides.iter().zip(&s) {
+            t += &format!("stride,{v},{g:.1}\n");
+        }
+        std::fs::write(csv, &t).with_context(|| format!("cannot write {csv}"))?;
+        sweep = Some((o, s));
+    }
+    match a.format {
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct J<'a> {
+                device: &'a DeviceInfo,
+                calibration: &'a bench::Calibration,
+                profile_file: &'a str,
+                sweep_offset_gbps: Option<&'a Vec<f64>>,
+                sweep_stride_gbps: Option<&'a Vec<f64>>,
+            }
+            out(&(serde_json::to_string_pretty(&J {
+                device: &info,
+                calibration: &cal,
+                profile_file: &path,
+                sweep_offset_gbps: sweep.as_ref().map(|s| &s.0),
+                sweep_stride_gbps: sweep.as_ref().map(|s| &s.1),
+            })? + "\n"))
+        }
+        Format::Table => {
+            let p = &cal.profile;
+            let mut t = format!(
+                "calibrated {} (CC {}, {} SMs, {} L2) → {path}\n",
+                info.name,
+                info.cc_string(),
+                info.sms,
+                mib(info.l2_bytes)
+            );
+            t += &format!("  copy_gbps                   {:>9.1}  float4 grid-stride copy, 2 × {} (read + written)\n", p.copy_gbps, mib(cal.copy_bytes));
+            t += &format!("  latency_ns                  {:>9.1}  from the scalar copy at {:.1} GB/s (Little's law)\n", p.latency_ns, cal.scalar_copy_gbps);
+            t += &format!("  dram_min_bytes_per_line     {:>9}  from the stride-32 copy at {:.1} GB/s\n", p.dram_min_bytes_per_line, cal.stride32_copy_gbps);
+            t += &format!("  dram_read_granularity_bytes {:>9}  {}\n", p.dram_read_granularity_bytes, cal.dram_read_bytes_per_load.map_or("default (no ncu)".into(), |b| format!("stride-16-float load: {b:.1} DRAM B per load")));
+            t += &format!("  partial_write_read_bytes    {:>9}  {}\n", p.partial_write_read_bytes, cal.dram_read_bytes_per_partial_sector.map_or("default (no ncu)".into(), |b| format!("stride-8-float store: {b:.1} DRAM B read per sector")));
+            t += &format!("  l2_gbps                     {:>9.1}  re-reading a quarter of L2 through L2 only\n", p.l2_gbps);
+            t += &format!("  l1_gbps                     {:>9.1}  each block re-reading 16 KiB from L1\n", p.l1_gbps);
+            for n in &cal.notes {
+                t += &format!("  note: {n}\n");
+            }
+            if let Some((o, s)) = &sweep {
+                t += &format!(
+                    "  copy sweep → {}: offset 0 {:.1}, offset 1 {:.1}, stride 2 {:.1}, stride 32 {:.1} GB/s\n",
+                    a.sweep_csv.as_deref().unwrap_or(""),
+                    o[0], o[1], s[1], s[31]
+                );
+            }
+            out(&t)
+        }
+    }
+}
+
+/// Runs `calibrate --probe-dram` under ncu: DRAM bytes read per load (stride-16 load) and
+/// per sector (stride-8 store).
+fn dram_probe(a: &CalibrateArgs) -> Result<(f64, f64)> {
+    let ncu_path = ncu::find(a.ncu.as_deref()).map_err(gpu_err)?;
+    let exe: PathBuf = std::env::current_exe().context("cannot find warpscope's own executable")?;
+    let args: Vec<String> = [
+        "--clock-control", "none", "--print-units", "base", "--csv", "--kernel-name", "regex:ws_probe_",
+        "--metrics", "dram__bytes_read.sum,dram__bytes_write.sum",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let child = vec!["calibrate".into(), "--probe-dram".into(), "--device".into(), a.device.to_string()];
+    let r = ncu::run(&ncu_path, &args, &exe, &child).map_err(gpu_err)?;
+    let res = ncu::parse_csv(&r.stdout).map_err(gpu_err)?;
+    let get = |k: &str| {
+        res.iter()
+            .find(|x| ncu::name_matches(k, &x.name))
+            .and_then(|x| x.metrics.get("dram__bytes_read.sum").copied())
+            .ok_or_else(|| anyhow!("ncu gave no dram__bytes_read.sum for {k}"))
+    };
+    let n = bench::PROBE_THREADS as f64;
+    Ok((get("ws_probe_load")? / n, get("ws_probe_store")? / n))
+}

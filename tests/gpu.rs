@@ -1,0 +1,450 @@
+//! `warpscope run`, `verify` and `calibrate` (cargo feature `cuda`).
+//!
+//! Pure tests run anywhere: batch-line and argument parsing, NVRTC-log line mapping, Nsight
+//! Compute CSV parsing on a stored sample, the agreement rule, allocation sizing from the
+//! interpreter. NVRTC tests need only libnvrtc (no GPU) and skip without it. GPU tests skip,
+//! saying so, when no GPU and driver are present (CI has none); `scripts/gpu-check.sh` runs
+//! them on a GPU. Set `WARPSCOPE_BIN` to the warpscope binary when this test binary runs away
+//! from the build tree.
+#![cfg(feature = "cuda")]
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use warpscope_gpu::ncu::{self, Verdict};
+use warpscope_gpu::plan::{self, ElemKind, Init, LaunchSpec, ParamPlan, Sizing};
+use warpscope_gpu::{nvrtc, Device, Error};
+
+fn bin() -> String {
+    std::env::var("WARPSCOPE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_warpscope").to_string())
+}
+
+fn warpscope(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(bin()).args(args).output().expect("run warpscope");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn spec(file: &str, kernel: &str, grid: u32, block: u32, args: &[(&str, &str)]) -> LaunchSpec {
+    LaunchSpec {
+        file: file.into(),
+        source: std::fs::read_to_string(file).unwrap(),
+        kernel: kernel.into(),
+        grid: [grid, 1, 1],
+        block: [block, 1, 1],
+        args: args.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
+        allocs: Vec::new(),
+        defines: Vec::new(),
+        dynamic_shared_bytes: 0,
+        max_steps: warpscope::cuda::DEFAULT_MAX_STEPS,
+        init: Vec::new(),
+    }
+}
+
+/// The GPU, or None after printing why the test is skipped.
+fn gpu(test: &str) -> Option<Device> {
+    match Device::open(0) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            println!("skipping {test}: {e}");
+            None
+        }
+    }
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("warpscope-gpu-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+// ---- pure ----
+
+#[test]
+fn batch_lines_round_trip() {
+    let mut s = spec("examples/harris.cu", "offset<float>", 4096, 256, &[("s", "1")]);
+    s.allocs = vec![("a".into(), 1 << 20)];
+    s.init = vec![plan::parse_init("a=random").unwrap()];
+    s.defines = vec!["TILE=32".into()];
+    let line = s.to_line();
+    assert!(line.contains("'offset<float>'"), "{line}");
+    let w = plan::split_words(&line).unwrap();
+    assert_eq!(w, s.to_words());
+    assert_eq!(
+        plan::split_words("k.cu --kernel \"a b\" --arg x=1 # comment").unwrap(),
+        ["k.cu", "--kernel", "a b", "--arg", "x=1"]
+    );
+    assert_eq!(plan::split_words("  # only a comment").unwrap(), Vec::<String>::new());
+    assert!(plan::split_words("k.cu --kernel 'open").is_err());
+}
+
+#[test]
+fn launch_argument_parsing() {
+    assert_eq!(plan::parse_dims("32,8", "block").unwrap(), [32, 8, 1]);
+    assert_eq!(plan::parse_dims("4x2x3", "grid").unwrap(), [4, 2, 3]);
+    let e = plan::parse_dims("0", "grid").unwrap_err().to_string();
+    assert!(e.contains("at least 1"), "{e}");
+    assert!(plan::parse_dims("1,2,3,4", "grid").is_err());
+    let r = plan::parse_init("random").unwrap();
+    assert_eq!((r.param, r.mode), (None, Init::Random));
+    let r = plan::parse_init("idx=iota").unwrap();
+    assert_eq!((r.param.as_deref(), r.mode), (Some("idx"), Init::Iota));
+    let e = plan::parse_init("a=ones").unwrap_err().to_string();
+    assert!(e.contains("zero|random|iota"), "{e}");
+    assert!(plan::parse_pairs(&["=3".into()], "arg").is_err());
+    // Later rules win; a rule for all applies where no later one names the parameter.
+    let mut s = spec("examples/harris.cu", "offset<float>", 1, 32, &[("s", "0")]);
+    s.init = vec![plan::parse_init("random").unwrap(), plan::parse_init("b=iota").unwrap()];
+    assert_eq!((s.init_of("a"), s.init_of("b")), (Init::Random, Init::Iota));
+}
+
+#[test]
+fn cli_rejects_bad_arguments() {
+    let (rc, _, err) = warpscope(&["run", "examples/harris.cu", "--grid", "4", "--block", "256"]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("--kernel"), "{err}");
+    let (rc, _, err) = warpscope(&[
+        "run", "examples/harris.cu", "--kernel", "offset<float>", "--grid", "4", "--block", "256", "--arg", "s=1",
+        "--init", "a=ones",
+    ]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("zero|random|iota"), "{err}");
+    let (rc, _, err) = warpscope(&["verify", "--batch", "/nonexistent/launches.txt"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("cannot read --batch"), "{err}");
+    let d = scratch("badbatch");
+    let b = d.join("b.txt");
+    std::fs::write(&b, "# two launches\nexamples/harris.cu --kernel 'offset<float>' --grid 4 --block 256 --arg s=1\nexamples/harris.cu --kernel x --grid 0 --block 1\n").unwrap();
+    let (rc, _, err) = warpscope(&["run", "--batch", b.to_str().unwrap()]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("b.txt:3") && err.contains("at least 1"), "{err}");
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn without_a_gpu_the_message_is_clear() {
+    if Device::open(0).is_ok() {
+        println!("skipping without_a_gpu_the_message_is_clear: a GPU is present");
+        return;
+    }
+    let e = Device::open(0).err().unwrap();
+    let (rc, _, err) = warpscope(&[
+        "run", "examples/harris.cu", "--kernel", "offset<float>", "--grid", "4", "--block", "256", "--arg", "s=1",
+    ]);
+    assert_eq!(rc, 1);
+    assert!(err.contains(&e.to_string()), "{err}");
+    if matches!(e, Error::NoDriver(_)) {
+        assert!(err.contains("no CUDA driver found (libcuda.so)"), "{err}");
+    }
+}
+
+#[test]
+fn nvrtc_log_positions_become_file_line() {
+    let log = "examples/bad.cu(12): error: identifier \"x\" is undefined\n      y = x + 1;\n          ^\n\n1 error detected in the compilation of \"examples/bad.cu\".\ninc/h (a)(3): warning #177-D: variable \"z\" was declared but never referenced\n";
+    let m = nvrtc::map_log(log);
+    assert!(m.starts_with("examples/bad.cu:12: error: identifier \"x\" is undefined\n"), "{m}");
+    assert!(m.contains("\n      y = x + 1;\n"), "{m}");
+    assert!(m.contains("compilation of \"examples/bad.cu\".\n"), "{m}");
+    assert!(m.contains("inc/h (a):3: warning #177-D"), "{m}");
+}
+
+#[test]
+fn ncu_csv_sample_parses() {
+    let text = std::fs::read_to_string("tests/data/h100/ncu-sample.csv").unwrap();
+    let r = ncu::parse_csv(&text).unwrap();
+    assert!(r.len() >= 2, "{r:?}");
+    let first = &r[0];
+    assert!(ncu::name_matches("offset<float>", &first.name), "{}", first.name);
+    assert!(!ncu::name_matches("offset_copy", &first.name));
+    assert!(ncu::name_matches("offset_copy", &r[1].name), "{}", r[1].name);
+    assert!(!ncu::name_matches("offset", &r[1].name));
+    for c in ncu::COUNTERS {
+        assert!(first.metrics.contains_key(c.metric), "{} missing", c.metric);
+    }
+    let g = |m: &str| first.metrics[m];
+    assert_eq!(g("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"), 32768.0);
+    assert_eq!(g("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"), 163840.0);
+    assert!(g("dram__bytes_read.sum") > 1e6);
+    assert!(ncu::parse_csv("no csv here\n").is_err());
+    // The prediction for the same launch agrees exactly.
+    let s = spec("examples/harris.cu", "offset<float>", 4096, 256, &[("s", "1")]);
+    let req = warpscope::AnalyzeRequest::new(&s.file, &s.source, &s.kernel, s.grid, s.block)
+        .ccs("9.0")
+        .unwrap()
+        .arg("s", 1);
+    let an = warpscope::analyze(&req).unwrap();
+    let t = &an.architectures[0].totals;
+    let mut p = ncu::Predicted::new();
+    p.insert("global_ld_requests", t.global_load.requests);
+    p.insert("global_ld_sectors", t.global_load.sectors);
+    p.insert("global_st_requests", t.global_store.requests);
+    p.insert("global_st_sectors", t.global_store.sectors);
+    p.insert("shared_ld_wavefronts", t.shared_load.wavefronts);
+    p.insert("shared_st_wavefronts", t.shared_store.wavefronts);
+    assert_eq!(ncu::compare(&p, &first.metrics).verdict, Verdict::Exact);
+}
+
+#[test]
+fn ncu_permission_and_errors_are_reported() {
+    let e = ncu::check_output("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0.\n").unwrap_err();
+    assert!(matches!(e, Error::NcuPermission(_)));
+    assert!(e.to_string().contains("ERR_NVGPUCTRPERM"));
+    let e = ncu::check_output("==PROF== x\n==ERROR== Failed to prepare kernel for profiling\n").unwrap_err();
+    assert!(matches!(e, Error::Ncu(_)), "{e:?}");
+    assert!(ncu::check_output("==PROF== Disconnected\n").is_ok());
+    let e = ncu::find(Some("/nonexistent/ncu")).unwrap_err().to_string();
+    assert!(e.contains("--ncu /nonexistent/ncu"), "{e}");
+}
+
+#[test]
+fn agreement_rule() {
+    let metric = |col: &str| ncu::COUNTERS.iter().find(|c| c.column == col).unwrap().metric.to_string();
+    let mut p = ncu::Predicted::new();
+    let mut m = BTreeMap::new();
+    for (col, v) in [
+        ("global_ld_requests", 100u64),
+        ("global_ld_sectors", 400),
+        ("global_st_requests", 0),
+        ("global_st_sectors", 0),
+        ("shared_ld_wavefronts", 1000),
+        ("shared_st_wavefronts", 50),
+    ] {
+        p.insert(ncu::COUNTERS.iter().find(|c| c.column == col).unwrap().column, v);
+        m.insert(metric(col), v as f64);
+    }
+    assert_eq!(ncu::compare(&p, &m).verdict, Verdict::Exact);
+    // +4 % shared-load wavefronts: the documented noise.
+    m.insert(metric("shared_ld_wavefronts"), 1040.0);
+    let c = ncu::compare(&p, &m);
+    assert_eq!(c.verdict, Verdict::KnownNoise);
+    assert!(c.notes[0].contains("+4.00 %"), "{:?}", c.notes);
+    // Below the model, or more than 10 % over: a disagreement.
+    m.insert(metric("shared_ld_wavefronts"), 999.0);
+    assert_eq!(ncu::compare(&p, &m).verdict, Verdict::Differs);
+    m.insert(metric("shared_ld_wavefronts"), 1101.0);
+    assert_eq!(ncu::compare(&p, &m).verdict, Verdict::Differs);
+    // Any sector difference fails, whatever the shared counters do.
+    m.insert(metric("shared_ld_wavefronts"), 1000.0);
+    m.insert(metric("global_ld_sectors"), 401.0);
+    let c = ncu::compare(&p, &m);
+    assert_eq!(c.verdict, Verdict::Differs);
+    assert!(c.notes[0].contains("global_ld_sectors: predicted 400, measured 401"), "{:?}", c.notes);
+    // DRAM bytes are shown, never compared.
+    m.insert(metric("global_ld_sectors"), 400.0);
+    m.insert(metric("dram_read_bytes"), 12345.0);
+    assert_eq!(ncu::compare(&p, &m).verdict, Verdict::Exact);
+}
+
+#[test]
+fn allocations_sized_from_the_interpreter() {
+    // offset<float> with s=1 touches a[1 .. 4*256 + 1): 4100 bytes, rounded to 256.
+    let s = spec("examples/harris.cu", "offset<float>", 4, 256, &[("s", "1")]);
+    let p = plan::plan(&s).unwrap();
+    assert!(p.interpreted);
+    match &p.params[..] {
+        [ParamPlan::Pointer { name, bytes, sizing, touched, elem, init, .. }, ParamPlan::Scalar { name: sn, bytes: sb, .. }] => {
+            assert_eq!(name, "a");
+            assert_eq!(*touched, Some((4, 4100)));
+            assert_eq!(*bytes, 4352);
+            assert_eq!(*sizing, Sizing::Touched);
+            assert_eq!(*elem, ElemKind::Float(4));
+            assert_eq!(*init, Init::Zero);
+            assert_eq!((sn.as_str(), sb.as_slice()), ("s", &[1u8, 0, 0, 0][..]));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(p.alloc_elements(), vec![("a".to_string(), 1088)]);
+    // --alloc wins and skips the interpreter; a copy's two arrays are sized separately.
+    let mut s = spec("examples/harris.cu", "offset_copy", 16, 256, &[("n", "4000"), ("offset", "8")]);
+    let p = plan::plan(&s).unwrap();
+    let sizes: Vec<(String, u64)> = p.alloc_elements();
+    assert_eq!(sizes, vec![("a".to_string(), 4032), ("b".to_string(), 4032)]);
+    s.allocs = vec![("a".into(), 4096), ("b".into(), 4096)];
+    let p = plan::plan(&s).unwrap();
+    assert!(!p.interpreted);
+    assert!(p.params.iter().all(|x| !matches!(x, ParamPlan::Pointer { sizing, .. } if *sizing != Sizing::Alloc)));
+    // Scalar bytes in the parameter's own type.
+    let d = scratch("types");
+    let f = d.join("t.cu");
+    std::fs::write(&f, "__global__ void k(float* o, double x, float y, char c, long long l, unsigned short u) { o[threadIdx.x] = x + y + c + l + u; }\n").unwrap();
+    let mut s = spec(f.to_str().unwrap(), "k", 1, 32, &[("x", "0.5"), ("y", "2.5"), ("c", "-2"), ("l", "-3"), ("u", "65535")]);
+    s.init = vec![plan::parse_init("o=iota").unwrap()];
+    let p = plan::plan(&s).unwrap();
+    let b: Vec<Vec<u8>> = p.params.iter().filter_map(|x| match x { ParamPlan::Scalar { bytes, .. } => Some(bytes.clone()), _ => None }).collect();
+    assert_eq!(b[0], 0.5f64.to_le_bytes());
+    assert_eq!(b[1], 2.5f32.to_le_bytes());
+    assert_eq!(b[2], [0xfe]);
+    assert_eq!(b[3], (-3i64).to_le_bytes());
+    assert_eq!(b[4], [0xff, 0xff]);
+    assert!(matches!(&p.params[0], ParamPlan::Pointer { bytes: 256, init: Init::Iota, .. }));
+    s.init = vec![plan::parse_init("x=iota").unwrap()];
+    let e = plan::plan(&s).unwrap_err().to_string();
+    assert!(e.contains("no pointer parameter 'x'"), "{e}");
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn fills() {
+    assert_eq!(plan::elem_kind("const float *"), ElemKind::Float(4));
+    assert_eq!(plan::elem_kind("double2*"), ElemKind::Float(8));
+    assert_eq!(plan::elem_kind("unsigned int*"), ElemKind::Int(4));
+    assert_eq!(plan::elem_kind("struct data*"), ElemKind::Opaque);
+    let v = plan::fill(Init::Iota, ElemKind::Float(4), 16, 1).unwrap();
+    let f: Vec<f32> = v.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(f, [0.0, 1.0, 2.0, 3.0]);
+    let v = plan::fill(Init::Random, ElemKind::Float(8), 8000, 3).unwrap();
+    assert!(v.chunks(8).all(|c| (0.0..1.0).contains(&f64::from_le_bytes(c.try_into().unwrap()))));
+    let v = plan::fill(Init::Random, ElemKind::Int(4), 4000, 3).unwrap();
+    assert!(v.chunks(4).all(|c| u32::from_le_bytes(c.try_into().unwrap()) < 1 << 15));
+    assert!(plan::fill(Init::Iota, ElemKind::Opaque, 16, 1).is_err());
+    assert!(plan::fill(Init::Zero, ElemKind::Float(4), 16, 1).unwrap().is_empty());
+}
+
+// ---- NVRTC (no GPU needed) ----
+
+fn nvrtc_or_skip(test: &str) -> bool {
+    match nvrtc::version() {
+        Ok(_) => true,
+        Err(e) => {
+            println!("skipping {test}: {e}");
+            false
+        }
+    }
+}
+
+#[test]
+fn nvrtc_instantiates_templates_by_name() {
+    if !nvrtc_or_skip("nvrtc_instantiates_templates_by_name") {
+        return;
+    }
+    let src = std::fs::read_to_string("examples/harris.cu").unwrap();
+    let c = nvrtc::compile(&nvrtc::Program {
+        file: "examples/harris.cu",
+        source: &src,
+        kernels: vec!["offset<float>".into(), "stride<double>".into(), "offset_copy".into()],
+        cc: (9, 0),
+        defines: vec![],
+        include_dirs: vec!["examples".into()],
+        lineinfo: true,
+    })
+    .unwrap();
+    assert_eq!(c.symbol("offset<float>"), Some("_Z6offsetIfEvPT_i"));
+    assert_eq!(c.symbol("stride<double>"), Some("_Z6strideIdEvPT_i"));
+    assert_eq!(c.symbol("offset_copy"), Some("_Z11offset_copyPKfPfii"));
+    assert!(c.image.starts_with(b"\x7fELF"));
+    assert!(c.options.contains(&"--gpu-architecture=sm_90".to_string()));
+}
+
+#[test]
+fn nvrtc_errors_point_at_the_users_file() {
+    if !nvrtc_or_skip("nvrtc_errors_point_at_the_users_file") {
+        return;
+    }
+    let src = "__global__ void k(float* a)\n{\n    a[threadIdx.x] = undefined_name;\n}\n";
+    let e = nvrtc::compile(&nvrtc::Program {
+        file: "dir/bad.cu",
+        source: src,
+        kernels: vec!["k".into()],
+        cc: (9, 0),
+        defines: vec![],
+        include_dirs: vec![],
+        lineinfo: false,
+    })
+    .unwrap_err();
+    let m = e.to_string();
+    assert!(matches!(e, Error::Compile { .. }), "{m}");
+    assert!(m.contains("dir/bad.cu:3: error: identifier \"undefined_name\" is undefined"), "{m}");
+}
+
+// ---- GPU ----
+
+#[test]
+fn gpu_runs_a_kernel_with_planned_buffers() {
+    let Some(dev) = gpu("gpu_runs_a_kernel_with_planned_buffers") else { return };
+    let d = scratch("run");
+    let f = d.join("k.cu");
+    std::fs::write(
+        &f,
+        "template <typename T>\n__global__ void twice(T* out, const T* in, int n, T add)\n{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) out[i] = 2 * in[i] + add;\n}\n",
+    )
+    .unwrap();
+    let mut s = spec(f.to_str().unwrap(), "twice<float>", 4, 256, &[("n", "1000"), ("add", "0.5")]);
+    s.init = vec![plan::parse_init("in=iota").unwrap()];
+    let p = plan::plan(&s).unwrap();
+    let mut r = warpscope_gpu::run::Runner::new(&dev);
+    let ready = r.prepare(&s, &p).unwrap();
+    r.once(&ready, std::time::Duration::from_secs(10)).unwrap();
+    let out = ready.buffers[0].read().unwrap();
+    for i in [0usize, 1, 999] {
+        let v = f32::from_le_bytes(out[4 * i..4 * i + 4].try_into().unwrap());
+        assert_eq!(v, 2.0 * i as f32 + 0.5, "out[{i}]");
+    }
+    let t = r.time(&ready, 2, 5, std::time::Duration::from_secs(10)).unwrap();
+    assert_eq!(t.seconds.len(), 5);
+    assert!(t.seconds.iter().all(|s| *s > 0.0 && *s < 0.1), "{:?}", t.seconds);
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn gpu_copy_sweep_and_bandwidth() {
+    let Some(dev) = gpu("gpu_copy_sweep_and_bandwidth") else { return };
+    let b = warpscope_gpu::bench::Bench::new(&dev).unwrap();
+    let v = warpscope_gpu::bench::copy_sweep(&b, warpscope_gpu::CopyKind::Offset, &[0, 1], warpscope_gpu::Elem::Float, 1 << 24, 256).unwrap();
+    assert_eq!(v.len(), 2);
+    assert!(v.iter().all(|g| *g > 10.0 && *g < 100_000.0), "{v:?}");
+    let v = warpscope_gpu::bench::copy_sweep(&b, warpscope_gpu::CopyKind::Stride, &[1, 32], warpscope_gpu::Elem::Double, 1 << 24, 256).unwrap();
+    assert!(v[0] > 4.0 * v[1], "stride 32 should be far slower: {v:?}");
+    assert!(warpscope_gpu::bench::copy_sweep(&b, warpscope_gpu::CopyKind::Stride, &[0], warpscope_gpu::Elem::Float, 1024, 256).is_err());
+}
+
+#[test]
+fn gpu_fault_names_the_cuda_error_and_kernel() {
+    if gpu("gpu_fault_names_the_cuda_error_and_kernel").is_none() {
+        return;
+    }
+    // The interpreter sees idx = 0 (zero memory) and sizes b to one element; on the GPU idx
+    // holds 0, 1, 2, … and the scatter lands gigabytes away.
+    let d = scratch("fault");
+    let f = d.join("fault.cu");
+    std::fs::write(&f, "__global__ void scatter(const int* idx, float* b)\n{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    b[(long long)idx[i] * 100000000LL] = 1.0f;\n}\n").unwrap();
+    let (rc, _, err) = warpscope(&[
+        "run", f.to_str().unwrap(), "--kernel", "scatter", "--grid", "4", "--block", "256", "--init", "idx=iota", "--warmup", "0", "--repeat", "1",
+    ]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("kernel scatter faulted: CUDA_ERROR_ILLEGAL_ADDRESS"), "{err}");
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn gpu_compile_errors_show_nvrtc_log() {
+    if gpu("gpu_compile_errors_show_nvrtc_log").is_none() {
+        return;
+    }
+    let d = scratch("cerr");
+    let f = d.join("cerr.cu");
+    // Parses as C (the interpreter would lower it), but `float4 + int` has no operator.
+    std::fs::write(&f, "__global__ void k(float4* a)\n{\n    float4 v = a[threadIdx.x];\n    a[threadIdx.x] = v + 1;\n}\n").unwrap();
+    let path = f.to_str().unwrap().to_string();
+    let (rc, _, err) = warpscope(&["run", &path, "--kernel", "k", "--grid", "1", "--block", "32"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("NVRTC could not compile") && err.contains(&format!("{path}:4: error")), "{err}");
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn gpu_verify_one_launch() {
+    if gpu("gpu_verify_one_launch").is_none() {
+        return;
+    }
+    if let Err(e) = ncu::find(None) {
+        println!("skipping gpu_verify_one_launch: {e}");
+        return;
+    }
+    let (rc, out, err) = warpscope(&[
+        "verify", "examples/harris.cu", "--kernel", "offset<float>", "--grid", "4096", "--block", "256", "--arg", "s=1",
+    ]);
+    assert_eq!(rc, 0, "{out}\n{err}");
+    assert!(out.contains("1 of 1 launches exact"), "{out}");
+}
