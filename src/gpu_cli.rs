@@ -177,7 +177,8 @@ fn specs(l: &GpuLaunch) -> Result<Vec<LaunchSpec>> {
     let Some(batch) = &l.batch else {
         return Ok(vec![spec(l)?]);
     };
-    let text = std::fs::read_to_string(batch).with_context(|| format!("cannot read --batch {batch}"))?;
+    let text =
+        std::fs::read_to_string(batch).with_context(|| format!("cannot read --batch {batch}"))?;
     let mut v = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let at = || format!("{batch}:{}", i + 1);
@@ -185,7 +186,8 @@ fn specs(l: &GpuLaunch) -> Result<Vec<LaunchSpec>> {
         if words.is_empty() {
             continue;
         }
-        let b = BatchLine::try_parse_from(&words).map_err(|e| anyhow!("{}: {}", at(), e.render().to_string().trim_end()))?;
+        let b = BatchLine::try_parse_from(&words)
+            .map_err(|e| anyhow!("{}: {}", at(), e.render().to_string().trim_end()))?;
         if b.launch.batch.is_some() {
             bail!("{}: --batch inside a batch file", at());
         }
@@ -198,7 +200,9 @@ fn specs(l: &GpuLaunch) -> Result<Vec<LaunchSpec>> {
 }
 
 fn spec(l: &GpuLaunch) -> Result<LaunchSpec> {
-    let (Some(file), Some(kernel), Some(grid), Some(block)) = (&l.file, &l.kernel, &l.grid, &l.block) else {
+    let (Some(file), Some(kernel), Some(grid), Some(block)) =
+        (&l.file, &l.kernel, &l.grid, &l.block)
+    else {
         bail!("give FILE --kernel NAME --grid X[,Y,Z] --block X[,Y,Z], or --batch FILE");
     };
     let source = std::fs::read_to_string(file).with_context(|| format!("cannot read {file}"))?;
@@ -222,7 +226,12 @@ fn spec(l: &GpuLaunch) -> Result<LaunchSpec> {
         defines: l.defines.clone(),
         dynamic_shared_bytes: l.dynamic_smem,
         max_steps: l.max_steps,
-        init: l.init.iter().map(|s| plan::parse_init(s)).collect::<Result<_, _>>().map_err(gpu_err)?,
+        init: l
+            .init
+            .iter()
+            .map(|s| plan::parse_init(s))
+            .collect::<Result<_, _>>()
+            .map_err(gpu_err)?,
     })
 }
 
@@ -243,9 +252,15 @@ fn modeled(info: &DeviceInfo) -> bool {
 }
 
 /// Plans and analyzes every launch, several at a time (each is one interpreter run or two).
-fn plan_all(specs: &[LaunchSpec], cc: Option<&str>) -> Vec<(Result<Plan>, Option<Result<Analysis>>)> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(16);
-    let mut results: Vec<Option<(Result<Plan>, Option<Result<Analysis>>)>> = (0..specs.len()).map(|_| None).collect();
+fn plan_all(
+    specs: &[LaunchSpec],
+    cc: Option<&str>,
+) -> Vec<(Result<Plan>, Option<Result<Analysis>>)> {
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(16);
+    let mut results: Vec<Option<(Result<Plan>, Option<Result<Analysis>>)>> =
+        (0..specs.len()).map(|_| None).collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let slots = std::sync::Mutex::new(&mut results);
     std::thread::scope(|sc| {
@@ -256,13 +271,19 @@ fn plan_all(specs: &[LaunchSpec], cc: Option<&str>) -> Vec<(Result<Plan>, Option
                     break;
                 }
                 let s = &specs[i];
-                let p = plan::plan(s).map_err(gpu_err).with_context(|| format!("{} {}", s.file, s.label()));
-                let a = cc.map(|cc| analyze(s, cc).with_context(|| format!("{} {}", s.file, s.label())));
+                let p = plan::plan(s)
+                    .map_err(gpu_err)
+                    .with_context(|| format!("{} {}", s.file, s.label()));
+                let a = cc
+                    .map(|cc| analyze(s, cc).with_context(|| format!("{} {}", s.file, s.label())));
                 slots.lock().unwrap()[i] = Some((p, a));
             });
         }
     });
-    results.into_iter().map(|r| r.expect("every launch planned")).collect()
+    results
+        .into_iter()
+        .map(|r| r.expect("every launch planned"))
+        .collect()
 }
 
 /// Bytes of global loads and stores the kernel asks for (warpscope's `bytes_requested`).
@@ -298,7 +319,13 @@ fn alloc_summary(p: &Plan) -> String {
         .params
         .iter()
         .filter_map(|x| match x {
-            ParamPlan::Pointer { name, bytes, sizing, init, .. } => Some(format!(
+            ParamPlan::Pointer {
+                name,
+                bytes,
+                sizing,
+                init,
+                ..
+            } => Some(format!(
                 "{name} {} ({}, {})",
                 mib(*bytes),
                 match sizing {
@@ -352,19 +379,25 @@ pub fn run(a: RunArgs) -> Result<()> {
     let modeled = modeled(&dev.info);
     // NVRTC first: the GPU's compiler has the last word on the source.
     let mut runner = Runner::new(&dev);
-    runner.compile(&specs.iter().collect::<Vec<_>>()).map_err(gpu_err)?;
+    runner
+        .compile(&specs.iter().collect::<Vec<_>>())
+        .map_err(gpu_err)?;
     let planned = plan_all(&specs, modeled.then_some(cc.as_str()));
     let mut reports = Vec::new();
     for (s, (p, an)) in specs.iter().zip(planned) {
         let p = p?;
         let an = an.transpose()?;
         let ready = runner.prepare(s, &p).map_err(gpu_err)?;
-        let samples = runner.time(&ready, a.warmup, a.repeat.max(1), timeout).map_err(gpu_err)?;
+        let samples = runner
+            .time(&ready, a.warmup, a.repeat.max(1), timeout)
+            .map_err(gpu_err)?;
         let st = stats(&samples.seconds).ok_or_else(|| anyhow!("no valid timing samples"))?;
         let req = an.as_ref().map(requested_bytes);
         let mut notes = Vec::new();
         if !modeled {
-            notes.push(format!("warpscope does not model CC {cc}: no requested bytes"));
+            notes.push(format!(
+                "warpscope does not model CC {cc}: no requested bytes"
+            ));
         }
         let total = p.allocated_bytes();
         if total < 2 * dev.info.l2_bytes {
@@ -405,7 +438,12 @@ pub fn run(a: RunArgs) -> Result<()> {
                     "{} — {} — grid ({},{},{}) block ({},{},{}) — {} (CC {}), {} registers\n",
                     label(&r.kernel, &r.args),
                     r.file,
-                    r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2],
+                    r.grid[0],
+                    r.grid[1],
+                    r.grid[2],
+                    r.block[0],
+                    r.block[1],
+                    r.block[2],
                     r.device,
                     r.cc,
                     r.registers
@@ -421,7 +459,11 @@ pub fn run(a: RunArgs) -> Result<()> {
                     r.warmup
                 );
                 if let (Some(b), Some(g)) = (r.requested_bytes, r.effective_gbps) {
-                    t += &format!("  requested: {} B of global loads and stores (warpscope, CC {})\n", thousands(b), r.cc);
+                    t += &format!(
+                        "  requested: {} B of global loads and stores (warpscope, CC {})\n",
+                        thousands(b),
+                        r.cc
+                    );
                     t += &format!("  effective bandwidth: {g:.1} GB/s (requested bytes / median time; GB/s = 1e9 B/s)\n");
                 }
                 for n in &r.notes {
@@ -447,12 +489,22 @@ fn label(kernel: &str, args: &[(String, String)]) -> String {
 fn run_once(specs: &[LaunchSpec], device: usize, timeout: Duration) -> Result<()> {
     let dev = Device::open(device).map_err(gpu_err)?;
     let mut runner = Runner::new(&dev);
-    runner.compile(&specs.iter().collect::<Vec<_>>()).map_err(gpu_err)?;
+    runner
+        .compile(&specs.iter().collect::<Vec<_>>())
+        .map_err(gpu_err)?;
     for (i, s) in specs.iter().enumerate() {
-        let p = plan::plan(s).map_err(gpu_err).with_context(|| format!("{} {}", s.file, s.label()))?;
+        let p = plan::plan(s)
+            .map_err(gpu_err)
+            .with_context(|| format!("{} {}", s.file, s.label()))?;
         let ready = runner.prepare(s, &p).map_err(gpu_err)?;
         runner.once(&ready, timeout).map_err(gpu_err)?;
-        eprintln!("warpscope: launch {} of {} done: {} {}", i + 1, specs.len(), s.file, s.label());
+        eprintln!(
+            "warpscope: launch {} of {} done: {} {}",
+            i + 1,
+            specs.len(),
+            s.file,
+            s.label()
+        );
     }
     Ok(())
 }
@@ -496,12 +548,17 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
     let specs = specs(&a.launch)?;
     let info = warpscope_gpu::device_info(a.launch.device).map_err(gpu_err)?;
     if !modeled(&info) {
-        bail!("warpscope does not model CC {} ({}): nothing to compare", info.cc_string(), info.name);
+        bail!(
+            "warpscope does not model CC {} ({}): nothing to compare",
+            info.cc_string(),
+            info.name
+        );
     }
     let ncu_path = ncu::find(a.ncu.as_deref()).map_err(gpu_err)?;
     let cc = info.cc_string();
     // NVRTC errors here, with their file:line, rather than from inside the profiled child.
-    warpscope_gpu::run::compile_groups(&specs.iter().collect::<Vec<_>>(), info.cc, false).map_err(gpu_err)?;
+    warpscope_gpu::run::compile_groups(&specs.iter().collect::<Vec<_>>(), info.cc, false)
+        .map_err(gpu_err)?;
     let planned = plan_all(&specs, Some(&cc));
     // The child process gets every allocation size explicitly: it need not interpret again.
     let tmp = TempDir::new("verify")?;
@@ -538,7 +595,14 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
         ClockControl::Base => "base",
     };
     let ncu_args: Vec<String> = [
-        "--clock-control", clock, "--print-units", "base", "--csv", "--target-processes", "all", "--metrics",
+        "--clock-control",
+        clock,
+        "--print-units",
+        "base",
+        "--csv",
+        "--target-processes",
+        "all",
+        "--metrics",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -548,9 +612,8 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
     if let Some(f) = &a.ncu_csv {
         std::fs::write(f, &r.stdout).with_context(|| format!("cannot write {f}"))?;
     }
-    let results = ncu::parse_csv(&r.stdout).map_err(|e| {
-        anyhow!("{e}\nncu's standard error ends:\n{}", tail(&r.stderr, 15))
-    })?;
+    let results = ncu::parse_csv(&r.stdout)
+        .map_err(|e| anyhow!("{e}\nncu's standard error ends:\n{}", tail(&r.stderr, 15)))?;
     // Match launches to results in order, skipping results of other kernels.
     let mut reports = Vec::new();
     let mut j = 0;
@@ -589,9 +652,20 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
         }
     }
     drop(tmp);
-    let differs = reports.iter().filter(|r| r.comparison.verdict == Verdict::Differs).count();
-    let noisy = reports.iter().filter(|r| r.comparison.verdict == Verdict::KnownNoise).count();
-    let lines_bad = reports.iter().any(|r| r.lines.iter().any(|l| l.measured.map_or(true, |m| (m - l.predicted as f64).abs() >= 0.5)));
+    let differs = reports
+        .iter()
+        .filter(|r| r.comparison.verdict == Verdict::Differs)
+        .count();
+    let noisy = reports
+        .iter()
+        .filter(|r| r.comparison.verdict == Verdict::KnownNoise)
+        .count();
+    let lines_bad = reports.iter().any(|r| {
+        r.lines.iter().any(|l| {
+            l.measured
+                .map_or(true, |m| (m - l.predicted as f64).abs() >= 0.5)
+        })
+    });
     match a.format {
         Format::Json => out(&(serde_json::to_string_pretty(&reports)? + "\n"))?,
         Format::Table => out(&verify_table(&info, &reports, a.strict))?,
@@ -601,8 +675,16 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
             "{} of {} launches disagree with Nsight Compute{}{}",
             differs + if a.strict { noisy } else { 0 },
             reports.len(),
-            if a.strict && noisy > 0 { format!(" ({noisy} known-noisy, failing under --strict)") } else { String::new() },
-            if lines_bad { "; per-line counters disagree" } else { "" }
+            if a.strict && noisy > 0 {
+                format!(" ({noisy} known-noisy, failing under --strict)")
+            } else {
+                String::new()
+            },
+            if lines_bad {
+                "; per-line counters disagree"
+            } else {
+                ""
+            }
         );
     }
     Ok(())
@@ -632,25 +714,34 @@ fn tail(s: &str, n: usize) -> String {
 
 fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> String {
     let cols: Vec<&ncu::Counter> = ncu::COUNTERS.iter().collect();
-    let short = |c: &str| match c {
-        "global_ld_requests" => "ld req",
-        "global_ld_sectors" => "ld sect",
-        "global_st_requests" => "st req",
-        "global_st_sectors" => "st sect",
-        "shared_ld_wavefronts" => "sh ld wf",
-        "shared_st_wavefronts" => "sh st wf",
-        "shared_ld_instructions" => "sh ld inst",
-        "dram_read_bytes" => "DRAM rd B",
-        "dram_write_bytes" => "DRAM wr B",
-        _ => c,
-    }
-    .to_string();
+    let short = |c: &str| {
+        match c {
+            "global_ld_requests" => "ld req",
+            "global_ld_sectors" => "ld sect",
+            "global_st_requests" => "st req",
+            "global_st_sectors" => "st sect",
+            "shared_ld_wavefronts" => "sh ld wf",
+            "shared_st_wavefronts" => "sh st wf",
+            "shared_ld_instructions" => "sh ld inst",
+            "dram_read_bytes" => "DRAM rd B",
+            "dram_write_bytes" => "DRAM wr B",
+            _ => c,
+        }
+        .to_string()
+    };
     let mut header = vec!["#".to_string(), "launch".to_string()];
     header.extend(cols.iter().map(|c| short(c.column)));
     header.push("verdict".into());
     let mut rows = vec![header];
     for (i, r) in reports.iter().enumerate() {
-        let mut row = vec![(i + 1).to_string(), format!("{} {}", r.file.rsplit('/').next().unwrap_or(&r.file), label(&r.kernel, &r.args))];
+        let mut row = vec![
+            (i + 1).to_string(),
+            format!(
+                "{} {}",
+                r.file.rsplit('/').next().unwrap_or(&r.file),
+                label(&r.kernel, &r.args)
+            ),
+        ];
         for c in &r.comparison.rows {
             let m = c.measured.map(|m| m.round() as u64);
             row.push(match (c.compared, c.predicted, m) {
@@ -690,7 +781,11 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
             .enumerate()
             .map(|(k, c)| {
                 let pad = widths[k] - c.chars().count();
-                if k == 1 { format!("{c}{}", " ".repeat(pad)) } else { format!("{}{c}", " ".repeat(pad)) }
+                if k == 1 {
+                    format!("{c}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{c}", " ".repeat(pad))
+                }
             })
             .collect();
         t += cells.join("  ").trim_end();
@@ -702,7 +797,9 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
         }
         for l in &r.lines {
             let m = l.measured.map_or("-".to_string(), |m| format!("{m:.0}"));
-            let ok = l.measured.is_some_and(|m| (m - l.predicted as f64).abs() < 0.5);
+            let ok = l
+                .measured
+                .is_some_and(|m| (m - l.predicted as f64).abs() < 0.5);
             t += &format!(
                 "#{}: line {:>4} {:<22} predicted {:>12} measured {:>12} {}\n",
                 i + 1,
@@ -714,7 +811,10 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
             );
         }
     }
-    let exact = reports.iter().filter(|r| r.comparison.verdict == Verdict::Exact).count();
+    let exact = reports
+        .iter()
+        .filter(|r| r.comparison.verdict == Verdict::Exact)
+        .count();
     t += &format!(
         "{exact} of {} launches exact. Cells: the measured value where it equals the prediction, predicted≠measured where not; DRAM bytes and shared-load instructions are shown, not compared.\n",
         reports.len()
@@ -737,8 +837,17 @@ fn line_pass(
     an: &Analysis,
 ) -> Result<(Vec<LineReport>, Vec<String>)> {
     let args: Vec<String> = [
-        "--clock-control", clock, "--csv", "--print-units", "base", "--section", "SourceCounters",
-        "--page", "source", "--print-source", "cuda",
+        "--clock-control",
+        clock,
+        "--csv",
+        "--print-units",
+        "base",
+        "--section",
+        "SourceCounters",
+        "--page",
+        "source",
+        "--print-source",
+        "cuda",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -821,16 +930,36 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
                 .trim_matches('-')
                 .to_string()
         });
-    let path = a.output.clone().unwrap_or_else(|| format!("warpscope-profile-{slug}.json"));
-    std::fs::write(&path, cal.profile.to_json() + "\n").with_context(|| format!("cannot write {path}"))?;
+    let path = a
+        .output
+        .clone()
+        .unwrap_or_else(|| format!("warpscope-profile-{slug}.json"));
+    std::fs::write(&path, cal.profile.to_json() + "\n")
+        .with_context(|| format!("cannot write {path}"))?;
     let mut sweep = None;
     if let Some(csv) = &a.sweep_csv {
         let b = bench::Bench::new(&dev).map_err(gpu_err)?;
         let n = 1u64 << 28;
         let offsets: Vec<u32> = (0..=32).collect();
         let strides: Vec<u32> = (1..=32).collect();
-        let o = bench::copy_sweep(&b, bench::CopyKind::Offset, &offsets, bench::Elem::Float, n, 256).map_err(gpu_err)?;
-        let s = bench::copy_sweep(&b, bench::CopyKind::Stride, &strides, bench::Elem::Float, n, 256).map_err(gpu_err)?;
+        let o = bench::copy_sweep(
+            &b,
+            bench::CopyKind::Offset,
+            &offsets,
+            bench::Elem::Float,
+            n,
+            256,
+        )
+        .map_err(gpu_err)?;
+        let s = bench::copy_sweep(
+            &b,
+            bench::CopyKind::Stride,
+            &strides,
+            bench::Elem::Float,
+            n,
+            256,
+        )
+        .map_err(gpu_err)?;
         let mut t = format!(
             "# {} (CC {}, {} SMs, {}-bit bus, {} MiB L2), driver CUDA {}; measured by warpscope calibrate --sweep-csv ({})\n",
             info.name,
@@ -888,11 +1017,31 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
             );
             t += &format!("  copy_gbps                   {:>9.1}  float4 grid-stride copy, 2 × {} (read + written)\n", p.copy_gbps, mib(cal.copy_bytes));
             t += &format!("  latency_ns                  {:>9.1}  from the scalar copy at {:.1} GB/s (Little's law)\n", p.latency_ns, cal.scalar_copy_gbps);
-            t += &format!("  dram_min_bytes_per_line     {:>9}  from the stride-32 copy at {:.1} GB/s\n", p.dram_min_bytes_per_line, cal.stride32_copy_gbps);
-            t += &format!("  dram_read_granularity_bytes {:>9}  {}\n", p.dram_read_granularity_bytes, cal.dram_read_bytes_per_load.map_or("default (no ncu)".into(), |b| format!("stride-16-float load: {b:.1} DRAM B per load")));
-            t += &format!("  partial_write_read_bytes    {:>9}  {}\n", p.partial_write_read_bytes, cal.dram_read_bytes_per_partial_sector.map_or("default (no ncu)".into(), |b| format!("stride-8-float store: {b:.1} DRAM B read per sector")));
+            t += &format!(
+                "  dram_min_bytes_per_line     {:>9}  from the stride-32 copy at {:.1} GB/s\n",
+                p.dram_min_bytes_per_line, cal.stride32_copy_gbps
+            );
+            t += &format!(
+                "  dram_read_granularity_bytes {:>9}  {}\n",
+                p.dram_read_granularity_bytes,
+                cal.dram_read_bytes_per_load
+                    .map_or("default (no ncu)".into(), |b| format!(
+                        "stride-16-float load: {b:.1} DRAM B per load"
+                    ))
+            );
+            t += &format!(
+                "  partial_write_read_bytes    {:>9}  {}\n",
+                p.partial_write_read_bytes,
+                cal.dram_read_bytes_per_partial_sector
+                    .map_or("default (no ncu)".into(), |b| format!(
+                        "stride-8-float store: {b:.1} DRAM B read per sector"
+                    ))
+            );
             t += &format!("  l2_gbps                     {:>9.1}  re-reading a quarter of L2 through L2 only\n", p.l2_gbps);
-            t += &format!("  l1_gbps                     {:>9.1}  each block re-reading 16 KiB from L1\n", p.l1_gbps);
+            t += &format!(
+                "  l1_gbps                     {:>9.1}  each block re-reading 16 KiB from L1\n",
+                p.l1_gbps
+            );
             for n in &cal.notes {
                 t += &format!("  note: {n}\n");
             }
@@ -914,13 +1063,25 @@ fn dram_probe(a: &CalibrateArgs) -> Result<(f64, f64)> {
     let ncu_path = ncu::find(a.ncu.as_deref()).map_err(gpu_err)?;
     let exe: PathBuf = std::env::current_exe().context("cannot find warpscope's own executable")?;
     let args: Vec<String> = [
-        "--clock-control", "none", "--print-units", "base", "--csv", "--kernel-name", "regex:ws_probe_",
-        "--metrics", "dram__bytes_read.sum,dram__bytes_write.sum",
+        "--clock-control",
+        "none",
+        "--print-units",
+        "base",
+        "--csv",
+        "--kernel-name",
+        "regex:ws_probe_",
+        "--metrics",
+        "dram__bytes_read.sum,dram__bytes_write.sum",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let child = vec!["calibrate".into(), "--probe-dram".into(), "--device".into(), a.device.to_string()];
+    let child = vec![
+        "calibrate".into(),
+        "--probe-dram".into(),
+        "--device".into(),
+        a.device.to_string(),
+    ];
     let r = ncu::run(&ncu_path, &args, &exe, &child).map_err(gpu_err)?;
     let res = ncu::parse_csv(&r.stdout).map_err(gpu_err)?;
     let get = |k: &str| {

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use warpscope::model::{arch, Config, L1Mode, SmemBankMode};
 use warpscope::AnalyzeRequest;
 
-mod quick;
 #[cfg(feature = "cuda")]
 mod gpu_cli;
+mod quick;
 
 #[derive(Parser)]
 #[command(

@@ -19,7 +19,10 @@ fn bin() -> String {
 }
 
 fn warpscope(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(bin()).args(args).output().expect("run warpscope");
+    let o = Command::new(bin())
+        .args(args)
+        .output()
+        .expect("run warpscope");
     (
         o.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -34,7 +37,10 @@ fn spec(file: &str, kernel: &str, grid: u32, block: u32, args: &[(&str, &str)]) 
         kernel: kernel.into(),
         grid: [grid, 1, 1],
         block: [block, 1, 1],
-        args: args.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
+        args: args
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect(),
         allocs: Vec::new(),
         defines: Vec::new(),
         dynamic_shared_bytes: 0,
@@ -64,7 +70,13 @@ fn scratch(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn batch_lines_round_trip() {
-    let mut s = spec("examples/harris.cu", "offset<float>", 4096, 256, &[("s", "1")]);
+    let mut s = spec(
+        "examples/harris.cu",
+        "offset<float>",
+        4096,
+        256,
+        &[("s", "1")],
+    );
     s.allocs = vec![("a".into(), 1 << 20)];
     s.init = vec![plan::parse_init("a=random").unwrap()];
     s.defines = vec!["TILE=32".into()];
@@ -76,7 +88,10 @@ fn batch_lines_round_trip() {
         plan::split_words("k.cu --kernel \"a b\" --arg x=1 # comment").unwrap(),
         ["k.cu", "--kernel", "a b", "--arg", "x=1"]
     );
-    assert_eq!(plan::split_words("  # only a comment").unwrap(), Vec::<String>::new());
+    assert_eq!(
+        plan::split_words("  # only a comment").unwrap(),
+        Vec::<String>::new()
+    );
     assert!(plan::split_words("k.cu --kernel 'open").is_err());
 }
 
@@ -96,7 +111,10 @@ fn launch_argument_parsing() {
     assert!(plan::parse_pairs(&["=3".into()], "arg").is_err());
     // Later rules win; a rule for all applies where no later one names the parameter.
     let mut s = spec("examples/harris.cu", "offset<float>", 1, 32, &[("s", "0")]);
-    s.init = vec![plan::parse_init("random").unwrap(), plan::parse_init("b=iota").unwrap()];
+    s.init = vec![
+        plan::parse_init("random").unwrap(),
+        plan::parse_init("b=iota").unwrap(),
+    ];
     assert_eq!((s.init_of("a"), s.init_of("b")), (Init::Random, Init::Iota));
 }
 
@@ -106,8 +124,18 @@ fn cli_rejects_bad_arguments() {
     assert_eq!(rc, 2, "{err}");
     assert!(err.contains("--kernel"), "{err}");
     let (rc, _, err) = warpscope(&[
-        "run", "examples/harris.cu", "--kernel", "offset<float>", "--grid", "4", "--block", "256", "--arg", "s=1",
-        "--init", "a=ones",
+        "run",
+        "examples/harris.cu",
+        "--kernel",
+        "offset<float>",
+        "--grid",
+        "4",
+        "--block",
+        "256",
+        "--arg",
+        "s=1",
+        "--init",
+        "a=ones",
     ]);
     assert_eq!(rc, 1);
     assert!(err.contains("zero|random|iota"), "{err}");
@@ -119,7 +147,10 @@ fn cli_rejects_bad_arguments() {
     std::fs::write(&b, "# two launches\nexamples/harris.cu --kernel 'offset<float>' --grid 4 --block 256 --arg s=1\nexamples/harris.cu --kernel x --grid 0 --block 1\n").unwrap();
     let (rc, _, err) = warpscope(&["run", "--batch", b.to_str().unwrap()]);
     assert_eq!(rc, 1);
-    assert!(err.contains("b.txt:3") && err.contains("at least 1"), "{err}");
+    assert!(
+        err.contains("b.txt:3") && err.contains("at least 1"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(d);
 }
 
@@ -131,7 +162,16 @@ fn without_a_gpu_the_message_is_clear() {
     }
     let e = Device::open(0).err().unwrap();
     let (rc, _, err) = warpscope(&[
-        "run", "examples/harris.cu", "--kernel", "offset<float>", "--grid", "4", "--block", "256", "--arg", "s=1",
+        "run",
+        "examples/harris.cu",
+        "--kernel",
+        "offset<float>",
+        "--grid",
+        "4",
+        "--block",
+        "256",
+        "--arg",
+        "s=1",
     ]);
     assert_eq!(rc, 1);
     assert!(err.contains(&e.to_string()), "{err}");
@@ -144,7 +184,10 @@ fn without_a_gpu_the_message_is_clear() {
 fn nvrtc_log_positions_become_file_line() {
     let log = "examples/bad.cu(12): error: identifier \"x\" is undefined\n      y = x + 1;\n          ^\n\n1 error detected in the compilation of \"examples/bad.cu\".\ninc/h (a)(3): warning #177-D: variable \"z\" was declared but never referenced\n";
     let m = nvrtc::map_log(log);
-    assert!(m.starts_with("examples/bad.cu:12: error: identifier \"x\" is undefined\n"), "{m}");
+    assert!(
+        m.starts_with("examples/bad.cu:12: error: identifier \"x\" is undefined\n"),
+        "{m}"
+    );
     assert!(m.contains("\n      y = x + 1;\n"), "{m}");
     assert!(m.contains("compilation of \"examples/bad.cu\".\n"), "{m}");
     assert!(m.contains("inc/h (a):3: warning #177-D"), "{m}");
@@ -156,20 +199,40 @@ fn ncu_csv_sample_parses() {
     let r = ncu::parse_csv(&text).unwrap();
     assert!(r.len() >= 2, "{r:?}");
     let first = &r[0];
-    assert!(ncu::name_matches("offset<float>", &first.name), "{}", first.name);
+    assert!(
+        ncu::name_matches("offset<float>", &first.name),
+        "{}",
+        first.name
+    );
     assert!(!ncu::name_matches("offset_copy", &first.name));
-    assert!(ncu::name_matches("offset_copy", &r[1].name), "{}", r[1].name);
+    assert!(
+        ncu::name_matches("offset_copy", &r[1].name),
+        "{}",
+        r[1].name
+    );
     assert!(!ncu::name_matches("offset", &r[1].name));
     for c in ncu::COUNTERS {
         assert!(first.metrics.contains_key(c.metric), "{} missing", c.metric);
     }
     let g = |m: &str| first.metrics[m];
-    assert_eq!(g("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"), 32768.0);
-    assert_eq!(g("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"), 163840.0);
+    assert_eq!(
+        g("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+        32768.0
+    );
+    assert_eq!(
+        g("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+        163840.0
+    );
     assert!(g("dram__bytes_read.sum") > 1e6);
     assert!(ncu::parse_csv("no csv here\n").is_err());
     // The prediction for the same launch agrees exactly.
-    let s = spec("examples/harris.cu", "offset<float>", 4096, 256, &[("s", "1")]);
+    let s = spec(
+        "examples/harris.cu",
+        "offset<float>",
+        4096,
+        256,
+        &[("s", "1")],
+    );
     let req = warpscope::AnalyzeRequest::new(&s.file, &s.source, &s.kernel, s.grid, s.block)
         .ccs("9.0")
         .unwrap()
@@ -191,7 +254,8 @@ fn ncu_permission_and_errors_are_reported() {
     let e = ncu::check_output("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0.\n").unwrap_err();
     assert!(matches!(e, Error::NcuPermission(_)));
     assert!(e.to_string().contains("ERR_NVGPUCTRPERM"));
-    let e = ncu::check_output("==PROF== x\n==ERROR== Failed to prepare kernel for profiling\n").unwrap_err();
+    let e = ncu::check_output("==PROF== x\n==ERROR== Failed to prepare kernel for profiling\n")
+        .unwrap_err();
     assert!(matches!(e, Error::Ncu(_)), "{e:?}");
     assert!(ncu::check_output("==PROF== Disconnected\n").is_ok());
     let e = ncu::find(Some("/nonexistent/ncu")).unwrap_err().to_string();
@@ -200,7 +264,14 @@ fn ncu_permission_and_errors_are_reported() {
 
 #[test]
 fn agreement_rule() {
-    let metric = |col: &str| ncu::COUNTERS.iter().find(|c| c.column == col).unwrap().metric.to_string();
+    let metric = |col: &str| {
+        ncu::COUNTERS
+            .iter()
+            .find(|c| c.column == col)
+            .unwrap()
+            .metric
+            .to_string()
+    };
     let mut p = ncu::Predicted::new();
     let mut m = BTreeMap::new();
     for (col, v) in [
@@ -211,7 +282,14 @@ fn agreement_rule() {
         ("shared_ld_wavefronts", 1000),
         ("shared_st_wavefronts", 50),
     ] {
-        p.insert(ncu::COUNTERS.iter().find(|c| c.column == col).unwrap().column, v);
+        p.insert(
+            ncu::COUNTERS
+                .iter()
+                .find(|c| c.column == col)
+                .unwrap()
+                .column,
+            v,
+        );
         m.insert(metric(col), v as f64);
     }
     assert_eq!(ncu::compare(&p, &m).verdict, Verdict::Exact);
@@ -230,7 +308,11 @@ fn agreement_rule() {
     m.insert(metric("global_ld_sectors"), 401.0);
     let c = ncu::compare(&p, &m);
     assert_eq!(c.verdict, Verdict::Differs);
-    assert!(c.notes[0].contains("global_ld_sectors: predicted 400, measured 401"), "{:?}", c.notes);
+    assert!(
+        c.notes[0].contains("global_ld_sectors: predicted 400, measured 401"),
+        "{:?}",
+        c.notes
+    );
     // DRAM bytes are shown, never compared.
     m.insert(metric("global_ld_sectors"), 400.0);
     m.insert(metric("dram_read_bytes"), 12345.0);
@@ -244,7 +326,19 @@ fn allocations_sized_from_the_interpreter() {
     let p = plan::plan(&s).unwrap();
     assert!(p.interpreted);
     match &p.params[..] {
-        [ParamPlan::Pointer { name, bytes, sizing, touched, elem, init, .. }, ParamPlan::Scalar { name: sn, bytes: sb, .. }] => {
+        [ParamPlan::Pointer {
+            name,
+            bytes,
+            sizing,
+            touched,
+            elem,
+            init,
+            ..
+        }, ParamPlan::Scalar {
+            name: sn,
+            bytes: sb,
+            ..
+        }] => {
             assert_eq!(name, "a");
             assert_eq!(*touched, Some((4, 4100)));
             assert_eq!(*bytes, 4352);
@@ -257,28 +351,66 @@ fn allocations_sized_from_the_interpreter() {
     }
     assert_eq!(p.alloc_elements(), vec![("a".to_string(), 1088)]);
     // --alloc wins and skips the interpreter; a copy's two arrays are sized separately.
-    let mut s = spec("examples/harris.cu", "offset_copy", 16, 256, &[("n", "4000"), ("offset", "8")]);
+    let mut s = spec(
+        "examples/harris.cu",
+        "offset_copy",
+        16,
+        256,
+        &[("n", "4000"), ("offset", "8")],
+    );
     let p = plan::plan(&s).unwrap();
     let sizes: Vec<(String, u64)> = p.alloc_elements();
-    assert_eq!(sizes, vec![("a".to_string(), 4032), ("b".to_string(), 4032)]);
+    assert_eq!(
+        sizes,
+        vec![("a".to_string(), 4032), ("b".to_string(), 4032)]
+    );
     s.allocs = vec![("a".into(), 4096), ("b".into(), 4096)];
     let p = plan::plan(&s).unwrap();
     assert!(!p.interpreted);
-    assert!(p.params.iter().all(|x| !matches!(x, ParamPlan::Pointer { sizing, .. } if *sizing != Sizing::Alloc)));
+    assert!(p
+        .params
+        .iter()
+        .all(|x| !matches!(x, ParamPlan::Pointer { sizing, .. } if *sizing != Sizing::Alloc)));
     // Scalar bytes in the parameter's own type.
     let d = scratch("types");
     let f = d.join("t.cu");
     std::fs::write(&f, "__global__ void k(float* o, double x, float y, char c, long long l, unsigned short u) { o[threadIdx.x] = x + y + c + l + u; }\n").unwrap();
-    let mut s = spec(f.to_str().unwrap(), "k", 1, 32, &[("x", "0.5"), ("y", "2.5"), ("c", "-2"), ("l", "-3"), ("u", "65535")]);
+    let mut s = spec(
+        f.to_str().unwrap(),
+        "k",
+        1,
+        32,
+        &[
+            ("x", "0.5"),
+            ("y", "2.5"),
+            ("c", "-2"),
+            ("l", "-3"),
+            ("u", "65535"),
+        ],
+    );
     s.init = vec![plan::parse_init("o=iota").unwrap()];
     let p = plan::plan(&s).unwrap();
-    let b: Vec<Vec<u8>> = p.params.iter().filter_map(|x| match x { ParamPlan::Scalar { bytes, .. } => Some(bytes.clone()), _ => None }).collect();
+    let b: Vec<Vec<u8>> = p
+        .params
+        .iter()
+        .filter_map(|x| match x {
+            ParamPlan::Scalar { bytes, .. } => Some(bytes.clone()),
+            _ => None,
+        })
+        .collect();
     assert_eq!(b[0], 0.5f64.to_le_bytes());
     assert_eq!(b[1], 2.5f32.to_le_bytes());
     assert_eq!(b[2], [0xfe]);
     assert_eq!(b[3], (-3i64).to_le_bytes());
     assert_eq!(b[4], [0xff, 0xff]);
-    assert!(matches!(&p.params[0], ParamPlan::Pointer { bytes: 256, init: Init::Iota, .. }));
+    assert!(matches!(
+        &p.params[0],
+        ParamPlan::Pointer {
+            bytes: 256,
+            init: Init::Iota,
+            ..
+        }
+    ));
     s.init = vec![plan::parse_init("x=iota").unwrap()];
     let e = plan::plan(&s).unwrap_err().to_string();
     assert!(e.contains("no pointer parameter 'x'"), "{e}");
@@ -292,14 +424,23 @@ fn fills() {
     assert_eq!(plan::elem_kind("unsigned int*"), ElemKind::Int(4));
     assert_eq!(plan::elem_kind("struct data*"), ElemKind::Opaque);
     let v = plan::fill(Init::Iota, ElemKind::Float(4), 16, 1).unwrap();
-    let f: Vec<f32> = v.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    let f: Vec<f32> = v
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
     assert_eq!(f, [0.0, 1.0, 2.0, 3.0]);
     let v = plan::fill(Init::Random, ElemKind::Float(8), 8000, 3).unwrap();
-    assert!(v.chunks(8).all(|c| (0.0..1.0).contains(&f64::from_le_bytes(c.try_into().unwrap()))));
+    assert!(v
+        .chunks(8)
+        .all(|c| (0.0..1.0).contains(&f64::from_le_bytes(c.try_into().unwrap()))));
     let v = plan::fill(Init::Random, ElemKind::Int(4), 4000, 3).unwrap();
-    assert!(v.chunks(4).all(|c| u32::from_le_bytes(c.try_into().unwrap()) < 1 << 15));
+    assert!(v
+        .chunks(4)
+        .all(|c| u32::from_le_bytes(c.try_into().unwrap()) < 1 << 15));
     assert!(plan::fill(Init::Iota, ElemKind::Opaque, 16, 1).is_err());
-    assert!(plan::fill(Init::Zero, ElemKind::Float(4), 16, 1).unwrap().is_empty());
+    assert!(plan::fill(Init::Zero, ElemKind::Float(4), 16, 1)
+        .unwrap()
+        .is_empty());
 }
 
 // ---- NVRTC (no GPU needed) ----
@@ -323,7 +464,11 @@ fn nvrtc_instantiates_templates_by_name() {
     let c = nvrtc::compile(&nvrtc::Program {
         file: "examples/harris.cu",
         source: &src,
-        kernels: vec!["offset<float>".into(), "stride<double>".into(), "offset_copy".into()],
+        kernels: vec![
+            "offset<float>".into(),
+            "stride<double>".into(),
+            "offset_copy".into(),
+        ],
         cc: (9, 0),
         defines: vec![],
         include_dirs: vec!["examples".into()],
@@ -355,14 +500,19 @@ fn nvrtc_errors_point_at_the_users_file() {
     .unwrap_err();
     let m = e.to_string();
     assert!(matches!(e, Error::Compile { .. }), "{m}");
-    assert!(m.contains("dir/bad.cu:3: error: identifier \"undefined_name\" is undefined"), "{m}");
+    assert!(
+        m.contains("dir/bad.cu:3: error: identifier \"undefined_name\" is undefined"),
+        "{m}"
+    );
 }
 
 // ---- GPU ----
 
 #[test]
 fn gpu_runs_a_kernel_with_planned_buffers() {
-    let Some(dev) = gpu("gpu_runs_a_kernel_with_planned_buffers") else { return };
+    let Some(dev) = gpu("gpu_runs_a_kernel_with_planned_buffers") else {
+        return;
+    };
     let d = scratch("run");
     let f = d.join("k.cu");
     std::fs::write(
@@ -370,7 +520,13 @@ fn gpu_runs_a_kernel_with_planned_buffers() {
         "template <typename T>\n__global__ void twice(T* out, const T* in, int n, T add)\n{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) out[i] = 2 * in[i] + add;\n}\n",
     )
     .unwrap();
-    let mut s = spec(f.to_str().unwrap(), "twice<float>", 4, 256, &[("n", "1000"), ("add", "0.5")]);
+    let mut s = spec(
+        f.to_str().unwrap(),
+        "twice<float>",
+        4,
+        256,
+        &[("n", "1000"), ("add", "0.5")],
+    );
     s.init = vec![plan::parse_init("in=iota").unwrap()];
     let p = plan::plan(&s).unwrap();
     let mut r = warpscope_gpu::run::Runner::new(&dev);
@@ -381,22 +537,54 @@ fn gpu_runs_a_kernel_with_planned_buffers() {
         let v = f32::from_le_bytes(out[4 * i..4 * i + 4].try_into().unwrap());
         assert_eq!(v, 2.0 * i as f32 + 0.5, "out[{i}]");
     }
-    let t = r.time(&ready, 2, 5, std::time::Duration::from_secs(10)).unwrap();
+    let t = r
+        .time(&ready, 2, 5, std::time::Duration::from_secs(10))
+        .unwrap();
     assert_eq!(t.seconds.len(), 5);
-    assert!(t.seconds.iter().all(|s| *s > 0.0 && *s < 0.1), "{:?}", t.seconds);
+    assert!(
+        t.seconds.iter().all(|s| *s > 0.0 && *s < 0.1),
+        "{:?}",
+        t.seconds
+    );
     let _ = std::fs::remove_dir_all(d);
 }
 
 #[test]
 fn gpu_copy_sweep_and_bandwidth() {
-    let Some(dev) = gpu("gpu_copy_sweep_and_bandwidth") else { return };
+    let Some(dev) = gpu("gpu_copy_sweep_and_bandwidth") else {
+        return;
+    };
     let b = warpscope_gpu::bench::Bench::new(&dev).unwrap();
-    let v = warpscope_gpu::bench::copy_sweep(&b, warpscope_gpu::CopyKind::Offset, &[0, 1], warpscope_gpu::Elem::Float, 1 << 24, 256).unwrap();
+    let v = warpscope_gpu::bench::copy_sweep(
+        &b,
+        warpscope_gpu::CopyKind::Offset,
+        &[0, 1],
+        warpscope_gpu::Elem::Float,
+        1 << 24,
+        256,
+    )
+    .unwrap();
     assert_eq!(v.len(), 2);
     assert!(v.iter().all(|g| *g > 10.0 && *g < 100_000.0), "{v:?}");
-    let v = warpscope_gpu::bench::copy_sweep(&b, warpscope_gpu::CopyKind::Stride, &[1, 32], warpscope_gpu::Elem::Double, 1 << 24, 256).unwrap();
+    let v = warpscope_gpu::bench::copy_sweep(
+        &b,
+        warpscope_gpu::CopyKind::Stride,
+        &[1, 32],
+        warpscope_gpu::Elem::Double,
+        1 << 24,
+        256,
+    )
+    .unwrap();
     assert!(v[0] > 4.0 * v[1], "stride 32 should be far slower: {v:?}");
-    assert!(warpscope_gpu::bench::copy_sweep(&b, warpscope_gpu::CopyKind::Stride, &[0], warpscope_gpu::Elem::Float, 1024, 256).is_err());
+    assert!(warpscope_gpu::bench::copy_sweep(
+        &b,
+        warpscope_gpu::CopyKind::Stride,
+        &[0],
+        warpscope_gpu::Elem::Float,
+        1024,
+        256
+    )
+    .is_err());
 }
 
 #[test]
@@ -410,10 +598,26 @@ fn gpu_fault_names_the_cuda_error_and_kernel() {
     let f = d.join("fault.cu");
     std::fs::write(&f, "__global__ void scatter(const int* idx, float* b)\n{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    b[(long long)idx[i] * 100000000LL] = 1.0f;\n}\n").unwrap();
     let (rc, _, err) = warpscope(&[
-        "run", f.to_str().unwrap(), "--kernel", "scatter", "--grid", "4", "--block", "256", "--init", "idx=iota", "--warmup", "0", "--repeat", "1",
+        "run",
+        f.to_str().unwrap(),
+        "--kernel",
+        "scatter",
+        "--grid",
+        "4",
+        "--block",
+        "256",
+        "--init",
+        "idx=iota",
+        "--warmup",
+        "0",
+        "--repeat",
+        "1",
     ]);
     assert_eq!(rc, 1, "{err}");
-    assert!(err.contains("kernel scatter faulted: CUDA_ERROR_ILLEGAL_ADDRESS"), "{err}");
+    assert!(
+        err.contains("kernel scatter faulted: CUDA_ERROR_ILLEGAL_ADDRESS"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(d);
 }
 
@@ -427,9 +631,14 @@ fn gpu_compile_errors_show_nvrtc_log() {
     // Parses as C (the interpreter would lower it), but `float4 + int` has no operator.
     std::fs::write(&f, "__global__ void k(float4* a)\n{\n    float4 v = a[threadIdx.x];\n    a[threadIdx.x] = v + 1;\n}\n").unwrap();
     let path = f.to_str().unwrap().to_string();
-    let (rc, _, err) = warpscope(&["run", &path, "--kernel", "k", "--grid", "1", "--block", "32"]);
+    let (rc, _, err) = warpscope(&[
+        "run", &path, "--kernel", "k", "--grid", "1", "--block", "32",
+    ]);
     assert_eq!(rc, 1, "{err}");
-    assert!(err.contains("NVRTC could not compile") && err.contains(&format!("{path}:4: error")), "{err}");
+    assert!(
+        err.contains("NVRTC could not compile") && err.contains(&format!("{path}:4: error")),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(d);
 }
 
@@ -443,7 +652,16 @@ fn gpu_verify_one_launch() {
         return;
     }
     let (rc, out, err) = warpscope(&[
-        "verify", "examples/harris.cu", "--kernel", "offset<float>", "--grid", "4096", "--block", "256", "--arg", "s=1",
+        "verify",
+        "examples/harris.cu",
+        "--kernel",
+        "offset<float>",
+        "--grid",
+        "4096",
+        "--block",
+        "256",
+        "--arg",
+        "s=1",
     ]);
     assert_eq!(rc, 0, "{out}\n{err}");
     assert!(out.contains("1 of 1 launches exact"), "{out}");

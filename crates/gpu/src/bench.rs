@@ -180,7 +180,16 @@ impl<'d> Bench<'d> {
 
     /// Harris's copy of `n` elements from `a` to `b` with `value` (offset or stride), block
     /// `block`: effective GB/s counting 2 × element bytes (read + write) per element copied.
-    pub fn harris_copy(&self, kind: CopyKind, elem: Elem, a: &Buffer, b: &Buffer, n: u64, value: u32, block: u32) -> Result<f64> {
+    pub fn harris_copy(
+        &self,
+        kind: CopyKind,
+        elem: Elem,
+        a: &Buffer,
+        b: &Buffer,
+        n: u64,
+        value: u32,
+        block: u32,
+    ) -> Result<f64> {
         let name = match (kind, elem) {
             (CopyKind::Offset, Elem::Float) => "ws_offset_copy_f32",
             (CopyKind::Offset, Elem::Double) => "ws_offset_copy_f64",
@@ -192,11 +201,16 @@ impl<'d> Bench<'d> {
             CopyKind::Offset => (n.div_ceil(block as u64), n.saturating_sub(value as u64)),
             CopyKind::Stride => {
                 let threads = n / value.max(1) as u64;
-                (threads.div_ceil(block as u64).max(1), threads.min(n.div_ceil(value.max(1) as u64)))
+                (
+                    threads.div_ceil(block as u64).max(1),
+                    threads.min(n.div_ceil(value.max(1) as u64)),
+                )
             }
         };
         if blocks > i32::MAX as u64 || n > i32::MAX as u64 {
-            return Err(Error::Argument(format!("{n} elements: Harris's kernels index with int; at most 2^31 - 1")));
+            return Err(Error::Argument(format!(
+                "{n} elements: Harris's kernels index with int; at most 2^31 - 1"
+            )));
         }
         let params = [p64(a.ptr()), p64(b.ptr()), p32(n as u32), p32(value)];
         let t = self.time(&Launch {
@@ -232,7 +246,12 @@ impl<'d> Bench<'d> {
     /// Re-reading `a` (`elems4` float4, a power of two) through L2 only: GB/s read.
     pub fn read_l2(&self, a: &Buffer, out: &Buffer, elems4: u64, passes: u32) -> Result<f64> {
         let f = self.f("ws_read_l2")?;
-        let params = [p64(a.ptr()), p32((elems4 - 1) as u32), p32(passes), p64(out.ptr())];
+        let params = [
+            p64(a.ptr()),
+            p32((elems4 - 1) as u32),
+            p32(passes),
+            p64(out.ptr()),
+        ];
         let t = self.time(&Launch {
             function: &f,
             grid: [self.dev.info.sms * 8, 1, 1],
@@ -278,19 +297,34 @@ fn p32(x: u32) -> Vec<u8> {
 ///
 /// Errors: no driver, GPU or NVRTC; not enough device memory; a value of 0 for a stride;
 /// `n_elems` over 2^31 − 1 (the kernels index with `int`).
-pub fn measure_copy_sweep(kind: CopyKind, values: &[u32], elem: Elem, n_elems: u64, block: u32) -> Result<Vec<f64>> {
+pub fn measure_copy_sweep(
+    kind: CopyKind,
+    values: &[u32],
+    elem: Elem,
+    n_elems: u64,
+    block: u32,
+) -> Result<Vec<f64>> {
     let dev = Device::open(0)?;
     let bench = Bench::new(&dev)?;
     copy_sweep(&bench, kind, values, elem, n_elems, block)
 }
 
 /// [`measure_copy_sweep`] on an opened device.
-pub fn copy_sweep(bench: &Bench, kind: CopyKind, values: &[u32], elem: Elem, n_elems: u64, block: u32) -> Result<Vec<f64>> {
+pub fn copy_sweep(
+    bench: &Bench,
+    kind: CopyKind,
+    values: &[u32],
+    elem: Elem,
+    n_elems: u64,
+    block: u32,
+) -> Result<Vec<f64>> {
     if kind == CopyKind::Stride && values.contains(&0) {
         return Err(Error::Argument("stride 0: strides start at 1".into()));
     }
     if block == 0 || block > 1024 {
-        return Err(Error::Argument(format!("block {block}: expected 1 to 1024 threads")));
+        return Err(Error::Argument(format!(
+            "block {block}: expected 1 to 1024 threads"
+        )));
     }
     let extra = match kind {
         CopyKind::Offset => values.iter().copied().max().unwrap_or(0) as u64,
@@ -349,11 +383,23 @@ pub fn dram_probes(dev: &Device) -> Result<()> {
     let grid = [(PROBE_THREADS / 256) as u32, 1, 1];
     let f = bench.f("ws_probe_load")?;
     let params = [p64(a.ptr()), p64(out.ptr()), p64(PROBE_THREADS), p32(16)];
-    dev.launch(&Launch { function: &f, grid, block: [256, 1, 1], shared_bytes: 0, params: &params })?;
+    dev.launch(&Launch {
+        function: &f,
+        grid,
+        block: [256, 1, 1],
+        shared_bytes: 0,
+        params: &params,
+    })?;
     dev.wait("ws_probe_load", TIMEOUT)?;
     let f = bench.f("ws_probe_store")?;
     let params = [p64(a.ptr()), p64(PROBE_THREADS), p32(8)];
-    dev.launch(&Launch { function: &f, grid, block: [256, 1, 1], shared_bytes: 0, params: &params })?;
+    dev.launch(&Launch {
+        function: &f,
+        grid,
+        block: [256, 1, 1],
+        shared_bytes: 0,
+        params: &params,
+    })?;
     dev.wait("ws_probe_store", TIMEOUT)
 }
 
@@ -404,7 +450,8 @@ pub fn calibrate(dev: &Device, dram_probe: Option<(f64, f64)>, date: &str) -> Re
     let copy_gbps = bench.copy_f4(&a, &b, copy_bytes)?;
     let n = (copy_bytes / 4).min(i32::MAX as u64);
     let scalar_copy_gbps = bench.harris_copy(CopyKind::Offset, Elem::Float, &a, &b, n, 0, 256)?;
-    let stride32_copy_gbps = bench.harris_copy(CopyKind::Stride, Elem::Float, &a, &b, n, 32, 256)?;
+    let stride32_copy_gbps =
+        bench.harris_copy(CopyKind::Stride, Elem::Float, &a, &b, n, 32, 256)?;
 
     // L2: a power-of-two array of about a quarter of L2, re-read through L2 only.
     let mut l2_elems4: u64 = 1;
@@ -422,7 +469,10 @@ pub fn calibrate(dev: &Device, dram_probe: Option<(f64, f64)>, date: &str) -> Re
         Some(g) => Profile::latency_from_scalar_copy(g, scalar_copy_gbps, 256),
         // The same Little's-law round with the device's own residency limits.
         None => {
-            let resident = (info.max_threads_per_sm / 256).min(info.max_blocks_per_sm).max(1) * 8;
+            let resident = (info.max_threads_per_sm / 256)
+                .min(info.max_blocks_per_sm)
+                .max(1)
+                * 8;
             info.sms as f64 * resident as f64 * 32.0 * 8.0 / (scalar_copy_gbps * 1e9) * 1e9
         }
     };
@@ -466,7 +516,10 @@ pub fn calibrate(dev: &Device, dram_probe: Option<(f64, f64)>, date: &str) -> Re
                 "dram_read_granularity_bytes ({}) and partial_write_read_bytes ({}) kept at their defaults: no Nsight Compute measurement",
                 base.dram_read_granularity_bytes, base.partial_write_read_bytes
             ));
-            (base.dram_read_granularity_bytes, base.partial_write_read_bytes)
+            (
+                base.dram_read_granularity_bytes,
+                base.partial_write_read_bytes,
+            )
         }
     };
     let profile = Profile {
@@ -482,7 +535,10 @@ pub fn calibrate(dev: &Device, dram_probe: Option<(f64, f64)>, date: &str) -> Re
         copy_gbps,
         dram_read_granularity_bytes: gran,
         partial_write_read_bytes: partial,
-        dram_min_bytes_per_line: Profile::min_line_bytes_from_sparse_copy(copy_gbps, stride32_copy_gbps),
+        dram_min_bytes_per_line: Profile::min_line_bytes_from_sparse_copy(
+            copy_gbps,
+            stride32_copy_gbps,
+        ),
         l2_gbps,
         l1_gbps,
         latency_ns,

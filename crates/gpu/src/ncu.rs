@@ -35,15 +35,51 @@ pub struct Counter {
 
 /// The counters `verify` reads, in display order.
 pub const COUNTERS: &[Counter] = &[
-    Counter { column: "global_ld_requests", metric: "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", compared: true },
-    Counter { column: "global_ld_sectors", metric: "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", compared: true },
-    Counter { column: "global_st_requests", metric: "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", compared: true },
-    Counter { column: "global_st_sectors", metric: "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", compared: true },
-    Counter { column: "shared_ld_wavefronts", metric: "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", compared: true },
-    Counter { column: "shared_st_wavefronts", metric: "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", compared: true },
-    Counter { column: "shared_ld_instructions", metric: "smsp__inst_executed_op_shared_ld.sum", compared: false },
-    Counter { column: "dram_read_bytes", metric: "dram__bytes_read.sum", compared: false },
-    Counter { column: "dram_write_bytes", metric: "dram__bytes_write.sum", compared: false },
+    Counter {
+        column: "global_ld_requests",
+        metric: "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+        compared: true,
+    },
+    Counter {
+        column: "global_ld_sectors",
+        metric: "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+        compared: true,
+    },
+    Counter {
+        column: "global_st_requests",
+        metric: "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+        compared: true,
+    },
+    Counter {
+        column: "global_st_sectors",
+        metric: "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+        compared: true,
+    },
+    Counter {
+        column: "shared_ld_wavefronts",
+        metric: "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+        compared: true,
+    },
+    Counter {
+        column: "shared_st_wavefronts",
+        metric: "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+        compared: true,
+    },
+    Counter {
+        column: "shared_ld_instructions",
+        metric: "smsp__inst_executed_op_shared_ld.sum",
+        compared: false,
+    },
+    Counter {
+        column: "dram_read_bytes",
+        metric: "dram__bytes_read.sum",
+        compared: false,
+    },
+    Counter {
+        column: "dram_write_bytes",
+        metric: "dram__bytes_write.sum",
+        compared: false,
+    },
 ];
 
 /// How far above the model shared-load wavefronts may be measured and still count as the
@@ -52,7 +88,11 @@ pub const SHARED_LOAD_NOISE: f64 = 0.10;
 
 /// The `--metrics` list for [`COUNTERS`].
 pub fn metrics_list() -> String {
-    COUNTERS.iter().map(|c| c.metric).collect::<Vec<_>>().join(",")
+    COUNTERS
+        .iter()
+        .map(|c| c.metric)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The ncu executable: `explicit` (`--ncu PATH`), else `ncu` on `PATH`, else the usual
@@ -156,7 +196,12 @@ pub fn parse_csv(text: &str) -> Result<Vec<KernelResult>> {
         }
         let row = csv_fields(line);
         if row.first().map(String::as_str) == Some("ID") {
-            header = Some(row.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect());
+            header = Some(
+                row.iter()
+                    .enumerate()
+                    .map(|(i, n)| (n.clone(), i))
+                    .collect(),
+            );
             continue;
         }
         let Some(h) = &header else { continue };
@@ -183,7 +228,9 @@ pub fn parse_csv(text: &str) -> Result<Vec<KernelResult>> {
             .insert(metric.to_string(), x);
     }
     if header.is_none() {
-        return Err(Error::Ncu("no CSV results in ncu's output (no line starting \"ID\")".into()));
+        return Err(Error::Ncu(
+            "no CSV results in ncu's output (no line starting \"ID\")".into(),
+        ));
     }
     Ok(results.into_values().collect())
 }
@@ -336,7 +383,9 @@ pub fn compare(predicted: &Predicted, measured: &BTreeMap<String, f64>) -> Compa
     } else if bad.len() == 1 && bad[0].column == "shared_ld_wavefronts" {
         let r = bad[0];
         match (r.predicted, r.measured) {
-            (Some(p), Some(m)) if p > 0 && m > p as f64 && m <= p as f64 * (1.0 + SHARED_LOAD_NOISE) => {
+            (Some(p), Some(m))
+                if p > 0 && m > p as f64 && m <= p as f64 * (1.0 + SHARED_LOAD_NOISE) =>
+            {
                 notes.push(format!(
                     "shared-load wavefronts {:.0} measured, {} predicted (+{:.2} %): the known overcount of shared loads at block start (at most +{:.0} %, tests/data/h100/examples-noisy.csv); passes unless --strict",
                     m,
@@ -356,7 +405,10 @@ pub fn compare(predicted: &Predicted, measured: &BTreeMap<String, f64>) -> Compa
             notes.push(match (r.predicted, r.measured) {
                 (Some(p), Some(m)) => format!("{}: predicted {p}, measured {m:.0}", r.column),
                 (None, Some(m)) => format!("{}: not predicted, measured {m:.0}", r.column),
-                (Some(p), None) => format!("{}: predicted {p}, ncu gave no value ({})", r.column, r.metric),
+                (Some(p), None) => format!(
+                    "{}: predicted {p}, ncu gave no value ({})",
+                    r.column, r.metric
+                ),
                 (None, None) => format!("{}: neither predicted nor measured", r.column),
             });
         }
@@ -391,17 +443,35 @@ pub fn parse_source_csv(text: &str) -> Result<BTreeMap<u32, BTreeMap<&'static st
         let Some(h) = &header else { continue };
         row_no += 1;
         let find = |pred: &dyn Fn(&str) -> bool| h.iter().position(|c| pred(c));
-        let line_col = find(&|c: &str| c == "Line" || c == "#" || c == "# Line" || c == "Line Number");
+        let line_col =
+            find(&|c: &str| c == "Line" || c == "#" || c == "# Line" || c == "Line Number");
         let line_no = line_col
             .and_then(|i| row.get(i))
             .and_then(|v| v.trim().parse::<u32>().ok())
             .unwrap_or(row_no);
         let cols: [(&'static str, Option<usize>); 2] = [
-            ("global sectors", find(&|c: &str| c.starts_with("L2 Theoretical Sectors Global") && !c.contains("Excessive") && !c.contains("Ideal"))),
-            ("shared wavefronts", find(&|c: &str| c.starts_with("L1 Wavefronts Shared") && !c.contains("Excessive") && !c.contains("Ideal"))),
+            (
+                "global sectors",
+                find(&|c: &str| {
+                    c.starts_with("L2 Theoretical Sectors Global")
+                        && !c.contains("Excessive")
+                        && !c.contains("Ideal")
+                }),
+            ),
+            (
+                "shared wavefronts",
+                find(&|c: &str| {
+                    c.starts_with("L1 Wavefronts Shared")
+                        && !c.contains("Excessive")
+                        && !c.contains("Ideal")
+                }),
+            ),
         ];
         for (name, col) in cols {
-            if let Some(v) = col.and_then(|i| row.get(i)).and_then(|v| v.trim().replace(',', "").parse::<f64>().ok()) {
+            if let Some(v) = col
+                .and_then(|i| row.get(i))
+                .and_then(|v| v.trim().replace(',', "").parse::<f64>().ok())
+            {
                 if v != 0.0 {
                     *out.entry(line_no).or_default().entry(name).or_insert(0.0) += v;
                 }
@@ -409,7 +479,9 @@ pub fn parse_source_csv(text: &str) -> Result<BTreeMap<u32, BTreeMap<&'static st
         }
     }
     if header.is_none() {
-        return Err(Error::Ncu("no source-page CSV in ncu's output (no header with a \"Source\" column)".into()));
+        return Err(Error::Ncu(
+            "no source-page CSV in ncu's output (no header with a \"Source\" column)".into(),
+        ));
     }
     Ok(out)
 }

@@ -165,7 +165,9 @@ pub fn compile(p: &Program) -> Result<Compiled> {
             )));
         }
         // SAFETY: NUL-terminated, owned by the live program.
-        let s = unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned();
+        let s = unsafe { CStr::from_ptr(out) }
+            .to_string_lossy()
+            .into_owned();
         lowered.push((k.clone(), s));
     }
     let mut size = 0usize;

@@ -78,7 +78,9 @@ pub fn parse_init(s: &str) -> Result<InitRule> {
 pub fn parse_dims(s: &str, what: &str) -> Result<[u32; 3]> {
     let parts: Vec<&str> = s.split([',', 'x']).map(str::trim).collect();
     if parts.is_empty() || parts.len() > 3 {
-        return Err(Error::Argument(format!("--{what} {s}: expected X, X,Y or X,Y,Z")));
+        return Err(Error::Argument(format!(
+            "--{what} {s}: expected X, X,Y or X,Y,Z"
+        )));
     }
     let mut d = [1u32; 3];
     for (i, p) in parts.iter().enumerate() {
@@ -86,7 +88,9 @@ pub fn parse_dims(s: &str, what: &str) -> Result<[u32; 3]> {
             Error::Argument(format!("--{what} {s}: '{p}' is not a positive integer"))
         })?;
         if d[i] == 0 {
-            return Err(Error::Argument(format!("--{what} {s}: dimensions must be at least 1")));
+            return Err(Error::Argument(format!(
+                "--{what} {s}: dimensions must be at least 1"
+            )));
         }
     }
     Ok(d)
@@ -96,8 +100,12 @@ pub fn parse_dims(s: &str, what: &str) -> Result<[u32; 3]> {
 pub fn parse_pairs(v: &[String], flag: &str) -> Result<Vec<(String, String)>> {
     v.iter()
         .map(|s| match s.split_once('=') {
-            Some((n, x)) if !n.trim().is_empty() => Ok((n.trim().to_string(), x.trim().to_string())),
-            _ => Err(Error::Argument(format!("--{flag} {s}: expected NAME=VALUE"))),
+            Some((n, x)) if !n.trim().is_empty() => {
+                Ok((n.trim().to_string(), x.trim().to_string()))
+            }
+            _ => Err(Error::Argument(format!(
+                "--{flag} {s}: expected NAME=VALUE"
+            ))),
         })
         .collect()
 }
@@ -134,7 +142,12 @@ impl LaunchSpec {
     pub fn to_words(&self) -> Vec<String> {
         let mut w = vec![self.file.clone(), "--kernel".into(), self.kernel.clone()];
         let d = |x: [u32; 3]| format!("{},{},{}", x[0], x[1], x[2]);
-        w.extend(["--grid".into(), d(self.grid), "--block".into(), d(self.block)]);
+        w.extend([
+            "--grid".into(),
+            d(self.grid),
+            "--block".into(),
+            d(self.block),
+        ]);
         for (n, v) in &self.args {
             w.extend(["--arg".into(), format!("{n}={v}")]);
         }
@@ -145,7 +158,10 @@ impl LaunchSpec {
             w.extend(["-D".into(), def.clone()]);
         }
         if self.dynamic_shared_bytes > 0 {
-            w.extend(["--dynamic-smem".into(), self.dynamic_shared_bytes.to_string()]);
+            w.extend([
+                "--dynamic-smem".into(),
+                self.dynamic_shared_bytes.to_string(),
+            ]);
         }
         for r in &self.init {
             let t = match &r.param {
@@ -159,7 +175,11 @@ impl LaunchSpec {
 
     /// [`LaunchSpec::to_words`] as one line, each word quoted where [`split_words`] needs it.
     pub fn to_line(&self) -> String {
-        self.to_words().iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+        self.to_words()
+            .iter()
+            .map(|w| quote(w))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// "kernel s=1;n=4" — the kernel and its scalar arguments, for tables.
@@ -184,7 +204,10 @@ impl LaunchSpec {
 }
 
 fn quote(w: &str) -> String {
-    if !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "_-.,/=:+@%".contains(c)) {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.,/=:+@%".contains(c))
+    {
         w.to_string()
     } else {
         format!("'{}'", w.replace('\'', "'\\''"))
@@ -225,7 +248,9 @@ pub fn split_words(line: &str) -> Result<Vec<String>> {
                         Some('"') => break,
                         Some('\\') => match chars.next() {
                             Some(x) => cur.push(x),
-                            None => return Err(Error::Argument(format!("unterminated \" in: {line}"))),
+                            None => {
+                                return Err(Error::Argument(format!("unterminated \" in: {line}")))
+                            }
                         },
                         Some(x) => cur.push(x),
                         None => return Err(Error::Argument(format!("unterminated \" in: {line}"))),
@@ -287,11 +312,15 @@ pub fn elem_kind(ty: &str) -> ElemKind {
         "float" => ElemKind::Float(4),
         "double" => ElemKind::Float(8),
         "__half" | "half" => ElemKind::Float(2),
-        "char" | "signed char" | "unsigned char" | "uchar" | "int8_t" | "uint8_t" | "bool" => ElemKind::Int(1),
+        "char" | "signed char" | "unsigned char" | "uchar" | "int8_t" | "uint8_t" | "bool" => {
+            ElemKind::Int(1)
+        }
         "short" | "unsigned short" | "ushort" | "int16_t" | "uint16_t" => ElemKind::Int(2),
         "int" | "unsigned" | "unsigned int" | "uint" | "int32_t" | "uint32_t" => ElemKind::Int(4),
-        "long" | "unsigned long" | "long long" | "unsigned long long" | "longlong" | "ulonglong"
-        | "ulong" | "size_t" | "int64_t" | "uint64_t" | "ptrdiff_t" => ElemKind::Int(8),
+        "long" | "unsigned long" | "long long" | "unsigned long long" | "longlong"
+        | "ulonglong" | "ulong" | "size_t" | "int64_t" | "uint64_t" | "ptrdiff_t" => {
+            ElemKind::Int(8)
+        }
         _ => ElemKind::Opaque,
     }
 }
@@ -392,20 +421,29 @@ pub fn plan(spec: &LaunchSpec) -> Result<Plan> {
     for r in &spec.init {
         if let Some(n) = &r.param {
             if !params.iter().any(|p| &p.name == n && p.is_pointer) {
-                let ptrs: Vec<&str> = params.iter().filter(|p| p.is_pointer).map(|p| p.name.as_str()).collect();
+                let ptrs: Vec<&str> = params
+                    .iter()
+                    .filter(|p| p.is_pointer)
+                    .map(|p| p.name.as_str())
+                    .collect();
                 return Err(Error::Argument(format!(
                     "--init {n}={}: {} has no pointer parameter '{n}'; its pointer parameters: {}",
                     r.mode.name(),
                     spec.kernel,
-                    if ptrs.is_empty() { "none".to_string() } else { ptrs.join(", ") }
+                    if ptrs.is_empty() {
+                        "none".to_string()
+                    } else {
+                        ptrs.join(", ")
+                    }
                 )));
             }
         }
     }
-    let needs_run = params
-        .iter()
-        .enumerate()
-        .any(|(i, p)| p.is_pointer && !spec.allocs.iter().any(|(n, _)| n == &p.name) && kernel.param_alloc(i).is_some());
+    let needs_run = params.iter().enumerate().any(|(i, p)| {
+        p.is_pointer
+            && !spec.allocs.iter().any(|(n, _)| n == &p.name)
+            && kernel.param_alloc(i).is_some()
+    });
     let touched = if needs_run {
         Some(touched_ranges(&kernel, &cfg)?)
     } else {
@@ -415,7 +453,10 @@ pub fn plan(spec: &LaunchSpec) -> Result<Plan> {
     for (i, p) in params.iter().enumerate() {
         if !p.is_pointer {
             let bytes = kernel.scalar_arg_bytes(&cfg, i).ok_or_else(|| {
-                Error::Argument(format!("parameter '{}' ({}) cannot be passed", p.name, p.ty))
+                Error::Argument(format!(
+                    "parameter '{}' ({}) cannot be passed",
+                    p.name, p.ty
+                ))
             })?;
             out.push(ParamPlan::Scalar {
                 name: p.name.clone(),
@@ -429,7 +470,12 @@ pub fn plan(spec: &LaunchSpec) -> Result<Plan> {
             (Some(t), Some(k)) => t.get(k).copied().flatten(),
             _ => None,
         };
-        let given = spec.allocs.iter().rev().find(|(n, _)| n == &p.name).map(|(_, e)| *e);
+        let given = spec
+            .allocs
+            .iter()
+            .rev()
+            .find(|(n, _)| n == &p.name)
+            .map(|(_, e)| *e);
         let (bytes, sizing) = match (given, range) {
             (Some(e), _) => (e.saturating_mul(p.elem_size.max(1)), Sizing::Alloc),
             (None, Some((_, end))) => (end, Sizing::Touched),

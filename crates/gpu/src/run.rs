@@ -159,10 +159,16 @@ impl<'d> Runner<'d> {
 /// Returns (module key, result) per program.
 ///
 /// Errors: the first file NVRTC rejects ([`Error::Compile`]), [`Error::NoNvrtc`].
-pub fn compile_groups(specs: &[&LaunchSpec], cc: (u32, u32), lineinfo: bool) -> Result<Vec<(String, Compiled)>> {
+pub fn compile_groups(
+    specs: &[&LaunchSpec],
+    cc: (u32, u32),
+    lineinfo: bool,
+) -> Result<Vec<(String, Compiled)>> {
     let mut groups: BTreeMap<String, (&LaunchSpec, Vec<String>)> = BTreeMap::new();
     for s in specs {
-        let e = groups.entry(module_key(s)).or_insert_with(|| (*s, Vec::new()));
+        let e = groups
+            .entry(module_key(s))
+            .or_insert_with(|| (*s, Vec::new()));
         if !e.1.contains(&s.kernel) {
             e.1.push(s.kernel.clone());
         }

@@ -59,7 +59,10 @@ mod tests {
     #[test]
     fn quartiles() {
         let s = stats(&[5.0, 1.0, 3.0, 2.0, 4.0]).unwrap();
-        assert_eq!((s.median, s.min, s.max, s.q1, s.q3), (3.0, 1.0, 5.0, 2.0, 4.0));
+        assert_eq!(
+            (s.median, s.min, s.max, s.q1, s.q3),
+            (3.0, 1.0, 5.0, 2.0, 4.0)
+        );
         let s = stats(&[1.0, 2.0, 3.0, 4.0]).unwrap();
         assert_eq!(s.median, 2.5);
         assert!((s.iqr() - 1.5).abs() < 1e-12);
