@@ -163,9 +163,13 @@ struct SweepArgs {
     /// experiment,parameter,GB/s (the format of the ground truth's copy-bandwidth.csv).
     #[arg(long, value_name = "NAME=CSV")]
     measured: Option<String>,
-    /// Also measure the GPU at hand (needs the `cuda` feature and a GPU).
-    #[arg(long)]
+    /// Also measure the GPU at hand (needs the `cuda` feature and a GPU); it is compared with
+    /// its curve, which is added to --gpu when missing.
+    #[arg(long, conflicts_with = "measured")]
     measure: bool,
+    /// Elements per array when measuring (the ground truth's 2^28: arrays far larger than L2).
+    #[arg(long, default_value_t = 1 << 28, requires = "measure")]
+    measure_n: u64,
     /// Write the plot to this SVG file.
     #[arg(long, value_name = "FILE")]
     svg: Option<String>,
@@ -522,13 +526,24 @@ fn sweep(a: SweepArgs) -> Result<()> {
         n: a.n,
         block: a.block,
     };
+    // --measure: the GPU at hand, timed, joins the comparison.
+    let mut at_hand: Option<(String, Vec<(u32, f64)>)> = None;
     if a.measure {
-        bail!("--measure needs a GPU build: rebuild with `cargo build --release --features cuda`");
+        at_hand = Some(measure_sweep(&s, a.measure_n)?);
+        let name = &at_hand.as_ref().map(|m| m.0.clone()).unwrap_or_default();
+        if !gpus.iter().any(|g| g.gpu.name == name.as_str()) {
+            gpus.push(warpscope::GpuTarget::new(name, None)?);
+        }
     }
     let curves = harris_sweep(&s, &gpus)?;
     // The measured GPU's curve: compared, and drawn in its colour.
-    let (measured, which) = match &a.measured {
-        Some(m) => {
+    let (measured, which) = match (&a.measured, at_hand) {
+        (_, Some((name, m))) => {
+            let i = curves.iter().position(|c| c.gpu == name).unwrap_or(0);
+            (Some(m), i)
+        }
+        (None, None) => (None, 0),
+        (Some(m), None) => {
             let Some((name, f)) = m.split_once('=') else {
                 bail!("--measured {m}: expected GPU=CSV, e.g. h100=copy-bandwidth.csv");
             };
@@ -544,7 +559,6 @@ fn sweep(a: SweepArgs) -> Result<()> {
                 i,
             )
         }
-        None => (None, 0),
     };
     if let Some(path) = &a.svg {
         let mut series: Vec<warpscope::report::plot::Series> = curves
@@ -640,6 +654,34 @@ fn sweep(a: SweepArgs) -> Result<()> {
         ));
     }
     emit(None, &out)
+}
+
+/// Times Harris's copy on the GPU at hand at every value of `s`: (the GPU table's name of
+/// the device, (value, GB/s) points).
+#[cfg(feature = "cuda")]
+fn measure_sweep(s: &warpscope::sweep::HarrisSweep, n: u64) -> Result<(String, Vec<(u32, f64)>)> {
+    use warpscope::sweep::SweepKind;
+    use warpscope_gpu::{CopyKind, Elem};
+    let info = warpscope_gpu::device_info(0).map_err(|e| anyhow::anyhow!("--measure: {e}"))?;
+    let Some(g) = warpscope_gpu::bench::find_gpu(&info.name) else {
+        bail!(
+            "--measure: the GPU at hand, {}, is not in the GPU table (`warpscope gpus`)",
+            info.name
+        );
+    };
+    let kind = match s.kind {
+        SweepKind::Offset => CopyKind::Offset,
+        SweepKind::Stride => CopyKind::Stride,
+    };
+    let elem = if s.elem == "double" { Elem::Double } else { Elem::Float };
+    let gbps = warpscope_gpu::measure_copy_sweep(kind, &s.values, elem, n, s.block)
+        .map_err(|e| anyhow::anyhow!("--measure on {}: {e}", info.name))?;
+    Ok((g.name.to_string(), s.values.iter().copied().zip(gbps).collect()))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn measure_sweep(_: &warpscope::sweep::HarrisSweep, _: u64) -> Result<(String, Vec<(u32, f64)>)> {
+    bail!("--measure needs a GPU build of warpscope: cargo build --release --features cuda")
 }
 
 fn main() -> ExitCode {
