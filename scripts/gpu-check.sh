@@ -16,10 +16,10 @@
 #   3. `warpscope calibrate` -> profile-h100.json, with the copy sweep -> copy-sweep-measured.csv
 #   4. `warpscope run` of a unit-stride float4 copy (1 GiB per array, random data): must reach
 #      >= 90 % of calibrate's copy bandwidth
-#   5. ncu's source page for one kernel (per-line counters), raw, and verify --lines
+#   5. verify --lines (per source line, ncu's instrumented source counters) for five launches
 #   6. verify of the noisy examples (tests/data/h100/examples-noisy.csv), last
 # Files back in $OUT (the device tool returns at most 8), written as the steps go: summary.txt (also
-# printed last), verify.txt, tests.txt, profile-h100.json, copy-sweep-measured.csv, ncu-source.txt,
+# printed last), verify.txt, verify-lines.txt, tests.txt, profile-h100.json, copy-sweep-measured.csv,
 # gpu-check.tar.gz (every log and ncu CSV). BUDGET (seconds, default 560) bounds the whole run.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -197,19 +197,20 @@ except Exception as e:
     print(f"sweep comparison failed: {e}")
 EOF2
 
+    # Per source line (ncu's instrumented source counters), single launches.
     {
-        echo "== ncu source page (per-line counters), transpose_coalesced"
-        echo 'examples/transpose.cu --kernel transpose_coalesced --grid 32,32 --block 32,8 --arg width=1024 --arg height=1024' > "$D/one.txt"
-        for ps in cuda sass; do
-            echo "--- --page source --print-source $ps"
-            timeout "$(lim 60)" ncu --clock-control none --csv --section SourceCounters --page source --print-source $ps \
-                $W run --batch "$D/one.txt" --once 2>&1 | head -120
+        for l in "examples/transpose.cu --kernel transpose_coalesced --grid 32,32 --block 32,8 --arg width=1024 --arg height=1024" \
+                 "examples/transpose.cu --kernel transpose_no_bank_conflicts --grid 32,32 --block 32,8 --arg width=1024 --arg height=1024" \
+                 "examples/harris.cu --kernel offset<float> --grid 4096 --block 256 --arg s=1" \
+                 "examples/vector_types.cu --kernel copy_vec4_shifted --grid 4096 --block 256 --arg n=1048576" \
+                 "tests/kernels/h100_ground_truth.cu --kernel shared_stride --grid 1024 --block 256 --arg stride=2"; do
+            echo "######## verify $l --lines"
+            # shellcheck disable=SC2086
+            timeout "$(lim 60)" $W verify $l --lines
+            echo "rc=$?"
         done
-        echo "--- verify --lines (single launch)"
-        timeout "$(lim 60)" $W verify examples/transpose.cu --kernel transpose_coalesced --grid 32,32 --block 32,8 --arg width=1024 --arg height=1024 --lines
-        echo "rc=$?"
-        ls /opt/nvidia/nsight-compute/*/sections/SourceCounters.section 2>/dev/null | head -1 | xargs -r grep -E 'Name|Label' | head -40
-    } > "$OUT/ncu-source.txt" 2>&1
+    } > "$OUT/verify-lines.txt" 2>&1
+    say "verify --lines: $(grep -c '^rc=0' "$OUT/verify-lines.txt") of 5 rc=0"
 
     verify_batch examples-noisy 300
 
