@@ -7,6 +7,9 @@
 #                                  stripped into .gpu-carry/ (git-ignored through .git/info/exclude)
 #   scripts/gpu-check.sh device    (on the GPU machine, from the repository root, .gpu-carry carried)
 #                                  runs everything below, writes $OUT (default /tmp/gpu-check-out)
+#   scripts/gpu-check.sh store DIR (here) copy a device run's files (DIR: the tool's files_at) into
+#                                  tests/data/h100/: profile-h100.json, copy-sweep-measured.csv,
+#                                  gpu-check-summary.txt, verify/*.out (tests/gpu.rs checks them)
 #
 # One device call does it all (the device tool's `run`, carry [".gpu-carry"]):
 #     bash scripts/gpu-check.sh device
@@ -222,9 +225,25 @@ EOF2
     cat "$S"
 }
 
+store() {
+    local from=${1:?usage: scripts/gpu-check.sh store DIR}
+    local w
+    w=$(mktemp -d)
+    tar -xzf "$from/gpu-check.tar.gz" -C "$w" || exit 1
+    install -m 644 "$from/profile-h100.json" "$from/copy-sweep-measured.csv" tests/data/h100/
+    install -m 644 "$from/summary.txt" tests/data/h100/gpu-check-summary.txt
+    install -m 644 "$from/verify-lines.txt" tests/data/h100/verify/lines.out
+    for b in global-f32-loads-stores shared-f32-stride examples examples-noisy; do
+        install -m 644 "$w/gpu-check-work/verify-$b.txt" "tests/data/h100/verify/$b.out"
+    done
+    rm -rf "$w"
+    git status --short tests/data/h100
+}
+
 case "${1:-}" in
     batches) batches ;;
+    store) store "${2:-}" ;;
     build) build ;;
     device) device ;;
-    *) echo "usage: scripts/gpu-check.sh batches|build|device"; exit 2 ;;
+    *) echo "usage: scripts/gpu-check.sh batches|build|device|store DIR"; exit 2 ;;
 esac

@@ -939,9 +939,12 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
         .iter()
         .filter(|r| r.comparison.verdict == Verdict::Exact)
         .count();
+    let count = |v: Verdict| reports.iter().filter(|r| r.comparison.verdict == v).count();
     t += &format!(
-        "{exact} of {} launches exact. Cells: the measured value where it equals the prediction, predicted≠measured where not; DRAM bytes and shared-load instructions are shown, not compared.\n",
-        reports.len()
+        "{exact} of {} launches exact, {} noisy, {} differ. Cells: the measured value where it equals the prediction, predicted≠measured where not; DRAM bytes and shared-load instructions are shown, not compared.\n",
+        reports.len(),
+        count(Verdict::KnownNoise),
+        count(Verdict::Differs)
     );
     t += &format!(
         "Rule: requests, sectors and wavefronts must be equal, no tolerance; 'noisy' = only the hardware shared-load wavefronts differ, above the model, while ncu's instrumented count (SourceCounters) equals the prediction: the H100's known overcount for loads at block start{}.\n",

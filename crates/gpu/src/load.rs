@@ -290,7 +290,7 @@ fn python_nvrtc_dirs() -> Vec<PathBuf> {
         let mut stack = vec![(root, 0)];
         // A shallow walk: prefix/lib/pythonX.Y/{site,dist}-packages/nvidia/...
         while let Some((d, depth)) = stack.pop() {
-            if depth > 4 {
+            if depth > 6 {
                 continue;
             }
             let Ok(rd) = std::fs::read_dir(&d) else {
