@@ -162,6 +162,12 @@ device() {
     say "calibrate: rc=$? in $(( $(date +%s) - t0 )) s"
     sed 's/^/  /' "$D/calibrate.txt" | tee -a "$S" > /dev/null
 
+    # The other side of measure_copy_sweep: `warpscope sweep --measure` (the other engineer's CLI).
+    timeout "$(lim 90)" $W sweep offset --range 0..8 --gpu h100 --profile "h100=$OUT/profile-h100.json" --measure \
+        > "$D/sweep-measure.txt" 2>&1
+    say "sweep offset --measure: rc=$?"
+    tail -4 "$D/sweep-measure.txt" | sed 's/^/  /' | tee -a "$S" > /dev/null
+
     # Unit-stride float4 copy: 2^26 float4 = 1 GiB per array.
     timeout "$(lim 120)" $W run examples/vector_types.cu --kernel copy_vec4 --grid 262144 --block 256 --arg n=67108864 \
         --alloc a=268435456 --alloc b=268435456 --init random --repeat 30 --warmup 5 > "$D/run-copy.txt" 2>&1
