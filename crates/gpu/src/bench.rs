@@ -1,7 +1,7 @@
 //! Built-in microbenchmarks: the copy sweep of Harris's kernels ([`measure_copy_sweep`]) and
 //! the measurements behind a [`warpscope_traffic::Profile`] ([`calibrate`]).
 //!
-//! Method (tests/../METHOD.md of the device tool, and copy-bandwidth.csv's header): data is
+//! Method (as the device tool's METHOD.md asks, and as copy-bandwidth.csv's header says): data is
 //! filled with random values on the GPU before timing, every kernel is warmed up, times come
 //! from CUDA events, each figure is the median of several samples, and the arrays are large
 //! enough (≥ 20× L2 where DRAM is measured) that caches do not hold them. GB/s = 1e9 B/s.

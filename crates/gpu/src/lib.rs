@@ -11,7 +11,7 @@
 //! - [`run`]: compile + plan + allocate + launch/time: `warpscope run`.
 //! - [`stats`]: medians and spreads of timings.
 //! - [`ncu`]: Nsight Compute — finding it, its CSV, the agreement rule of `warpscope verify`.
-//! - [`bench`]: built-in microbenchmarks: `warpscope calibrate` and [`measure_copy_sweep`].
+//! - [`bench`](mod@bench): built-in microbenchmarks: `warpscope calibrate` and [`measure_copy_sweep`].
 //!
 //! Units throughout: bytes; seconds; GB/s = 1e9 bytes/s.
 
