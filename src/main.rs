@@ -673,10 +673,17 @@ fn measure_sweep(s: &warpscope::sweep::HarrisSweep, n: u64) -> Result<(String, V
         SweepKind::Offset => CopyKind::Offset,
         SweepKind::Stride => CopyKind::Stride,
     };
-    let elem = if s.elem == "double" { Elem::Double } else { Elem::Float };
+    let elem = if s.elem == "double" {
+        Elem::Double
+    } else {
+        Elem::Float
+    };
     let gbps = warpscope_gpu::measure_copy_sweep(kind, &s.values, elem, n, s.block)
         .map_err(|e| anyhow::anyhow!("--measure on {}: {e}", info.name))?;
-    Ok((g.name.to_string(), s.values.iter().copied().zip(gbps).collect()))
+    Ok((
+        g.name.to_string(),
+        s.values.iter().copied().zip(gbps).collect(),
+    ))
 }
 
 #[cfg(not(feature = "cuda"))]

@@ -50,7 +50,10 @@ fn misaligned_copy_on_h100_moves_only_useful_bytes_in_dram() {
     let tx = t["transaction_bytes"].as_u64().unwrap() as f64;
     assert!(tx > 1.2 * requested as f64, "{tx}");
     let dram_read = t["dram_read_bytes"].as_u64().unwrap();
-    assert!((4 << 20..(4 << 20) + 256).contains(&dram_read), "{dram_read}");
+    assert!(
+        (4 << 20..(4 << 20) + 256).contains(&dram_read),
+        "{dram_read}"
+    );
     let gbps = v["traffic"]["effective_gbps"].as_f64().unwrap();
     assert!(gbps > 1000.0 && gbps < 3350.0, "{gbps}");
 }
@@ -75,11 +78,17 @@ fn gpu_bad_input() {
     let mut a = COPY.to_vec();
     a.extend_from_slice(&["--gpu", "h100", "--cc", "8.0"]);
     let (ok, _, err) = warpscope(&a);
-    assert!(!ok && err.contains("CC 9.0") && err.contains("drop --cc"), "{err}");
+    assert!(
+        !ok && err.contains("CC 9.0") && err.contains("drop --cc"),
+        "{err}"
+    );
     let mut a = COPY.to_vec();
     a.extend_from_slice(&["--gpu", "gtx-9999"]);
     let (ok, _, err) = warpscope(&a);
-    assert!(!ok && err.contains("gtx-9999") && err.contains("H100"), "{err}");
+    assert!(
+        !ok && err.contains("gtx-9999") && err.contains("H100"),
+        "{err}"
+    );
     let dir = std::env::temp_dir().join(format!("warpscope-profile-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("bad.json");
