@@ -330,3 +330,26 @@ pub(crate) fn tx_label(bytes: u64, count: usize) -> String {
         format!("{bytes} B")
     }
 }
+
+/// What bank `b` (of `nb`) serves in pass `pass` of phase `p`: the lanes (a mask) and the
+/// distinct words, in slot order.
+pub(crate) fn bank_cell(
+    p: &warpscope_model::detail::Phase,
+    pass: usize,
+    b: usize,
+    nb: usize,
+) -> (u32, Vec<u64>) {
+    let mut lanes = 0u32;
+    let mut words: Vec<u64> = Vec::new();
+    for s in p
+        .slots
+        .iter()
+        .filter(|s| s.pass as usize == pass && s.bank as usize % nb == b)
+    {
+        lanes |= 1u32.checked_shl(u32::from(s.lane)).unwrap_or(0);
+        if !words.contains(&s.word) {
+            words.push(s.word);
+        }
+    }
+    (lanes, words)
+}

@@ -8,8 +8,8 @@ use std::fmt::Write;
 use warpscope_model::detail::{Breakdown, ConstantRead, Phase};
 
 use super::common::{
-    arch_title, counters_line, esc, group_label, hex, lanes, lanes_phrase, num, plural, tx_label,
-    wrap, MemModel,
+    arch_title, bank_cell, counters_line, esc, group_label, hex, lanes, lanes_phrase, num, plural,
+    tx_label, wrap, MemModel,
 };
 use super::{ExplainedArch, Explanation};
 
@@ -832,18 +832,7 @@ fn shared(f: &mut Fig, e: &Explanation, banks: u32, bank_bytes: u32, phases: &[P
             );
             for b in 0..nb {
                 let x = LM + bw * b as f64;
-                let mut ls = 0u32;
-                let mut words: Vec<u64> = Vec::new();
-                for s in p
-                    .slots
-                    .iter()
-                    .filter(|s| s.pass as usize == pass && s.bank as usize % nb == b)
-                {
-                    ls |= 1u32.checked_shl(u32::from(s.lane)).unwrap_or(0);
-                    if !words.contains(&s.word) {
-                        words.push(s.word);
-                    }
-                }
+                let (ls, words) = bank_cell(p, pass, b, nb);
                 if ls == 0 {
                     f.rect(
                         x + 1.0,

@@ -3,8 +3,8 @@
 use warpscope_model::detail::{Breakdown, ConstantRead, Phase};
 
 use super::common::{
-    arch_title, cause_name, counters_line, counters_short, execution_line, group_label, hex,
-    lanes_phrase, op_name, plural, space_name, tx_label, wrap, MemModel,
+    arch_title, bank_cell, cause_name, counters_line, counters_short, execution_line, group_label,
+    hex, lanes_phrase, op_name, plural, space_name, tx_label, wrap, MemModel,
 };
 use super::{ExplainedArch, Explanation};
 
@@ -350,18 +350,7 @@ fn shared(banks: u32, bank_bytes: u32, phases: &[Phase], st: &Style) -> String {
             let mut row = label(&format!("wavefront {}", pass + 1));
             row.push(' ');
             for b in 0..nb {
-                let mut ls = 0u32;
-                let mut words: Vec<u64> = Vec::new();
-                for s in p
-                    .slots
-                    .iter()
-                    .filter(|s| s.pass as usize == pass && s.bank as usize % nb == b)
-                {
-                    ls |= 1u32.checked_shl(u32::from(s.lane)).unwrap_or(0);
-                    if !words.contains(&s.word) {
-                        words.push(s.word);
-                    }
-                }
+                let (ls, words) = bank_cell(p, pass, b, nb);
                 let cell = if ls == 0 {
                     st.dim(" · ")
                 } else {
