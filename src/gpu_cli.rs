@@ -276,6 +276,7 @@ fn plan_all(
                     .with_context(|| format!("{} {}", s.file, s.label()));
                 let a = cc
                     .map(|cc| analyze(s, cc).with_context(|| format!("{} {}", s.file, s.label())));
+                // Poisoned only if another worker panicked, which is already a bug report.
                 slots.lock().unwrap()[i] = Some((p, a));
             });
         }

@@ -2,20 +2,13 @@
 //! the model's, checked against what the coalescing and bank rules give by hand.
 
 use serde_json::Value;
-use std::process::Command;
+mod common;
 
 /// Runs `warpscope analyze ARGS`; (success, stdout, stderr). Never a panic.
 fn run(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
-        .arg("analyze")
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!stderr.contains("panicked"), "panic for {args:?}: {stderr}");
-    (out.status.success(), stdout, stderr)
+    let mut a = vec!["analyze"];
+    a.extend_from_slice(args);
+    common::warpscope(&a)
 }
 
 fn json(args: &[&str]) -> Value {

@@ -1,20 +1,7 @@
 //! `analyze --gpu`: traffic below the request and predicted time, and its bad input.
 
-use std::process::Command;
-
-fn warpscope(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
-        .args(args)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!stderr.contains("panicked"), "panic: {stderr}");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        stderr,
-    )
-}
+mod common;
+use common::warpscope;
 
 const COPY: &[&str] = &[
     "analyze",
