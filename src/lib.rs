@@ -48,9 +48,9 @@ pub struct AnalyzeRequest {
     pub config: Config,
     /// Loop-iteration limit per loop and block.
     pub max_steps: u64,
-    /// Predict traffic below the request and time on this GPU (`--gpu`); it also fixes the
-    /// compute capability.
-    pub gpu: Option<GpuTarget>,
+    /// Predict traffic below the request and time on these GPUs (`--gpu`); they also fix
+    /// the compute capabilities (one analysis per distinct CC, one interpretation for all).
+    pub gpus: Vec<GpuTarget>,
 }
 
 /// A GPU of the table and the rates to predict with (datasheet or calibrated).
@@ -97,7 +97,7 @@ impl AnalyzeRequest {
             dynamic_shared_bytes: 0,
             config: Config::default(),
             max_steps: warpscope_cuda::DEFAULT_MAX_STEPS,
-            gpu: None,
+            gpus: Vec::new(),
         }
     }
 
@@ -149,23 +149,28 @@ fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
     let block = req.block.map(|x| x as u64);
     let shared = kernel.shared_bytes(req.dynamic_shared_bytes);
     let mut notes = Vec::new();
-    let fixed;
-    let requested = match (&req.gpu, &req.archs) {
-        (Some(g), Some(list)) if list.len() != 1 || list[0].cc != g.gpu.arch().cc => bail!(
-            "--gpu {} is CC {}; --cc {} asks for others: drop --cc (the GPU fixes it)",
-            g.gpu.name,
-            g.gpu.arch().cc,
-            list.iter()
-                .map(|a| a.cc.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-        (Some(g), _) => {
-            fixed = Some(vec![g.gpu.arch()]);
-            &fixed
+    let mut fixed: Vec<&'static Arch> = Vec::new();
+    for g in &req.gpus {
+        let a = g.gpu.arch();
+        if let Some(list) = &req.archs {
+            if list.len() != 1 || list[0].cc != a.cc {
+                bail!(
+                    "--gpu {} is CC {}; --cc {} asks for others: drop --cc (the GPU fixes it)",
+                    g.gpu.name,
+                    a.cc,
+                    list.iter()
+                        .map(|a| a.cc.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                );
+            }
         }
-        (None, list) => list,
-    };
+        if !fixed.iter().any(|f| f.cc == a.cc) {
+            fixed.push(a);
+        }
+    }
+    let fixed = (!fixed.is_empty()).then_some(fixed);
+    let requested = if fixed.is_some() { &fixed } else { &req.archs };
     let archs: Vec<&'static Arch> = match requested {
         Some(list) => {
             for a in list {
@@ -210,26 +215,34 @@ fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
 fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
     let (kernel, cfg) = (&p.kernel, &p.cfg);
     let mut agg = Aggregator::new(p.archs.clone(), req.config);
-    let mut traffic = req
-        .gpu
-        .as_ref()
-        .map(|g| TrafficModel::new(g.gpu, p.archs[0], &req.config, &g.profile));
-    // Per (site, space, width): immediate traffic and bytes requested.
-    let mut per_row: std::collections::HashMap<(usize, Space, u32), AccessTraffic> =
-        std::collections::HashMap::new();
+    // One traffic model per GPU, all fed by the one interpretation, each with its
+    // immediate traffic per (site, space, width).
+    type PerRow = std::collections::HashMap<(usize, Space, u32), AccessTraffic>;
+    let mut traffic: Vec<(TrafficModel, PerRow)> = req
+        .gpus
+        .iter()
+        .map(|g| {
+            let arch = g.gpu.arch();
+            (
+                TrafficModel::new(g.gpu, arch, &req.config, &g.profile),
+                PerRow::new(),
+            )
+        })
+        .collect();
     let grid = req.grid.map(u64::from);
     kernel.run_with_origin(cfg, &mut |site, a, origin| {
         agg.add(site, a);
-        if let Some(t) = traffic.as_mut() {
-            let b = origin.block.map(u64::from);
-            let block_linear = b[0] + grid[0] * (b[1] + grid[1] * b[2]);
+        if traffic.is_empty() || !matches!(a.space, Space::Global | Space::Local) {
+            return;
+        }
+        let b = origin.block.map(u64::from);
+        let block_linear = b[0] + grid[0] * (b[1] + grid[1] * b[2]);
+        for (t, per_row) in &mut traffic {
             let x = t.add(block_linear, origin.warp, a);
-            if matches!(a.space, Space::Global | Space::Local) {
-                let r = per_row.entry((site, a.space, a.width)).or_default();
-                r.l1_bytes += x.l1_bytes;
-                r.l2_bytes += x.l2_bytes;
-                r.dram_bytes += x.dram_bytes;
-            }
+            let r = per_row.entry((site, a.space, a.width)).or_default();
+            r.l1_bytes += x.l1_bytes;
+            r.l2_bytes += x.l2_bytes;
+            r.dram_bytes += x.dram_bytes;
         }
     })?;
     let sites: Vec<SiteInfo> = kernel
@@ -262,7 +275,7 @@ fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
         notes: p.notes.clone(),
     };
     let mut analysis = agg.finish(header, &sites);
-    if let (Some(t), Some(g)) = (traffic, &req.gpu) {
+    for ((t, per_row), g) in traffic.into_iter().zip(&req.gpus) {
         let launch = t.finish();
         let mut rows: Vec<SiteTraffic> = per_row
             .into_iter()
@@ -281,7 +294,7 @@ fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
             })
             .collect();
         rows.sort_by_key(|r| (r.line, r.column, r.op));
-        analysis.traffic = Some(TrafficReport {
+        analysis.traffic.push(TrafficReport {
             profile: g.profile.origin.clone(),
             copy_gbps: g.profile.copy_gbps,
             effective_gbps: launch.effective_gbps(launch.requested_bytes),

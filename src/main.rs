@@ -395,7 +395,7 @@ fn analyze(a: AnalyzeArgs) -> Result<()> {
                 std::fs::read_to_string(p).with_context(|| format!("cannot read --profile {p}"))
             })
             .transpose()?;
-        job.req.gpu = Some(warpscope::GpuTarget::new(name, json.as_deref())?);
+        job.req.gpus = vec![warpscope::GpuTarget::new(name, json.as_deref())?];
     }
     let color = std::io::stdout().is_terminal();
     let Some(sw) = sweep else {

@@ -103,31 +103,27 @@ pub fn harris_sweep(s: &HarrisSweep, gpus: &[GpuTarget]) -> Result<Vec<Curve>> {
     if s.kind == SweepKind::Stride && s.values.contains(&0) {
         bail!("stride 0 copies one element with every thread; start the range at 1");
     }
-    let jobs: Vec<(usize, u32)> = (0..gpus.len())
-        .flat_map(|g| s.values.iter().map(move |&v| (g, v)))
-        .collect();
-    let points: Vec<Result<SweepPoint>> = jobs
+    // One interpretation per value feeds every GPU's model; values run in parallel.
+    let per_value: Vec<Vec<SweepPoint>> = s
+        .values
         .par_iter()
-        .map(|&(g, v)| point(s, &gpus[g], v))
-        .collect();
-    let mut it = points.into_iter();
-    let mut curves = Vec::new();
-    for g in gpus {
-        let mut pts = Vec::new();
-        for _ in &s.values {
-            pts.push(it.next().context("internal: missing sweep point")??);
-        }
-        curves.push(Curve {
+        .map(|&v| points(s, gpus, v))
+        .collect::<Result<_>>()?;
+    let curves = gpus
+        .iter()
+        .enumerate()
+        .map(|(i, g)| Curve {
             gpu: g.gpu.name.to_string(),
             cc: g.gpu.cc.to_string(),
             profile: g.profile.origin.clone(),
-            points: pts,
-        });
-    }
+            points: per_value.iter().map(|p| p[i].clone()).collect(),
+        })
+        .collect();
     Ok(curves)
 }
 
-fn point(s: &HarrisSweep, g: &GpuTarget, v: u32) -> Result<SweepPoint> {
+/// The points of every GPU at value `v`, in the order of `gpus`.
+fn points(s: &HarrisSweep, gpus: &[GpuTarget], v: u32) -> Result<Vec<SweepPoint>> {
     let threads = match s.kind {
         SweepKind::Offset => s.n,
         SweepKind::Stride => s.n.div_ceil(u64::from(v)),
@@ -149,29 +145,41 @@ fn point(s: &HarrisSweep, g: &GpuTarget, v: u32) -> Result<SweepPoint> {
         ("a".into(), s.n + u64::from(v)),
         ("b".into(), s.n + u64::from(v)),
     ];
-    req.gpu = Some(g.clone());
-    let an = analyze(&req).with_context(|| format!("{} {v} on {}", s.kind.name(), g.gpu.name))?;
-    let t = an
-        .traffic
-        .as_ref()
-        .context("internal: the analysis has no traffic")?;
-    let load = an.architectures[0]
-        .sites
+    req.gpus = gpus.to_vec();
+    let an = analyze(&req).with_context(|| format!("{} {v}", s.kind.name()))?;
+    if an.traffic.len() != gpus.len() {
+        bail!(
+            "internal: {} GPUs asked for, {} traffic reports",
+            gpus.len(),
+            an.traffic.len()
+        );
+    }
+    Ok(gpus
         .iter()
-        .find(|x| x.op == warpscope_model::Op::Load)
-        .map(|x| x.counters)
-        .unwrap_or_default();
-    Ok(SweepPoint {
-        value: v,
-        gbps: t.effective_gbps,
-        seconds: t.launch.predicted_seconds,
-        limit: format!("{:?}", t.launch.bounds.limit).to_lowercase(),
-        load_transactions_per_request: if load.requests > 0 {
-            load.transactions as f64 / load.requests as f64
-        } else {
-            0.0
-        },
-    })
+        .zip(&an.traffic)
+        .map(|(g, t)| {
+            // The load's counters on this GPU's compute capability.
+            let cc = g.gpu.cc.to_string();
+            let load = an
+                .architectures
+                .iter()
+                .find(|x| x.cc == cc)
+                .and_then(|x| x.sites.iter().find(|x| x.op == warpscope_model::Op::Load))
+                .map(|x| x.counters)
+                .unwrap_or_default();
+            SweepPoint {
+                value: v,
+                gbps: t.effective_gbps,
+                seconds: t.launch.predicted_seconds,
+                limit: format!("{:?}", t.launch.bounds.limit).to_lowercase(),
+                load_transactions_per_request: if load.requests > 0 {
+                    load.transactions as f64 / load.requests as f64
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect())
 }
 
 /// Measured effective bandwidth, GB/s, by value, read from a CSV of

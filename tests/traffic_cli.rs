@@ -27,7 +27,7 @@ fn misaligned_copy_on_h100_moves_only_useful_bytes_in_dram() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["architectures"].as_array().unwrap().len(), 1);
     assert_eq!(v["architectures"][0]["cc"], "9.0");
-    let t = &v["traffic"]["launch"];
+    let t = &v["traffic"][0]["launch"];
     // 2^20 - 1 threads copy one float each: 4 bytes read + 4 written.
     let requested = t["requested_bytes"].as_u64().unwrap();
     assert_eq!(requested, 8 * ((1 << 20) - 1));
@@ -41,7 +41,7 @@ fn misaligned_copy_on_h100_moves_only_useful_bytes_in_dram() {
         (4 << 20..(4 << 20) + 256).contains(&dram_read),
         "{dram_read}"
     );
-    let gbps = v["traffic"]["effective_gbps"].as_f64().unwrap();
+    let gbps = v["traffic"][0]["effective_gbps"].as_f64().unwrap();
     assert!(gbps > 1000.0 && gbps < 3350.0, "{gbps}");
 }
 
@@ -52,7 +52,7 @@ fn c870_pays_for_every_transaction_in_dram() {
     let (ok, out, err) = warpscope(&args);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let t = &v["traffic"]["launch"];
+    let t = &v["traffic"][0]["launch"];
     // No cache on 1.0: DRAM moves every 32-byte transaction of the misaligned half-warps.
     let dram = t["dram_read_bytes"].as_u64().unwrap() + t["dram_write_bytes"].as_u64().unwrap();
     assert_eq!(dram, t["transaction_bytes"].as_u64().unwrap());

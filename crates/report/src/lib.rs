@@ -189,7 +189,7 @@ impl Aggregator {
             local_arrays: header.local_arrays,
             notes: header.notes,
             advice,
-            traffic: None,
+            traffic: Vec::new(),
         }
     }
 }
@@ -369,9 +369,9 @@ pub struct Analysis {
     pub notes: Vec<String>,
     /// Computed advice for the rows that cost more than they must.
     pub advice: Vec<SiteAdvice>,
-    /// Bytes below the request and predicted time on a named GPU (`--gpu`), if asked for.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub traffic: Option<TrafficReport>,
+    /// Bytes below the request and predicted time on each GPU asked for (`--gpu`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub traffic: Vec<TrafficReport>,
 }
 
 /// One row's traffic below the request on the `--gpu` GPU: the bytes its accesses asked of

@@ -138,7 +138,7 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
     for n in &a.notes {
         out.push_str(&format!("note: {n}\n"));
     }
-    if let Some(t) = &a.traffic {
+    for t in &a.traffic {
         out.push_str(&render_traffic(t));
     }
     out.push_str(&render_advice(a, color));
