@@ -1,0 +1,1 @@
+//! warpscope SIMT executor.
