@@ -1,0 +1,1 @@
+//! Finding and running the CUDA compiler.
