@@ -1,0 +1,280 @@
+//! `nvcc -ptx`: compiling a `.cu` file to PTX, through the cache.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use crate::cache::{self, KeyBuilder};
+use crate::{Target, Toolkit, ToolkitError};
+
+/// What to pass to nvcc besides the file and the target.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// Macro definitions, `NAME` or `NAME=VALUE`, each passed as `-DNAME[=VALUE]` (a
+    /// leading `-D` is accepted and not doubled).
+    pub defines: Vec<String>,
+    /// Header folders, each passed as `-I DIR`, searched for `#include "…"` after the
+    /// including file's own folder; their headers are part of the cache key.
+    pub include_dirs: Vec<PathBuf>,
+    /// The C++ dialect, e.g. `"c++17"` → `-std=c++17`; `None` is nvcc's default.
+    pub std: Option<String>,
+    /// The optimisation level, e.g. `"3"` → `-O3` (`"O3"` and `"-O3"` are accepted too);
+    /// `None` is nvcc's default (`-O3` for device code).
+    pub opt_level: Option<String>,
+    /// Further nvcc arguments, passed as they are, before the file.
+    pub extra: Vec<String>,
+}
+
+/// PTX produced by [`Toolkit::compile_ptx`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compiled {
+    /// The PTX text (`.version`, `.target`, the `.entry` kernels, `.loc` lines from
+    /// `-lineinfo`).
+    pub ptx: String,
+    /// The nvcc command line, shell-quoted. For a cached result, the command that produced
+    /// the entry, with `-o` naming the cache file.
+    pub command: String,
+    /// True when the PTX came from the cache and nvcc was not run.
+    pub cached: bool,
+    /// Wall-clock seconds the call took: the compile, or for a cached result, hashing the
+    /// inputs and reading the entry.
+    pub seconds: f64,
+    /// Why the result could not be stored in, or the cache folder could not be used, if
+    /// so; the compile itself succeeded. `None` when caching worked or was off.
+    pub cache_error: Option<String>,
+}
+
+impl Toolkit {
+    /// Compiles `file` to PTX for `target`:
+    /// `nvcc -ptx -lineinfo -arch=sm_XX [-D…] [-I…] [-isystem TOOLKIT_INCLUDE…] [-std=…]
+    /// [-O…] [EXTRA…] FILE -o OUT`, through the cache in [`crate::default_cache_dir`].
+    ///
+    /// `file` may hold host code and `main()`; only the device code becomes PTX. It is
+    /// passed to nvcc as an absolute path, which the PTX's `.file` directives then name.
+    ///
+    /// Errors: [`ToolkitError::Read`] if `file` cannot be read, [`ToolkitError::Spawn`] if
+    /// nvcc does not start, [`ToolkitError::Compile`] (the command and nvcc's output) if it
+    /// fails. A cache that cannot be read or written is not an error: the file is compiled
+    /// and [`Compiled::cache_error`] says why the result was not kept.
+    // NVRTC would plug in here, as the fallback compiler for device-only sources.
+    pub fn compile_ptx(
+        &self,
+        file: &Path,
+        target: &Target,
+        opts: &CompileOptions,
+    ) -> Result<Compiled, ToolkitError> {
+        self.compile_ptx_with_cache(file, target, opts, crate::default_cache_dir().as_deref())
+    }
+
+    /// [`Toolkit::compile_ptx`] with the cache in `cache_dir` (created if missing), or
+    /// with no cache at all when `cache_dir` is `None`.
+    pub fn compile_ptx_with_cache(
+        &self,
+        file: &Path,
+        target: &Target,
+        opts: &CompileOptions,
+        cache_dir: Option<&Path>,
+    ) -> Result<Compiled, ToolkitError> {
+        let start = Instant::now();
+        let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+        let source = std::fs::read(&file).map_err(|source| ToolkitError::Read {
+            path: file.clone(),
+            source,
+        })?;
+        let flags = self.flags(target, opts);
+
+        let key = {
+            let mut k = KeyBuilder::new();
+            k.field("nvcc", self.nvcc.as_os_str().as_encoded_bytes());
+            k.field("nvcc --version", self.banner.as_bytes());
+            k.field("version", self.version.as_bytes());
+            k.field("target", target.sm.as_bytes());
+            for f in &flags {
+                k.field("flag", cache::os_bytes(f));
+            }
+            k.field("file", file.as_os_str().as_encoded_bytes());
+            k.field("source", &source);
+            let mut dirs = opts.include_dirs.clone();
+            dirs.extend(cache::include_flags_of(&opts.extra));
+            cache::hash_includes(&mut k, &file, &String::from_utf8_lossy(&source), &dirs);
+            k.finish()
+        };
+
+        let mut cache_error = None;
+        let mut out_dir = None;
+        if let Some(dir) = cache_dir {
+            if let Some(ptx) = cache::load(dir, &key) {
+                let command = self.command_line(&flags, &file, &cache::entry(dir, &key));
+                return Ok(Compiled {
+                    ptx,
+                    command,
+                    cached: true,
+                    seconds: start.elapsed().as_secs_f64(),
+                    cache_error: None,
+                });
+            }
+            match cache::prepare(dir) {
+                Ok(()) => out_dir = Some(dir.to_path_buf()),
+                Err(e) => cache_error = Some(e),
+            }
+        }
+        let out = cache::scratch(out_dir.as_deref().unwrap_or(&std::env::temp_dir()), &key);
+        let result = self.run_nvcc(&flags, &file, &out);
+        let ptx = match result {
+            Ok(ptx) => ptx,
+            Err(e) => {
+                let _ = std::fs::remove_file(&out);
+                return Err(e);
+            }
+        };
+        let command = self.command_line(&flags, &file, &out);
+        if let Some(dir) = cache_dir.filter(|_| cache_error.is_none()) {
+            if let Err(e) = cache::store(dir, &key, &out, &ptx) {
+                cache_error = Some(e);
+            }
+        }
+        // Gone after a successful rename into the cache; otherwise still to remove.
+        let _ = std::fs::remove_file(&out);
+        Ok(Compiled {
+            ptx,
+            command,
+            cached: false,
+            seconds: start.elapsed().as_secs_f64(),
+            cache_error,
+        })
+    }
+
+    /// The flags before the file, in order.
+    fn flags(&self, target: &Target, opts: &CompileOptions) -> Vec<OsString> {
+        let mut f: Vec<OsString> = vec![
+            "-ptx".into(),
+            "-lineinfo".into(),
+            format!("-arch={}", target.sm).into(),
+        ];
+        for d in &opts.defines {
+            let d = d.strip_prefix("-D").unwrap_or(d);
+            f.push(format!("-D{d}").into());
+        }
+        for dir in &opts.include_dirs {
+            f.push("-I".into());
+            f.push(dir.clone().into_os_string());
+        }
+        for dir in &self.include_dirs {
+            f.push("-isystem".into());
+            f.push(dir.clone().into_os_string());
+        }
+        if let Some(std) = &opts.std {
+            let std = std.strip_prefix("-std=").unwrap_or(std);
+            f.push(format!("-std={std}").into());
+        }
+        if let Some(o) = &opts.opt_level {
+            let o = o.strip_prefix('-').unwrap_or(o);
+            let o = o.strip_prefix('O').unwrap_or(o);
+            f.push(format!("-O{o}").into());
+        }
+        f.extend(opts.extra.iter().map(OsString::from));
+        f
+    }
+
+    /// Runs nvcc and reads the PTX it wrote to `out`.
+    fn run_nvcc(
+        &self,
+        flags: &[OsString],
+        file: &Path,
+        out: &Path,
+    ) -> Result<String, ToolkitError> {
+        let mut cmd = Command::new(&self.nvcc);
+        cmd.args(flags).arg(file).arg("-o").arg(out);
+        // nvcc runs cicc, cudafe++ and ptxas from its own folder and nvvm/bin (its
+        // nvcc.profile says so, but a pip wheel's folders are not on PATH): put them first.
+        if let Some(bin) = self.nvcc.parent() {
+            let mut path: Vec<PathBuf> = vec![bin.to_path_buf()];
+            if let Some(root) = bin.parent() {
+                path.push(root.join("nvvm").join("bin"));
+            }
+            path.retain(|p| p.is_dir());
+            if let Some(old) = std::env::var_os("PATH") {
+                path.extend(std::env::split_paths(&old));
+            }
+            if let Ok(joined) = std::env::join_paths(path) {
+                cmd.env("PATH", joined);
+            }
+        }
+        let command = self.command_line(flags, file, out);
+        let output = cmd
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|source| ToolkitError::Spawn {
+                command: command.clone(),
+                source,
+            })?;
+        if !output.status.success() {
+            let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            if !stdout.trim().is_empty() {
+                if !stderr.is_empty() && !stderr.ends_with('\n') {
+                    stderr.push('\n');
+                }
+                stderr.push_str(&stdout);
+            }
+            if stderr.trim().is_empty() {
+                stderr = format!("(nvcc printed nothing; it exited with {})", output.status);
+            }
+            return Err(ToolkitError::Compile { command, stderr });
+        }
+        std::fs::read_to_string(out).map_err(|source| ToolkitError::Read {
+            path: out.to_path_buf(),
+            source,
+        })
+    }
+
+    /// The command line, shell-quoted.
+    fn command_line(&self, flags: &[OsString], file: &Path, out: &Path) -> String {
+        std::iter::once(self.nvcc.as_os_str())
+            .chain(flags.iter().map(OsString::as_os_str))
+            .chain([file.as_os_str(), OsStr::new("-o"), out.as_os_str()])
+            .map(|a| shell_quote(&a.to_string_lossy()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// `arg` as a POSIX shell reads it back: bare when safe, else in single quotes.
+fn shell_quote(arg: &str) -> String {
+    let safe = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_=+./:,@%".contains(c));
+    if safe {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_are_normalised() {
+        let tk = crate::test_toolkit("13.5", &[90]);
+        let opts = CompileOptions {
+            defines: vec!["N=4".into(), "-DFAST".into()],
+            include_dirs: vec!["inc dir".into()],
+            std: Some("-std=c++17".into()),
+            opt_level: Some("O2".into()),
+            extra: vec!["--use_fast_math".into()],
+        };
+        let target = tk.target_for_cc(9, 0);
+        let flags = tk.flags(&target, &opts);
+        let line = tk.command_line(&flags, Path::new("/k.cu"), Path::new("/o.ptx"));
+        assert_eq!(
+            line,
+            "/opt/cuda/bin/nvcc -ptx -lineinfo -arch=sm_90 -DN=4 -DFAST -I 'inc dir' \
+             -std=c++17 -O2 --use_fast_math /k.cu -o /o.ptx"
+        );
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+}

@@ -1,0 +1,265 @@
+//! Compiles with a real nvcc: the one `WARPSCOPE_TEST_NVCC` names, else the pip wheel of
+//! the development venv `/work/cuda-venv`. Without either (or with `WARPSCOPE_TEST_NVCC`
+//! set to the empty string), each test prints "skipped: no CUDA compiler" and passes.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use warpscope_toolkit::{find, CompileOptions, Source, Toolkit, ToolkitError};
+
+const VENV_NVCC: &[&str] = &[
+    "/work/cuda-venv/lib/python3.11/site-packages/nvidia/cu13/bin/nvcc",
+    "/work/cuda-venv/lib/python3.11/site-packages/nvidia/cuda_nvcc/bin/nvcc",
+];
+
+fn toolkit(test: &str) -> Option<Toolkit> {
+    let path = match std::env::var_os("WARPSCOPE_TEST_NVCC") {
+        Some(p) if p.is_empty() => None,
+        Some(p) => Some(PathBuf::from(p)),
+        None => VENV_NVCC.iter().map(PathBuf::from).find(|p| p.is_file()),
+    };
+    let Some(path) = path else {
+        // Straight to the stream, past the test harness's capture, so that it shows.
+        let _ = writeln!(
+            std::io::stderr(),
+            "{test}: skipped: no CUDA compiler (set WARPSCOPE_TEST_NVCC)"
+        );
+        return None;
+    };
+    match find(Some(&path)) {
+        Ok(tk) => Some(tk),
+        Err(e) => panic!("WARPSCOPE_TEST_NVCC / venv nvcc does not work: {e}"),
+    }
+}
+
+const KERNEL: &str = r#"#include <cstdio>
+#include "scale.h"
+
+__global__ void scale(float* a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] = SCALE * a[i];
+}
+
+#if defined(WITH_EXTRA)
+__global__ void extra_kernel(float* a) { a[threadIdx.x] += 1.0f; }
+#endif
+
+int main() {
+    float* d;
+    cudaMalloc(&d, 1024 * sizeof(float));
+    scale<<<4, 256>>>(d, 1024);
+    cudaDeviceSynchronize();
+    printf("done\n");
+    return 0;
+}
+"#;
+
+fn write_kernel(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir.join("inc")).unwrap();
+    std::fs::write(
+        dir.join("inc/scale.h"),
+        "#include \"factor.h\"\n#define SCALE FACTOR\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("inc/factor.h"), "#define FACTOR 2.0f\n").unwrap();
+    let file = dir.join("kernel.cu");
+    std::fs::write(&file, KERNEL).unwrap();
+    file
+}
+
+#[test]
+fn found_toolkit_is_described() {
+    let Some(tk) = toolkit("found_toolkit_is_described") else {
+        return;
+    };
+    assert_eq!(tk.found_via, Source::Flag);
+    assert!(
+        tk.version.split('.').all(|p| p.parse::<u32>().is_ok()),
+        "{}",
+        tk.version
+    );
+    assert!(tk.supported_archs.contains(&90), "{:?}", tk.supported_archs);
+    let t = tk.target_for_cc(9, 0);
+    assert_eq!((t.sm.as_str(), t.note.is_none()), ("sm_90", true));
+    eprintln!(
+        "{tk}; archs {:?}; includes {:?}",
+        tk.supported_archs, tk.include_dirs
+    );
+}
+
+#[test]
+fn compiles_caches_and_follows_headers() {
+    let Some(tk) = toolkit("compiles_caches_and_follows_headers") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_kernel(&tmp.path().join("src"));
+    let cache = tmp.path().join("cache");
+    let opts = CompileOptions {
+        include_dirs: vec![tmp.path().join("src/inc")],
+        ..Default::default()
+    };
+    let target = tk.target_for_cc(8, 6);
+
+    let first = tk
+        .compile_ptx_with_cache(&file, &target, &opts, Some(&cache))
+        .unwrap();
+    assert!(!first.cached);
+    assert_eq!(first.cache_error, None);
+    assert!(first.ptx.contains(".entry"), "{}", first.ptx);
+    assert!(first.ptx.contains(".loc"), "no line info:\n{}", first.ptx);
+    assert!(first.ptx.contains(".target sm_86"));
+    assert!(first.ptx.contains("_Z5scalePfi"));
+    assert!(
+        first.command.contains("-ptx -lineinfo -arch=sm_86"),
+        "{}",
+        first.command
+    );
+
+    let second = tk
+        .compile_ptx_with_cache(&file, &target, &opts, Some(&cache))
+        .unwrap();
+    assert!(second.cached);
+    assert_eq!(second.ptx, first.ptx);
+    eprintln!(
+        "compile {:.3} s, cached {:.6} s",
+        first.seconds, second.seconds
+    );
+
+    // A header two levels down, found through -I, changes: recompile.
+    std::fs::write(tmp.path().join("src/inc/factor.h"), "#define FACTOR 3.0f\n").unwrap();
+    let third = tk
+        .compile_ptx_with_cache(&file, &target, &opts, Some(&cache))
+        .unwrap();
+    assert!(!third.cached);
+    assert_ne!(third.ptx, first.ptx, "3.0f should appear in the PTX");
+
+    // Another target is another entry.
+    let sm90 = tk.compile_ptx_with_cache(&file, &tk.target_for_cc(9, 0), &opts, Some(&cache));
+    let sm90 = sm90.unwrap();
+    assert!(!sm90.cached && sm90.ptx.contains(".target sm_90"));
+
+    // No cache at all still compiles.
+    let none = tk
+        .compile_ptx_with_cache(&file, &target, &opts, None)
+        .unwrap();
+    assert!(!none.cached);
+}
+
+#[test]
+fn defines_reach_the_compiler() {
+    let Some(tk) = toolkit("defines_reach_the_compiler") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_kernel(tmp.path());
+    let cache = tmp.path().join("cache");
+    let target = tk.target_for_cc(9, 0);
+    let mut opts = CompileOptions {
+        include_dirs: vec![tmp.path().join("inc")],
+        std: Some("c++17".into()),
+        opt_level: Some("3".into()),
+        ..Default::default()
+    };
+    let plain = tk
+        .compile_ptx_with_cache(&file, &target, &opts, Some(&cache))
+        .unwrap();
+    assert!(!plain.ptx.contains("extra_kernel"));
+    opts.defines.push("WITH_EXTRA".into());
+    let with = tk
+        .compile_ptx_with_cache(&file, &target, &opts, Some(&cache))
+        .unwrap();
+    assert!(!with.cached, "a define must change the key");
+    assert!(with.ptx.contains("extra_kernel"), "{}", with.ptx);
+    assert!(with.command.contains("-DWITH_EXTRA"));
+}
+
+#[test]
+fn an_unwritable_cache_does_not_fail_the_compile() {
+    let Some(tk) = toolkit("an_unwritable_cache_does_not_fail_the_compile") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_kernel(tmp.path());
+    // A file where the cache folder should be.
+    let blocker = tmp.path().join("blocker");
+    std::fs::write(&blocker, "").unwrap();
+    let opts = CompileOptions {
+        include_dirs: vec![tmp.path().join("inc")],
+        ..Default::default()
+    };
+    let got = tk
+        .compile_ptx_with_cache(
+            &file,
+            &tk.target_for_cc(8, 0),
+            &opts,
+            Some(&blocker.join("ptx")),
+        )
+        .unwrap();
+    assert!(!got.cached && got.ptx.contains(".entry"));
+    assert!(got.cache_error.is_some());
+}
+
+#[test]
+fn a_syntax_error_shows_command_and_compiler_output() {
+    let Some(tk) = toolkit("a_syntax_error_shows_command_and_compiler_output") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("broken.cu");
+    std::fs::write(&file, "__global__ void k(float* a) { a[0] = 1.0f }\n").unwrap();
+    let err = tk
+        .compile_ptx_with_cache(
+            &file,
+            &tk.target_for_cc(9, 0),
+            &CompileOptions::default(),
+            None,
+        )
+        .unwrap_err();
+    let ToolkitError::Compile { command, stderr } = &err else {
+        panic!("expected a compile error, got {err}");
+    };
+    assert!(stderr.contains("error"), "{stderr}");
+    let text = err.to_string();
+    assert!(text.contains(command.as_str()), "{text}");
+    assert!(text.contains("broken.cu"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("error") && l.contains("broken.cu")),
+        "{text}"
+    );
+    eprintln!("{text}");
+}
+
+#[test]
+fn a_missing_source_is_a_read_error() {
+    let Some(tk) = toolkit("a_missing_source_is_a_read_error") else {
+        return;
+    };
+    let err = tk
+        .compile_ptx_with_cache(
+            Path::new("/no/such/kernel.cu"),
+            &tk.target_for_cc(9, 0),
+            &CompileOptions::default(),
+            None,
+        )
+        .unwrap_err();
+    assert!(matches!(err, ToolkitError::Read { .. }), "{err}");
+}
+
+#[test]
+fn a_bogus_explicit_compiler_is_a_clear_error() {
+    let err = find(Some(Path::new("/no/such/dir/nvcc"))).unwrap_err();
+    assert!(matches!(err, ToolkitError::ExplicitMissing { .. }));
+    assert_eq!(err.to_string(), "--nvcc /no/such/dir/nvcc: no such file");
+    // A file that exists but is not a program.
+    let tmp = tempfile::tempdir().unwrap();
+    let not_nvcc = tmp.path().join("nvcc");
+    std::fs::write(&not_nvcc, "just text").unwrap();
+    let err = find(Some(&not_nvcc)).unwrap_err();
+    assert!(matches!(err, ToolkitError::NotRunnable { .. }), "{err}");
+    assert!(
+        err.to_string().contains("does not run as a CUDA compiler"),
+        "{err}"
+    );
+}
