@@ -1,1 +1,28 @@
-//! warpscope SIMT executor.
+//! warpscope's SIMT executor: runs every warp of every block of a launch over PTX decoded once
+//! into a compact instruction array, and hands each warp-level memory access to a sink.
+//!
+//! - [`Program::decode`] resolves one `.entry` (and the `.func`s it calls) from the PTX
+//!   front end's syntax tree: registers to indices, labels to instruction indices, symbols to
+//!   addresses, each memory instruction to a [`Site`] with its `.loc`.
+//! - [`Program::run`] executes a [`Launch`]: per warp with an active mask and a
+//!   reconvergence stack (divergent paths meet again at the branch's immediate
+//!   post-dominator); predicated instructions; barriers by running the block's warps in turn;
+//!   `call`/`ret`; warp-level `shfl`/`vote`/`match`/`redux`; loads, stores, atomics and
+//!   `cp.async` in every state space, generic addresses resolved by window as the hardware
+//!   does [PTX ISA §6.4.1]. Warp-uniform values are computed once, not per lane.
+
+mod alu;
+mod cfg;
+pub mod decode;
+mod decode_inst;
+pub mod error;
+mod exec;
+pub mod instr;
+pub mod memory;
+mod special;
+
+pub use decode::{GlobalVar, Param, Program};
+pub use error::{At, Error, Result};
+pub use exec::{Launch, WarpOrigin, DEFAULT_MAX_STEPS};
+pub use instr::Site;
+pub use memory::Alloc;

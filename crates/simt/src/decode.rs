@@ -1,0 +1,868 @@
+//! Decoding: one PTX entry (and the `.func`s it calls) into the executor's instruction array,
+//! with registers resolved to indices, symbols to addresses, labels to instruction indices
+//! and every memory instruction to a [`Site`].
+
+use std::collections::HashMap;
+
+use warpscope_model::{Op, Space};
+use warpscope_ptx::ast::{self, Operand, Statement, StateSpace};
+
+use crate::error::{At, Error, Result};
+use crate::instr::*;
+use crate::special::{special_index, SPECIALS};
+
+/// Where `.shared`, `.const` and `.local` symbols live, and generic-address windows.
+pub mod window {
+    /// Generic addresses of shared memory start here (state-space offset added).
+    pub const SHARED: u64 = 1 << 60;
+    /// Generic addresses of constant memory.
+    pub const CONST: u64 = 2 << 60;
+    /// Generic addresses of local memory (per-thread offset added).
+    pub const LOCAL: u64 = 3 << 60;
+    /// Global allocations are this far apart (64 GiB), each 256-byte aligned; the same
+    /// layout as the source front end, so `run`/`verify` size allocations the same way.
+    pub const ALLOC_SPACING: u64 = 1 << 36;
+    /// The first global allocation's base address.
+    pub const ALLOC_BASE: u64 = 1 << 40;
+    /// Module-scope `.global` variables come after this many parameter allocations.
+    pub const GLOBAL_VAR_SLOT: u64 = 1 << 12;
+}
+
+/// A kernel parameter as the `.entry` declares it.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// The PTX name (`_Z6offsetIfEvPT_i_param_0`).
+    pub name: String,
+    /// Type word as written (`u64`, `b32`, `b8` for byte arrays).
+    pub ty: String,
+    /// Bytes the parameter takes.
+    pub bytes: u64,
+    /// Declared pointee state space (`.ptr.global`, Triton), if any.
+    pub ptr_global: bool,
+    /// Registers that hold its bytes: (byte offset, bytes, register).
+    pub(crate) regs: Vec<(u64, u8, Reg)>,
+}
+
+/// A module-scope `.global` variable: its own allocation.
+#[derive(Clone, Debug)]
+pub struct GlobalVar {
+    pub name: String,
+    pub bytes: u64,
+    pub init: Vec<u8>,
+    /// Its base address.
+    pub base: u64,
+}
+
+/// A decoded kernel: ready to run any launch.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// The entry's PTX name.
+    pub name: String,
+    pub(crate) insts: Vec<Inst>,
+    /// Registers of one thread (specials first).
+    pub(crate) nregs: u32,
+    /// For each instruction index of a conditional branch, where its paths reconverge (its
+    /// block's immediate post-dominator), `u32::MAX` for none (exit).
+    pub(crate) reconv: Vec<u32>,
+    /// Every memory instruction.
+    pub sites: Vec<Site>,
+    /// `.file` entries: (index, path).
+    pub files: Vec<(u32, String)>,
+    pub params: Vec<Param>,
+    /// Bytes of static shared memory of one block.
+    pub static_shared_bytes: u64,
+    /// Bytes of per-thread local memory (`.local` frames of all functions).
+    pub local_bytes: u64,
+    pub(crate) const_image: Vec<u8>,
+    pub globals: Vec<GlobalVar>,
+    /// `.reqntid`/`.maxntid` of the entry, when given.
+    pub reqntid: Option<[u64; 3]>,
+    pub maxntid: Option<[u64; 3]>,
+}
+
+struct FuncInfo {
+    start: u32,
+    params: Vec<Vec<(u64, u8, Reg)>>,
+    rets: Vec<Vec<(u64, u8, Reg)>>,
+}
+
+struct Decoder<'m> {
+    module: &'m ast::Module,
+    insts: Vec<Inst>,
+    nregs: u32,
+    sites: Vec<Site>,
+    /// Module-scope symbols: name → (state space, address).
+    globals: HashMap<String, (StateSpace, u64)>,
+    shared_top: u64,
+    local_top: u64,
+    const_image: Vec<u8>,
+    global_vars: Vec<GlobalVar>,
+    funcs: HashMap<String, FuncInfo>,
+    /// Functions whose bodies are decoding (recursion check) or queued.
+    pending: Vec<String>,
+    calls_to_patch: Vec<(usize, String)>,
+    /// Functions being decoded right now (a call to one of these is recursion).
+    active: Vec<String>,
+}
+
+/// A name scope: registers and params by name, labels, params as registers by offset.
+#[derive(Default)]
+struct Scope {
+    regs: HashMap<String, Reg>,
+    /// `%r<12>` declarations: prefix → (first register, count).
+    ranges: HashMap<String, (Reg, u32)>,
+    /// `.param` variables (and a function's parameters): name → [(offset, bytes, reg)].
+    params: HashMap<String, Vec<(u64, u8, Reg)>>,
+    /// Function-scope `.shared`/`.local` symbols.
+    symbols: HashMap<String, (StateSpace, u64)>,
+}
+
+fn at(pos: ast::Pos, loc: Option<(u32, u32, u32)>) -> At {
+    At {
+        ptx_line: pos.line,
+        ptx_col: pos.col,
+        source: loc.map(|(f, l, c)| format!("file {f} line {l}:{c}")),
+    }
+}
+
+fn align_up(x: u64, a: u64) -> u64 {
+    x.div_ceil(a.max(1)) * a.max(1)
+}
+
+fn type_bytes(ty: &str) -> u64 {
+    match ty {
+        "b8" | "u8" | "s8" | "pred" => 1,
+        "b16" | "u16" | "s16" | "f16" | "bf16" => 2,
+        "b32" | "u32" | "s32" | "f32" | "f16x2" | "bf16x2" => 4,
+        "b64" | "u64" | "s64" | "f64" => 8,
+        "b128" => 16,
+        _ => 4,
+    }
+}
+
+fn var_bytes(v: &ast::Variable) -> Option<u64> {
+    let mut n = type_bytes(&v.ty) * v.vector.max(1) as u64;
+    for d in &v.dims {
+        n = n.checked_mul((*d)?)?;
+    }
+    Some(n)
+}
+
+fn var_align(v: &ast::Variable) -> u64 {
+    v.align
+        .map(u64::from)
+        .unwrap_or(type_bytes(&v.ty) * v.vector.max(1) as u64)
+}
+
+/// Initializer bytes of a variable (integers and float bit patterns, little-endian).
+fn init_bytes(v: &ast::Variable, size: u64) -> Vec<u8> {
+    let mut out = vec![0u8; size.min(1 << 26) as usize];
+    let el = type_bytes(&v.ty) as usize;
+    for (i, op) in v.init.iter().enumerate() {
+        let bits = match op {
+            Operand::Int(x) => *x as u64,
+            Operand::F32(b) => *b as u64,
+            Operand::F64(b) => *b,
+            _ => 0,
+        };
+        let o = i * el;
+        if o + el <= out.len() {
+            out[o..o + el].copy_from_slice(&bits.to_le_bytes()[..el]);
+        }
+    }
+    out
+}
+
+impl Program {
+    /// Decodes the entry `entry` of `module` and every `.func` it calls.
+    ///
+    /// Errors: [`Error::Unsupported`] naming the first instruction the executor cannot run
+    /// (textures, surfaces, `wgmma`, TMA bulk copies, …) with its PTX line; [`Error::Invalid`]
+    /// for an undeclared register, an unknown label or symbol, or a malformed operand.
+    pub fn decode(module: &ast::Module, entry: &ast::Function) -> Result<Program> {
+        let mut d = Decoder {
+            module,
+            insts: Vec::new(),
+            nregs: SPECIALS.len() as u32,
+            sites: Vec::new(),
+            globals: HashMap::new(),
+            shared_top: 0,
+            local_top: 0,
+            const_image: Vec::new(),
+            global_vars: Vec::new(),
+            funcs: HashMap::new(),
+            pending: Vec::new(),
+            calls_to_patch: Vec::new(),
+            active: Vec::new(),
+        };
+        d.module_vars()?;
+        let mut top = Scope::default();
+        let params = d.declare_params(&mut top, &entry.params);
+        let body = entry.body.as_ref().ok_or_else(|| {
+            Error::Launch(format!(
+                "the entry {} is only declared here (no body); give the PTX file that defines it",
+                entry.name
+            ))
+        })?;
+        d.active.push(entry.name.clone());
+        let mut scopes = vec![top];
+        d.body(body, &mut scopes, false)?;
+        // A body that falls off its end exits.
+        d.push(Instr::Exit, None, entry.pos, None);
+        d.active.pop();
+        // Called functions, decoded after the entry (each once).
+        while let Some(name) = d.pending.pop() {
+            d.function(&name)?;
+        }
+        for (i, name) in std::mem::take(&mut d.calls_to_patch) {
+            let Some(f) = d.funcs.get(&name) else {
+                continue;
+            };
+            if let Instr::Call { target, .. } = &mut d.insts[i].instr {
+                *target = f.start;
+            }
+        }
+        let dirs = |n: &str| {
+            entry
+                .directives
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| [0, 1, 2].map(|i| v.get(i).copied().unwrap_or(1)))
+        };
+        let reconv = crate::cfg::reconvergence(&d.insts);
+        Ok(Program {
+            name: entry.name.clone(),
+            nregs: d.nregs,
+            reconv,
+            sites: d.sites,
+            files: module.files.clone(),
+            params: entry
+                .params
+                .iter()
+                .zip(params)
+                .map(|(p, regs)| Param {
+                    name: p.name.clone(),
+                    ty: p.ty.clone(),
+                    bytes: var_bytes(p).unwrap_or(8),
+                    ptr_global: p.ptr_space == Some(StateSpace::Global),
+                    regs,
+                })
+                .collect(),
+            static_shared_bytes: d.shared_top,
+            local_bytes: d.local_top,
+            const_image: d.const_image,
+            globals: d.global_vars,
+            insts: d.insts,
+            reqntid: dirs("reqntid"),
+            maxntid: dirs("maxntid"),
+        })
+    }
+
+    /// The address `extern .shared` arrays start at: after the static shared variables,
+    /// 16-byte aligned (bytes into the block's shared window).
+    pub fn dynamic_shared_base(&self) -> u64 {
+        align_up(self.static_shared_bytes, 16)
+    }
+
+    /// Number of decoded instructions.
+    pub fn instruction_count(&self) -> usize {
+        self.insts.len()
+    }
+}
+
+impl<'m> Decoder<'m> {
+    fn module_vars(&mut self) -> Result<()> {
+        let mut extern_shared = Vec::new();
+        for v in &self.module.globals {
+            let size = var_bytes(v);
+            match v.space {
+                StateSpace::Shared => {
+                    if size.is_none() || v.linkage.iter().any(|l| l == "extern") {
+                        extern_shared.push(v.name.clone());
+                        continue;
+                    }
+                    let a = align_up(self.shared_top, var_align(v));
+                    self.globals.insert(v.name.clone(), (StateSpace::Shared, a));
+                    self.shared_top = a + size.unwrap_or(0);
+                }
+                StateSpace::Const => {
+                    let size = size.unwrap_or(0);
+                    let a = align_up(self.const_image.len() as u64, var_align(v));
+                    if a + size > 1 << 20 {
+                        return Err(Error::Invalid {
+                            at: at(v.pos, None),
+                            msg: format!(
+                                "constant variable {} of {size} bytes is larger than the 64 KB of constant memory",
+                                v.name
+                            ),
+                        });
+                    }
+                    let init = init_bytes(v, size);
+                    self.const_image.resize(a as usize, 0);
+                    self.const_image.extend_from_slice(&init);
+                    self.globals.insert(v.name.clone(), (StateSpace::Const, a));
+                }
+                StateSpace::Global => {
+                    let size = size.unwrap_or(0);
+                    let slot = window::GLOBAL_VAR_SLOT + self.global_vars.len() as u64;
+                    let base = window::ALLOC_BASE + slot * window::ALLOC_SPACING;
+                    self.global_vars.push(GlobalVar {
+                        name: v.name.clone(),
+                        bytes: size,
+                        init: init_bytes(v, size),
+                        base,
+                    });
+                    self.globals
+                        .insert(v.name.clone(), (StateSpace::Global, base));
+                }
+                _ => {}
+            }
+        }
+        // Function-scope shared variables are laid out when their function is decoded;
+        // extern arrays all start at the dynamic base, known only at the end: they are
+        // resolved lazily through `extern_shared_marker`.
+        for n in extern_shared {
+            self.globals.insert(n, (StateSpace::Shared, EXTERN_SHARED));
+        }
+        Ok(())
+    }
+
+    fn declare_params(&mut self, scope: &mut Scope, params: &[ast::Variable]) -> Vec<Vec<(u64, u8, Reg)>> {
+        params
+            .iter()
+            .map(|p| {
+                let bytes = var_bytes(p).unwrap_or(8);
+                let el = type_bytes(&p.ty).min(8);
+                let regs = self.param_regs(bytes, el);
+                scope.params.insert(p.name.clone(), regs.clone());
+                regs
+            })
+            .collect()
+    }
+
+    /// Registers for a parameter of `bytes`, one per element of `el` bytes (byte arrays get
+    /// one register per 4 bytes, split further on access).
+    fn param_regs(&mut self, bytes: u64, el: u64) -> Vec<(u64, u8, Reg)> {
+        let el = if el == 1 && bytes > 1 { 1 } else { el };
+        let n = bytes.div_ceil(el).min(4096);
+        (0..n)
+            .map(|i| {
+                let r = self.nregs;
+                self.nregs += 1;
+                (i * el, el as u8, r)
+            })
+            .collect()
+    }
+
+    fn function(&mut self, name: &str) -> Result<()> {
+        let module = self.module;
+        let Some(f) = module
+            .functions
+            .iter()
+            .find(|f| f.name == name && f.body.is_some())
+        else {
+            return Err(Error::Launch(format!(
+                "the kernel calls {name}, which this PTX declares but does not define (an external or library function); warpscope runs only functions whose PTX it has"
+            )));
+        };
+        let mut top = Scope::default();
+        let params = self.declare_params(&mut top, &f.params);
+        let rets = self.declare_params(&mut top, &f.returns);
+        let start = self.insts.len() as u32;
+        self.funcs.insert(
+            name.to_string(),
+            FuncInfo {
+                start,
+                params,
+                rets,
+            },
+        );
+        self.active.push(name.to_string());
+        let mut scopes = vec![top];
+        if let Some(body) = &f.body {
+            self.body(body, &mut scopes, true)?;
+        }
+        self.push(Instr::Ret, None, f.pos, None);
+        self.active.pop();
+        Ok(())
+    }
+
+    fn push(&mut self, instr: Instr, guard: Option<(Reg, bool)>, pos: ast::Pos, loc: Option<(u32, u32, u32)>) {
+        self.insts.push(Inst {
+            instr,
+            guard,
+            ptx_line: pos.line,
+            ptx_col: pos.col,
+            loc,
+        });
+    }
+
+    fn body(&mut self, stmts: &[Statement], scopes: &mut Vec<Scope>, in_func: bool) -> Result<()> {
+        // Labels are local to the function: collect them first (forward branches).
+        let mut labels: HashMap<String, u32> = HashMap::new();
+        let mut fixups: Vec<(usize, String, ast::Pos)> = Vec::new();
+        let mut loc: Option<(u32, u32, u32)> = None;
+        let mut inl: Option<(u32, u32, u32)> = None;
+        self.stmts(stmts, scopes, in_func, &mut labels, &mut fixups, &mut loc, &mut inl, 0)?;
+        for (i, l, pos) in fixups {
+            let Some(&t) = labels.get(&l) else {
+                return Err(Error::Invalid {
+                    at: at(pos, None),
+                    msg: format!("branch to an undefined label '{l}'"),
+                });
+            };
+            if let Instr::Bra { target } = &mut self.insts[i].instr {
+                *target = t;
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn stmts(
+        &mut self,
+        stmts: &[Statement],
+        scopes: &mut Vec<Scope>,
+        in_func: bool,
+        labels: &mut HashMap<String, u32>,
+        fixups: &mut Vec<(usize, String, ast::Pos)>,
+        loc: &mut Option<(u32, u32, u32)>,
+        inl: &mut Option<(u32, u32, u32)>,
+        depth: u32,
+    ) -> Result<()> {
+        if depth > 64 {
+            return Err(Error::Launch(
+                "blocks nested more than 64 deep in the PTX".into(),
+            ));
+        }
+        for s in stmts {
+            match s {
+                Statement::Label(l, _) => {
+                    labels.insert(l.clone(), self.insts.len() as u32);
+                }
+                Statement::Loc(l) => {
+                    *loc = Some((l.file, l.line, l.col));
+                    *inl = l.inlined_at;
+                }
+                Statement::Directive(..) => {}
+                Statement::Block(b, _) => {
+                    scopes.push(Scope::default());
+                    self.stmts(b, scopes, in_func, labels, fixups, loc, inl, depth + 1)?;
+                    scopes.pop();
+                }
+                Statement::Variable(v) => self.local_var(v, scopes)?,
+                Statement::Instruction(i) => {
+                    let ctx = Ctx {
+                        loc: *loc,
+                        inlined_at: *inl,
+                        in_func,
+                    };
+                    let before = self.insts.len();
+                    let label = self.instruction(i, scopes, &ctx)?;
+                    if let Some(l) = label {
+                        fixups.push((before, l, i.pos));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn local_var(&mut self, v: &ast::Variable, scopes: &mut [Scope]) -> Result<()> {
+        let Some(scope) = scopes.last_mut() else {
+            return Ok(());
+        };
+        match v.space {
+            StateSpace::Reg => {
+                if let Some(n) = v.range {
+                    scope.ranges.insert(v.name.clone(), (self.nregs, n));
+                    self.nregs = self.nregs.checked_add(n).filter(|&x| x < 1 << 24).ok_or_else(|| {
+                        Error::Invalid {
+                            at: at(v.pos, None),
+                            msg: format!("{} registers declared: too many", v.name),
+                        }
+                    })?;
+                } else {
+                    scope.regs.insert(v.name.clone(), self.nregs);
+                    self.nregs += 1;
+                }
+            }
+            StateSpace::Param => {
+                let bytes = var_bytes(v).unwrap_or(8);
+                let el = type_bytes(&v.ty).min(8);
+                let regs = self.param_regs(bytes, el);
+                scope.params.insert(v.name.clone(), regs);
+            }
+            StateSpace::Shared => {
+                let a = match var_bytes(v) {
+                    Some(size) => {
+                        let a = align_up(self.shared_top, var_align(v));
+                        self.shared_top = a + size;
+                        a
+                    }
+                    None => EXTERN_SHARED,
+                };
+                scope.symbols.insert(v.name.clone(), (StateSpace::Shared, a));
+            }
+            StateSpace::Local => {
+                let size = var_bytes(v).unwrap_or(0);
+                let a = align_up(self.local_top, var_align(v));
+                self.local_top = a + size;
+                scope.symbols.insert(v.name.clone(), (StateSpace::Local, a));
+            }
+            _ => {
+                return Err(Error::Unsupported {
+                    at: at(v.pos, None),
+                    instr: format!(".{:?} variable {}", v.space, v.name).to_lowercase(),
+                    why: "only .reg, .param, .shared and .local variables are supported inside a function".into(),
+                })
+            }
+        }
+        Ok(())
+    }
+
+    fn reg(&self, name: &str, scopes: &[Scope], at: &At) -> Result<Reg> {
+        if let Some(i) = special_index(name) {
+            return Ok(i);
+        }
+        for s in scopes.iter().rev() {
+            if let Some(&r) = s.regs.get(name) {
+                return Ok(r);
+            }
+            // `%r12` from `%r<N>`: split the trailing digits.
+            let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            if digits > 0 {
+                let (p, n) = name.split_at(name.len() - digits);
+                if let (Some(&(base, count)), Ok(k)) = (s.ranges.get(p), n.parse::<u32>()) {
+                    if k < count {
+                        return Ok(base + k);
+                    }
+                }
+            }
+        }
+        Err(Error::Invalid {
+            at: at.clone(),
+            msg: format!("register '{name}' is not declared"),
+        })
+    }
+
+    fn symbol(&self, name: &str, scopes: &[Scope]) -> Option<(StateSpace, u64)> {
+        for s in scopes.iter().rev() {
+            if let Some(&x) = s.symbols.get(name) {
+                return Some(x);
+            }
+        }
+        self.globals.get(name).copied()
+    }
+
+    fn param(&self, name: &str, scopes: &[Scope]) -> Option<Vec<(u64, u8, Reg)>> {
+        for s in scopes.iter().rev() {
+            if let Some(x) = s.params.get(name) {
+                return Some(x.clone());
+            }
+        }
+        None
+    }
+}
+
+/// Marks the address of an `extern .shared` array until the dynamic base is known; the
+/// executor adds the base (see [`Program::dynamic_shared_base`]).
+pub const EXTERN_SHARED: u64 = u64::MAX - 0xFFFF;
+
+/// Per-instruction context.
+pub(crate) struct Ctx {
+    pub loc: Option<(u32, u32, u32)>,
+    pub inlined_at: Option<(u32, u32, u32)>,
+    pub in_func: bool,
+}
+
+// Instruction decoding proper lives in `decode_inst.rs` (split by concern).
+impl<'m> Decoder<'m> {
+    fn instruction(&mut self, i: &ast::Instruction, scopes: &[Scope], ctx: &Ctx) -> Result<Option<String>> {
+        let a = at(i.pos, ctx.loc);
+        let guard = match &i.guard {
+            Some(g) => Some((self.reg(&g.reg, scopes, &a)?, g.negated)),
+            None => None,
+        };
+        let mut dc = crate::decode_inst::InstDecoder {
+            i,
+            at: a.clone(),
+            resolve: &|op: &Operand, ty: Option<Ty>| self.src(op, ty, scopes, &a),
+            dest: &|op: &Operand| self.dest(op, scopes, &a),
+            addr: &|op: &Operand| self.addr(op, scopes, &a),
+            param: &|op: &Operand| self.param_slot(op, scopes, &a),
+        };
+        let out = dc.decode()?;
+        use crate::decode_inst::Decoded;
+        let mut label = None;
+        let instr = match out {
+            Decoded::Plain(x) => x,
+            Decoded::Branch(l) => {
+                label = Some(l);
+                Instr::Bra { target: u32::MAX }
+            }
+            Decoded::Memory(mut x, kinds) => {
+                let mut ids = Vec::new();
+                for k in kinds {
+                    ids.push(self.sites.len() as u32);
+                    self.sites.push(Site {
+                        ptx_line: i.pos.line,
+                        ptx: std::iter::once(i.opcode.as_str())
+                            .chain(i.mods.iter().map(|s| s.as_str()))
+                            .collect::<Vec<_>>()
+                            .join("."),
+                        op: k.op,
+                        space: k.space,
+                        read_only: k.read_only,
+                        atomic: k.atomic,
+                        loc: ctx.loc,
+                        inlined_at: ctx.inlined_at,
+                    });
+                }
+                match &mut x {
+                    Instr::Ld { site, .. } | Instr::St { site, .. } | Instr::Atom { site, .. } => {
+                        *site = ids[0]
+                    }
+                    Instr::CpAsync {
+                        load_site,
+                        store_site,
+                        ..
+                    } => {
+                        *load_site = ids[0];
+                        *store_site = ids[1];
+                    }
+                    _ => {}
+                }
+                x
+            }
+            Decoded::Call { func, args, rets } => {
+                self.call(i, &func, args, rets, scopes, &a)?
+            }
+            Decoded::Ret => {
+                if ctx.in_func {
+                    Instr::Ret
+                } else {
+                    Instr::Exit
+                }
+            }
+            Decoded::Many(list) => {
+                for x in list {
+                    self.push(x, guard, i.pos, ctx.loc);
+                }
+                return Ok(None);
+            }
+        };
+        self.push(instr, guard, i.pos, ctx.loc);
+        Ok(label)
+    }
+
+    fn call(
+        &mut self,
+        i: &ast::Instruction,
+        func: &str,
+        args: Vec<Operand>,
+        rets: Vec<Operand>,
+        scopes: &[Scope],
+        a: &At,
+    ) -> Result<Instr> {
+        if self.active.iter().any(|f| f == func) {
+            return Err(Error::Unsupported {
+                at: a.clone(),
+                instr: format!("call {func}"),
+                why: "recursive calls are not supported".into(),
+            });
+        }
+        if func == "vprintf" {
+            // printf: its arguments were already stored to local memory; the call itself
+            // moves nothing we count. The return value is 0.
+            let mut list = Vec::new();
+            for r in rets {
+                for (_, _, reg) in self.param_slot(&r, scopes, a)? {
+                    list.push((reg, Src::Imm(0)));
+                }
+            }
+            let _ = i;
+            return Ok(match list.first() {
+                Some(&(d, s)) => Instr::Mov { d, a: s, bytes: 4 },
+                None => Instr::Nop,
+            });
+        }
+        if !self.funcs.contains_key(func) && !self.pending.iter().any(|p| p == func) {
+            // Decode it now if it is not on the active chain (its registers are its own).
+            self.pending.push(func.to_string());
+        }
+        // The callee's parameter registers are known once it is decoded; decode it eagerly
+        // so they can be named here.
+        if !self.funcs.contains_key(func) {
+            self.pending.retain(|p| p != func);
+            // Decode into a separate run of instructions: remember where we are.
+            let saved = std::mem::take(&mut self.insts);
+            let saved_base = saved.len();
+            self.insts = saved;
+            // Functions are appended after a jump-over so the caller's flow is unchanged.
+            let jump_at = self.insts.len();
+            self.push(Instr::Bra { target: 0 }, None, i.pos, None);
+            self.function(func)?;
+            let after = self.insts.len() as u32;
+            if let Instr::Bra { target } = &mut self.insts[jump_at].instr {
+                *target = after;
+            }
+            let _ = saved_base;
+        }
+        let Some(info) = self.funcs.get(func) else {
+            return Err(Error::Invalid {
+                at: a.clone(),
+                msg: format!("call of an unknown function '{func}'"),
+            });
+        };
+        let mut arg_moves = Vec::new();
+        for (k, op) in args.iter().enumerate() {
+            let Some(dst) = info.params.get(k) else { break };
+            let dst = dst.clone();
+            let src = self.param_slot(op, scopes, a)?;
+            for ((_, _, d), (_, _, s)) in dst.iter().zip(src.iter()) {
+                arg_moves.push((*d, Src::Reg(*s)));
+            }
+        }
+        let info = &self.funcs[func];
+        let mut ret_moves = Vec::new();
+        for (k, op) in rets.iter().enumerate() {
+            let Some(src) = info.rets.get(k) else { break };
+            let src = src.clone();
+            let dst = self.param_slot(op, scopes, a)?;
+            for ((_, _, d), (_, _, s)) in dst.iter().zip(src.iter()) {
+                ret_moves.push((*d, *s));
+            }
+        }
+        let target = self.funcs[func].start;
+        Ok(Instr::Call {
+            target,
+            args: arg_moves,
+            rets: ret_moves,
+        })
+    }
+
+    fn src(&self, op: &Operand, ty: Option<Ty>, scopes: &[Scope], a: &At) -> Result<Src> {
+        Ok(match op {
+            Operand::Reg(n) => Src::Reg(self.reg(n, scopes, a)?),
+            Operand::Int(x) => Src::Imm(*x as u64),
+            Operand::F32(b) => match ty {
+                Some(Ty {
+                    kind: Kind::Float,
+                    bytes: 8,
+                }) => Src::Imm((f32::from_bits(*b) as f64).to_bits()),
+                _ => Src::Imm(*b as u64),
+            },
+            Operand::F64(b) => match ty {
+                Some(Ty {
+                    kind: Kind::Float,
+                    bytes: 4,
+                }) => Src::Imm((f64::from_bits(*b) as f32).to_bits() as u64),
+                _ => Src::Imm(*b),
+            },
+            Operand::Symbol(s) => match self.symbol(s, scopes) {
+                Some((_, addr)) => Src::Imm(addr),
+                None => match self.param(s, scopes) {
+                    Some(p) if p.len() == 1 => Src::Reg(p[0].2),
+                    _ => {
+                        return Err(Error::Invalid {
+                            at: a.clone(),
+                            msg: format!("unknown symbol '{s}'"),
+                        })
+                    }
+                },
+            },
+            Operand::Not(inner) => {
+                // Only predicates are negated; the decoder of the using instruction handles
+                // it, here it is the register itself.
+                return self.src(inner, ty, scopes, a);
+            }
+            other => {
+                return Err(Error::Invalid {
+                    at: a.clone(),
+                    msg: format!("expected a register or an immediate, found {other:?}"),
+                })
+            }
+        })
+    }
+
+    fn dest(&self, op: &Operand, scopes: &[Scope], a: &At) -> Result<Option<Reg>> {
+        match op {
+            Operand::Reg(n) => Ok(Some(self.reg(n, scopes, a)?)),
+            Operand::Sink => Ok(None),
+            other => Err(Error::Invalid {
+                at: a.clone(),
+                msg: format!("expected a destination register, found {other:?}"),
+            }),
+        }
+    }
+
+    /// `[base+off]` → an address: a register base, or a symbol's address folded into the
+    /// offset.
+    fn addr(&self, op: &Operand, scopes: &[Scope], a: &At) -> Result<Addr> {
+        let Operand::Address { base, offset } = op else {
+            return Err(Error::Invalid {
+                at: a.clone(),
+                msg: format!("expected an address [..], found {op:?}"),
+            });
+        };
+        match base.as_deref() {
+            None => Ok(Addr {
+                base: None,
+                offset: *offset,
+            }),
+            Some(Operand::Reg(n)) => Ok(Addr {
+                base: Some(self.reg(n, scopes, a)?),
+                offset: *offset,
+            }),
+            Some(Operand::Symbol(s)) => match self.symbol(s, scopes) {
+                Some((_, addr)) => Ok(Addr {
+                    base: None,
+                    offset: (addr as i64).wrapping_add(*offset),
+                }),
+                None => Err(Error::Invalid {
+                    at: a.clone(),
+                    msg: format!("unknown symbol '{s}' in an address"),
+                }),
+            },
+            Some(other) => Err(Error::Invalid {
+                at: a.clone(),
+                msg: format!("unexpected address base {other:?}"),
+            }),
+        }
+    }
+
+    /// A `.param` operand (`[param0+4]` or `param0`): the registers holding the bytes it
+    /// names, from that offset on.
+    fn param_slot(&self, op: &Operand, scopes: &[Scope], a: &At) -> Result<Vec<(u64, u8, Reg)>> {
+        let (name, off) = match op {
+            Operand::Address {
+                base: Some(b),
+                offset,
+            } => match b.as_ref() {
+                Operand::Symbol(s) | Operand::Reg(s) => (s.as_str(), *offset),
+                _ => ("", 0),
+            },
+            Operand::Symbol(s) => (s.as_str(), 0),
+            _ => ("", 0),
+        };
+        let Some(regs) = self.param(name, scopes) else {
+            return Err(Error::Invalid {
+                at: a.clone(),
+                msg: format!("'{name}' is not a .param variable of this scope"),
+            });
+        };
+        Ok(regs
+            .into_iter()
+            .filter(|(o, _, _)| *o as i64 >= off)
+            .collect())
+    }
+}
+
+/// A memory site to create for a decoded memory instruction.
+pub(crate) struct SiteKind {
+    pub op: Op,
+    pub space: Option<Space>,
+    pub read_only: bool,
+    pub atomic: bool,
+}

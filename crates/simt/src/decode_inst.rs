@@ -1,0 +1,829 @@
+//! One PTX instruction → the executor's [`Instr`]: opcode and modifiers given their PTX ISA
+//! meaning (§9.7), operands resolved through the decoder's scope.
+
+use warpscope_model::{Op, Space};
+use warpscope_ptx::ast::{self, Operand};
+
+use crate::decode::SiteKind;
+use crate::error::{At, Error, Result};
+use crate::instr::*;
+
+type Resolve<'a> = &'a dyn Fn(&Operand, Option<Ty>) -> Result<Src>;
+type Dest<'a> = &'a dyn Fn(&Operand) -> Result<Option<Reg>>;
+type AddrFn<'a> = &'a dyn Fn(&Operand) -> Result<Addr>;
+type ParamFn<'a> = &'a dyn Fn(&Operand) -> Result<Vec<(u64, u8, Reg)>>;
+
+pub(crate) struct InstDecoder<'a> {
+    pub i: &'a ast::Instruction,
+    pub at: At,
+    pub resolve: Resolve<'a>,
+    pub dest: Dest<'a>,
+    pub addr: AddrFn<'a>,
+    pub param: ParamFn<'a>,
+}
+
+pub(crate) enum Decoded {
+    Plain(Instr),
+    Branch(String),
+    Memory(Instr, Vec<SiteKind>),
+    Call {
+        func: String,
+        args: Vec<Operand>,
+        rets: Vec<Operand>,
+    },
+    Ret,
+    Many(Vec<Instr>),
+}
+
+const SUPPORTED: &str = "supported: integer and float arithmetic, logic and shifts, setp/set/selp/slct, cvt, cvta, mov, ld/st/ldu (global, shared, local, const, param, generic; scalar and .v2/.v4), atom/red, cp.async, bra, bar/barrier, exit/ret, call, shfl/vote/match/redux/activemask, membar/fence/prefetch (ignored)";
+
+impl<'a> InstDecoder<'a> {
+    fn has(&self, m: &str) -> bool {
+        self.i.mods.iter().any(|x| x == m)
+    }
+
+    /// The last modifier that is a scalar type (the instruction's type).
+    fn ty(&self) -> Result<Ty> {
+        self.types()
+            .last()
+            .copied()
+            .ok_or_else(|| self.invalid("the instruction has no type modifier"))
+    }
+
+    fn types(&self) -> Vec<Ty> {
+        self.i.mods.iter().filter_map(|m| Ty::parse(m)).collect()
+    }
+
+    fn invalid(&self, msg: &str) -> Error {
+        Error::Invalid {
+            at: self.at.clone(),
+            msg: format!("{}: {msg}", self.name()),
+        }
+    }
+
+    fn name(&self) -> String {
+        std::iter::once(self.i.opcode.as_str())
+            .chain(self.i.mods.iter().map(|s| s.as_str()))
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+
+    fn unsupported(&self, why: &str) -> Error {
+        Error::Unsupported {
+            at: self.at.clone(),
+            instr: self.name(),
+            why: why.to_string(),
+        }
+    }
+
+    fn op(&self, k: usize) -> Result<&'a Operand> {
+        self.i
+            .operands
+            .get(k)
+            .ok_or_else(|| self.invalid(&format!("expected at least {} operands", k + 1)))
+    }
+
+    fn s(&self, k: usize, ty: Ty) -> Result<Src> {
+        (self.resolve)(self.op(k)?, Some(ty))
+    }
+
+    fn d(&self, k: usize) -> Result<Reg> {
+        (self.dest)(self.op(k)?)?.ok_or_else(|| self.invalid("a sink '_' cannot be the destination here"))
+    }
+
+    fn d_opt(&self, k: usize) -> Result<Option<Reg>> {
+        (self.dest)(self.op(k)?)
+    }
+
+    pub fn decode(&mut self) -> Result<Decoded> {
+        let op = self.i.opcode.as_str();
+        Ok(match op {
+            "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl"
+            | "shr" | "mad" | "fma" | "mul24" | "mad24" | "abs" | "neg" | "not" | "cnot"
+            | "popc" | "clz" | "brev" | "bfind" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos"
+            | "lg2" | "ex2" | "tanh" | "copysign" | "bfe" | "bfi" | "prmt" | "lop3" | "shf"
+            | "sad" | "testp" | "dp4a" | "fns" => Decoded::Plain(self.alu()?),
+            "mov" => self.mov()?,
+            "setp" => Decoded::Plain(self.setp()?),
+            "set" => {
+                let ts = self.types();
+                if ts.len() < 2 {
+                    return Err(self.invalid("set needs a destination and a source type"));
+                }
+                let (dty, ty) = (ts[0], ts[1]);
+                Decoded::Plain(Instr::Set {
+                    cmp: self.cmp()?,
+                    ty,
+                    dty,
+                    d: self.d(0)?,
+                    a: self.s(1, ty)?,
+                    b: self.s(2, ty)?,
+                })
+            }
+            "selp" => {
+                let ty = self.ty()?;
+                Decoded::Plain(Instr::Selp {
+                    d: self.d(0)?,
+                    a: self.s(1, ty)?,
+                    b: self.s(2, ty)?,
+                    p: self.s(3, Ty::PRED)?,
+                })
+            }
+            "slct" => {
+                let ts = self.types();
+                let (ty, cty) = (ts[0], *ts.last().unwrap_or(&ts[0]));
+                Decoded::Plain(Instr::Slct {
+                    d: self.d(0)?,
+                    a: self.s(1, ty)?,
+                    b: self.s(2, ty)?,
+                    c: self.s(3, cty)?,
+                    cty,
+                })
+            }
+            "cvt" => Decoded::Plain(self.cvt()?),
+            "cvta" => {
+                let space = self.space().unwrap_or(MemSpace::Generic);
+                Decoded::Plain(Instr::Cvta {
+                    d: self.d(0)?,
+                    a: self.s(1, Ty::U64)?,
+                    space,
+                    to: self.has("to"),
+                })
+            }
+            "ld" | "ldu" => self.load()?,
+            "st" => self.store()?,
+            "atom" | "red" => self.atom()?,
+            "cp" => self.cp()?,
+            "bra" | "brx" => {
+                if op == "brx" {
+                    return Err(self.unsupported("indirect branches (brx.idx) are not supported"));
+                }
+                match self.op(0)? {
+                    Operand::Symbol(l) => Decoded::Branch(l.clone()),
+                    _ => return Err(self.invalid("expected a label")),
+                }
+            }
+            "bar" | "barrier" => {
+                if self.has("warp") {
+                    Decoded::Plain(Instr::Nop)
+                } else if self.has("red") {
+                    return Err(self.unsupported("bar.red is not supported"));
+                } else {
+                    Decoded::Plain(Instr::Bar)
+                }
+            }
+            "exit" | "trap" => Decoded::Plain(Instr::Exit),
+            "ret" => Decoded::Ret,
+            "call" => self.call()?,
+            "shfl" => {
+                let mode = if self.has("up") {
+                    ShflMode::Up
+                } else if self.has("down") {
+                    ShflMode::Down
+                } else if self.has("bfly") {
+                    ShflMode::Bfly
+                } else {
+                    ShflMode::Idx
+                };
+                // d[|p], a, b, c[, membermask]: the parser gives `|p` as a separate operand.
+                let (d, p, k) = match self.i.operands.len() {
+                    n if n >= 6 => (self.d(0)?, self.d_opt(1)?, 2),
+                    _ => (self.d(0)?, None, 1),
+                };
+                Decoded::Plain(Instr::Shfl {
+                    mode,
+                    d,
+                    p,
+                    a: self.s(k, Ty::U32)?,
+                    b: self.s(k + 1, Ty::U32)?,
+                    c: self.s(k + 2, Ty::U32)?,
+                })
+            }
+            "vote" => {
+                let mode = if self.has("all") {
+                    VoteMode::All
+                } else if self.has("any") {
+                    VoteMode::Any
+                } else if self.has("uni") {
+                    VoteMode::Uni
+                } else {
+                    VoteMode::Ballot
+                };
+                let negate = matches!(self.op(1)?, Operand::Not(_));
+                Decoded::Plain(Instr::Vote {
+                    mode,
+                    d: self.d(0)?,
+                    a: self.s(1, Ty::PRED)?,
+                    negate,
+                })
+            }
+            "match" => {
+                let ty = self.ty()?;
+                let (d, p, k) = if self.has("all") && self.i.operands.len() >= 4 {
+                    (self.d(0)?, self.d_opt(1)?, 2)
+                } else {
+                    (self.d(0)?, None, 1)
+                };
+                Decoded::Plain(Instr::Match {
+                    all: self.has("all"),
+                    d,
+                    p,
+                    a: self.s(k, ty)?,
+                    bytes: ty.bytes,
+                })
+            }
+            "redux" => {
+                let rop = [
+                    ("add", ReduxOp::Add),
+                    ("min", ReduxOp::Min),
+                    ("max", ReduxOp::Max),
+                    ("and", ReduxOp::And),
+                    ("or", ReduxOp::Or),
+                    ("xor", ReduxOp::Xor),
+                ]
+                .into_iter()
+                .find(|(n, _)| self.has(n))
+                .map(|(_, o)| o)
+                .ok_or_else(|| self.unsupported("redux.sync on floats is not supported"))?;
+                Decoded::Plain(Instr::Redux {
+                    op: rop,
+                    signed: self.has("s32"),
+                    d: self.d(0)?,
+                    a: self.s(1, Ty::U32)?,
+                })
+            }
+            "activemask" => Decoded::Plain(Instr::ActiveMask { d: self.d(0)? }),
+            "membar" | "fence" | "prefetch" | "prefetchu" | "nanosleep" | "pmevent" | "griddepcontrol"
+            | "discard" | "applypriority" | "createpolicy" | "elect" | "setmaxnreg" => {
+                if op == "createpolicy" || op == "elect" {
+                    // Values we do not model: a policy handle / an elected lane would need
+                    // lanes; give 0.
+                    let d = self.d_opt(0)?;
+                    return Ok(Decoded::Plain(match d {
+                        Some(d) => Instr::Mov {
+                            d,
+                            a: Src::Imm(0),
+                            bytes: 8,
+                        },
+                        None => Instr::Nop,
+                    }));
+                }
+                Decoded::Plain(Instr::Nop)
+            }
+            "tex" | "tld4" | "txq" | "suld" | "sust" | "sured" | "suq" | "istypep" => {
+                return Err(self.unsupported(
+                    "texture and surface instructions are not modelled yet; analyze the kernel with global-memory loads, or use the source front end",
+                ))
+            }
+            "wgmma" | "mma" | "wmma" | "ldmatrix" | "stmatrix" | "movmatrix" | "tcgen05" => {
+                return Err(self.unsupported(
+                    "matrix (tensor core) instructions are not supported",
+                ))
+            }
+            _ => return Err(self.unsupported(SUPPORTED)),
+        })
+    }
+
+    fn alu(&self) -> Result<Instr> {
+        let op = self.i.opcode.as_str();
+        let ts = self.types();
+        let ty = *ts.last().ok_or_else(|| self.invalid("no type"))?;
+        let (alu, nsrc) = match op {
+            "add" => (Alu::Add, 2),
+            "sub" => (Alu::Sub, 2),
+            "mul" if self.has("hi") => (Alu::MulHi, 2),
+            "mul" if self.has("wide") => (Alu::MulWide, 2),
+            "mul" => (Alu::Mul, 2),
+            "mul24" if self.has("hi") => (Alu::Mul24Hi, 2),
+            "mul24" => (Alu::Mul24Lo, 2),
+            "mad24" => (Alu::Mad24Lo, 3),
+            "div" => (Alu::Div, 2),
+            "rem" => (Alu::Rem, 2),
+            "min" => (Alu::Min, 2),
+            "max" => (Alu::Max, 2),
+            "and" => (Alu::And, 2),
+            "or" => (Alu::Or, 2),
+            "xor" => (Alu::Xor, 2),
+            "shl" => (Alu::Shl, 2),
+            "shr" => (Alu::Shr, 2),
+            "mad" if self.has("hi") => (Alu::MadHi, 3),
+            "mad" if self.has("wide") => (Alu::MadWide, 3),
+            "mad" | "fma" => (Alu::Mad, 3),
+            "abs" => (Alu::Abs, 1),
+            "neg" => (Alu::Neg, 1),
+            "not" => (Alu::Not, 1),
+            "cnot" => (Alu::CNot, 1),
+            "popc" => (Alu::Popc, 1),
+            "clz" => (Alu::Clz, 1),
+            "brev" => (Alu::Brev, 1),
+            "bfind" => (Alu::Bfind, 1),
+            "rcp" => (Alu::Rcp, 1),
+            "sqrt" => (Alu::Sqrt, 1),
+            "rsqrt" => (Alu::Rsqrt, 1),
+            "sin" => (Alu::Sin, 1),
+            "cos" => (Alu::Cos, 1),
+            "lg2" => (Alu::Lg2, 1),
+            "ex2" => (Alu::Ex2, 1),
+            "tanh" => (Alu::Tanh, 1),
+            "copysign" => (Alu::Copysign, 2),
+            "bfe" => (Alu::Bfe, 3),
+            "bfi" => (Alu::Bfi, 4),
+            "prmt" => {
+                if self.i.mods.iter().any(|m| ["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"].contains(&m.as_str())) {
+                    return Err(self.unsupported("prmt modes other than the default are not supported"));
+                }
+                (Alu::Prmt, 3)
+            }
+            "lop3" => (Alu::Lop3, 4),
+            "shf" => {
+                let clamp = self.has("clamp");
+                if self.has("l") {
+                    (Alu::ShfL { clamp }, 3)
+                } else {
+                    (Alu::ShfR { clamp }, 3)
+                }
+            }
+            "sad" => (Alu::Sad, 3),
+            "dp4a" => (
+                Alu::Dp4a {
+                    a_signed: ts.first().map(|t| t.kind == Kind::Signed).unwrap_or(false),
+                    b_signed: ts.get(1).map(|t| t.kind == Kind::Signed).unwrap_or(false),
+                },
+                3,
+            ),
+            "fns" => (Alu::Fns, 3),
+            "testp" => {
+                let k = [
+                    ("finite", TestpKind::Finite),
+                    ("infinite", TestpKind::Infinite),
+                    ("number", TestpKind::Number),
+                    ("notanumber", TestpKind::NotANumber),
+                    ("normal", TestpKind::Normal),
+                    ("subnormal", TestpKind::Subnormal),
+                ]
+                .into_iter()
+                .find(|(n, _)| self.has(n))
+                .map(|(_, k)| k)
+                .ok_or_else(|| self.invalid("unknown testp property"))?;
+                (Alu::Testp(k), 1)
+            }
+            _ => return Err(self.unsupported(SUPPORTED)),
+        };
+        if ty.kind == Kind::Float && ty.bytes == 2 && matches!(alu, Alu::Mad | Alu::Add | Alu::Mul) && self.i.mods.iter().any(|m| m.ends_with("x2")) {
+            return Err(self.unsupported("packed f16x2/bf16x2 arithmetic is not supported"));
+        }
+        if self.i.mods.iter().any(|m| m == "f16x2" || m == "bf16x2") {
+            return Err(self.unsupported("packed f16x2/bf16x2 arithmetic is not supported"));
+        }
+        // Source types: shifts take a u32 amount; bfe/bfi take u32 position/length; dp4a
+        // and prmt are 32-bit.
+        let src_ty = |k: usize| -> Ty {
+            match (alu, k) {
+                (Alu::Shl | Alu::Shr, 1) => Ty::U32,
+                (Alu::Bfe, 1 | 2) | (Alu::Bfi, 2 | 3) => Ty::U32,
+                (Alu::Mad | Alu::MadHi | Alu::MadWide, 2) if matches!(alu, Alu::MadWide) => Ty {
+                    kind: ty.kind,
+                    bytes: ty.bytes * 2,
+                },
+                _ => ty,
+            }
+        };
+        let dty = match alu {
+            Alu::MulWide | Alu::MadWide => Ty {
+                kind: ty.kind,
+                bytes: ty.bytes * 2,
+            },
+            Alu::Testp(_) => Ty::PRED,
+            Alu::Popc | Alu::Clz | Alu::Bfind => Ty::U32,
+            _ => ty,
+        };
+        let mut srcs = [Src::Imm(0); 4];
+        for (k, s) in srcs.iter_mut().enumerate().take(nsrc) {
+            *s = self.s(k + 1, src_ty(k))?;
+        }
+        Ok(Instr::Alu {
+            op: alu,
+            ty,
+            dty,
+            d: self.d(0)?,
+            a: srcs[0],
+            b: srcs[1],
+            c: srcs[2],
+            e: srcs[3],
+            sat: self.has("sat"),
+        })
+    }
+
+    fn mov(&self) -> Result<Decoded> {
+        let ty = self.ty()?;
+        match (self.op(0)?, self.op(1)?) {
+            (Operand::Vector(ds), src) => {
+                let part = ty.bytes / ds.len().max(1) as u8;
+                let ds = ds
+                    .iter()
+                    .map(|o| (self.dest)(o))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Decoded::Plain(Instr::Unpack {
+                    ds,
+                    a: (self.resolve)(src, Some(ty))?,
+                    part_bytes: part,
+                }))
+            }
+            (_, Operand::Vector(ss)) => {
+                let part = ty.bytes / ss.len().max(1) as u8;
+                let parts = ss
+                    .iter()
+                    .map(|o| (self.resolve)(o, None))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Decoded::Plain(Instr::Pack {
+                    d: self.d(0)?,
+                    parts,
+                    part_bytes: part,
+                }))
+            }
+            (_, src) => Ok(Decoded::Plain(Instr::Mov {
+                d: self.d(0)?,
+                a: (self.resolve)(src, Some(ty))?,
+                bytes: ty.bytes,
+            })),
+        }
+    }
+
+    fn cmp(&self) -> Result<Cmp> {
+        use Cmp::*;
+        let table = [
+            ("eq", Eq),
+            ("ne", Ne),
+            ("lt", Lt),
+            ("le", Le),
+            ("gt", Gt),
+            ("ge", Ge),
+            ("lo", Lo),
+            ("ls", Ls),
+            ("hi", Hi),
+            ("hs", Hs),
+            ("equ", Equ),
+            ("neu", Neu),
+            ("ltu", Ltu),
+            ("leu", Leu),
+            ("gtu", Gtu),
+            ("geu", Geu),
+            ("num", Num),
+            ("nan", Nan),
+        ];
+        self.i
+            .mods
+            .iter()
+            .find_map(|m| table.iter().find(|(n, _)| n == m).map(|(_, c)| *c))
+            .ok_or_else(|| self.invalid("no comparison operator"))
+    }
+
+    fn setp(&self) -> Result<Instr> {
+        let ty = self.ty()?;
+        let cmp = self.cmp()?;
+        let bop = [("and", BoolOp::And), ("or", BoolOp::Or), ("xor", BoolOp::Xor)]
+            .into_iter()
+            .find(|(n, _)| self.has(n))
+            .map(|(_, b)| b);
+        // setp.cmp.ty p[|q], a, b[, [!]c]: the parser gives `|q` as its own operand when
+        // present, so count operands.
+        let n = self.i.operands.len();
+        let has_q = (bop.is_some() && n == 5) || (bop.is_none() && n == 4);
+        let (p, q, k) = if has_q {
+            (self.d(0)?, self.d_opt(1)?, 2)
+        } else {
+            (self.d(0)?, None, 1)
+        };
+        let bop = match bop {
+            Some(b) => {
+                let o = self.op(k + 2)?;
+                let neg = matches!(o, Operand::Not(_));
+                Some((b, (self.resolve)(o, Some(Ty::PRED))?, neg))
+            }
+            None => None,
+        };
+        Ok(Instr::Setp {
+            cmp,
+            ty,
+            bop,
+            p,
+            q,
+            a: self.s(k, ty)?,
+            b: self.s(k + 1, ty)?,
+        })
+    }
+
+    fn cvt(&self) -> Result<Instr> {
+        let ts = self.types();
+        if ts.len() < 2 {
+            if self.i.mods.iter().any(|m| m.ends_with("x2") || m.starts_with("e4m3") || m.starts_with("e5m2")) {
+                return Err(self.unsupported("packed conversions are not supported"));
+            }
+            return Err(self.invalid("cvt needs a destination and a source type"));
+        }
+        let (dty, sty) = (ts[0], ts[1]);
+        let r = |m: &str| match m.trim_end_matches('i') {
+            "rn" => Some(Round::Nearest),
+            "rz" => Some(Round::Zero),
+            "rm" => Some(Round::Down),
+            "rp" => Some(Round::Up),
+            _ => None,
+        };
+        let round = self.i.mods.iter().find_map(|m| r(m));
+        let int_round = self.i.mods.iter().any(|m| ["rni", "rzi", "rmi", "rpi"].contains(&m.as_str()));
+        Ok(Instr::Cvt {
+            d: self.d(0)?,
+            a: self.s(1, sty)?,
+            dty,
+            sty,
+            round,
+            int_round,
+            sat: self.has("sat"),
+        })
+    }
+
+    fn space(&self) -> Option<MemSpace> {
+        self.i.mods.iter().find_map(|m| {
+            Some(match m.as_str() {
+                "global" => MemSpace::Global,
+                "shared" => MemSpace::Shared,
+                "local" => MemSpace::Local,
+                "const" => MemSpace::Const,
+                "param" => MemSpace::Param,
+                _ => return None,
+            })
+        })
+    }
+
+    fn vec_len(&self) -> usize {
+        if self.has("v4") {
+            4
+        } else if self.has("v2") {
+            2
+        } else if self.has("v8") {
+            8
+        } else {
+            1
+        }
+    }
+
+    fn model_space(s: MemSpace) -> Option<Space> {
+        match s {
+            MemSpace::Global => Some(Space::Global),
+            MemSpace::Shared => Some(Space::Shared),
+            MemSpace::Local => Some(Space::Local),
+            MemSpace::Const => Some(Space::Constant),
+            _ => None,
+        }
+    }
+
+    fn load(&self) -> Result<Decoded> {
+        let space = self.space().unwrap_or(MemSpace::Generic);
+        let ty = self.ty()?;
+        if self.i.mods.iter().any(|m| m == "b128") {
+            return Err(self.unsupported("128-bit scalar loads are not supported"));
+        }
+        let ds: Vec<Option<Reg>> = match self.op(0)? {
+            Operand::Vector(v) => v.iter().map(|o| (self.dest)(o)).collect::<Result<_>>()?,
+            o => vec![(self.dest)(o)?],
+        };
+        if space == MemSpace::Param {
+            return self.param_move(&ds, ty, true);
+        }
+        let addr = (self.addr)(self.op(1)?)?;
+        let read_only = self.has("nc") || self.i.opcode == "ldu";
+        Ok(Decoded::Memory(
+            Instr::Ld {
+                space,
+                ty,
+                ds,
+                addr,
+                site: 0,
+            },
+            vec![SiteKind {
+                op: Op::Load,
+                space: Self::model_space(space),
+                read_only,
+                atomic: false,
+            }],
+        ))
+    }
+
+    fn store(&self) -> Result<Decoded> {
+        let space = self.space().unwrap_or(MemSpace::Generic);
+        let ty = self.ty()?;
+        let srcs: Vec<Src> = match self.op(1)? {
+            Operand::Vector(v) => v
+                .iter()
+                .map(|o| match o {
+                    Operand::Sink => Ok(Src::Imm(0)),
+                    o => (self.resolve)(o, Some(ty)),
+                })
+                .collect::<Result<_>>()?,
+            o => vec![(self.resolve)(o, Some(ty))?],
+        };
+        if space == MemSpace::Param {
+            return self.param_store(&srcs, ty);
+        }
+        let addr = (self.addr)(self.op(0)?)?;
+        let _ = self.vec_len();
+        Ok(Decoded::Memory(
+            Instr::St {
+                space,
+                ty,
+                srcs,
+                addr,
+                site: 0,
+            },
+            vec![SiteKind {
+                op: Op::Store,
+                space: Self::model_space(space),
+                read_only: false,
+                atomic: false,
+            }],
+        ))
+    }
+
+    /// `ld.param` of a parameter held in registers: moves (or packs bytes).
+    fn param_move(&self, ds: &[Option<Reg>], ty: Ty, _load: bool) -> Result<Decoded> {
+        let regs = (self.param)(self.op(1)?)?;
+        let mut out = Vec::new();
+        let mut k = 0;
+        for d in ds {
+            let Some(first) = regs.get(k) else {
+                return Err(self.invalid("reads past the end of the parameter"));
+            };
+            if first.1 >= ty.bytes || first.1 == 8 {
+                if let Some(d) = d {
+                    out.push(Instr::Mov {
+                        d: *d,
+                        a: Src::Reg(first.2),
+                        bytes: ty.bytes,
+                    });
+                }
+                k += 1;
+            } else {
+                let n = (ty.bytes / first.1.max(1)) as usize;
+                let parts: Vec<Src> = regs.iter().skip(k).take(n).map(|r| Src::Reg(r.2)).collect();
+                if let Some(d) = d {
+                    out.push(Instr::Pack {
+                        d: *d,
+                        parts,
+                        part_bytes: first.1,
+                    });
+                }
+                k += n;
+            }
+        }
+        Ok(Decoded::Many(out))
+    }
+
+    fn param_store(&self, srcs: &[Src], ty: Ty) -> Result<Decoded> {
+        let regs = (self.param)(self.op(0)?)?;
+        let mut out = Vec::new();
+        let mut k = 0;
+        for s in srcs {
+            let Some(first) = regs.get(k) else {
+                return Err(self.invalid("writes past the end of the parameter"));
+            };
+            if first.1 >= ty.bytes || first.1 == 8 {
+                out.push(Instr::Mov {
+                    d: first.2,
+                    a: *s,
+                    bytes: ty.bytes,
+                });
+                k += 1;
+            } else {
+                let n = (ty.bytes / first.1.max(1)) as usize;
+                let ds: Vec<Option<Reg>> = regs.iter().skip(k).take(n).map(|r| Some(r.2)).collect();
+                out.push(Instr::Unpack {
+                    ds,
+                    a: *s,
+                    part_bytes: first.1,
+                });
+                k += n;
+            }
+        }
+        Ok(Decoded::Many(out))
+    }
+
+    fn atom(&self) -> Result<Decoded> {
+        let space = self.space().unwrap_or(MemSpace::Generic);
+        let ty = self.ty()?;
+        if self.vec_len() > 1 || self.i.mods.iter().any(|m| m.ends_with("x2")) {
+            return Err(self.unsupported("vector and packed atomics are not supported"));
+        }
+        let aop = [
+            ("add", AtomOp::Add),
+            ("min", AtomOp::Min),
+            ("max", AtomOp::Max),
+            ("inc", AtomOp::Inc),
+            ("dec", AtomOp::Dec),
+            ("and", AtomOp::And),
+            ("or", AtomOp::Or),
+            ("xor", AtomOp::Xor),
+            ("exch", AtomOp::Exch),
+            ("cas", AtomOp::Cas),
+        ]
+        .into_iter()
+        .find(|(n, _)| self.has(n))
+        .map(|(_, o)| o)
+        .ok_or_else(|| self.invalid("unknown atomic operation"))?;
+        let red = self.i.opcode == "red";
+        let (d, k) = if red { (None, 0) } else { (self.d_opt(0)?, 1) };
+        let addr = (self.addr)(self.op(k)?)?;
+        let b = self.s(k + 1, ty)?;
+        let c = if aop == AtomOp::Cas {
+            self.s(k + 2, ty)?
+        } else {
+            Src::Imm(0)
+        };
+        Ok(Decoded::Memory(
+            Instr::Atom {
+                space,
+                op: aop,
+                ty,
+                d,
+                addr,
+                b,
+                c,
+                site: 0,
+            },
+            vec![SiteKind {
+                op: Op::Store,
+                space: Self::model_space(space),
+                read_only: false,
+                atomic: true,
+            }],
+        ))
+    }
+
+    fn cp(&self) -> Result<Decoded> {
+        // cp.async.ca|cg.shared.global [dst], [src], cp-size[, src-size]
+        if !self.has("async") {
+            return Err(self.unsupported(SUPPORTED));
+        }
+        if self.has("bulk") || self.has("tensor") {
+            return Err(self.unsupported(
+                "TMA bulk copies (cp.async.bulk) are not supported",
+            ));
+        }
+        if self.has("commit_group") || self.has("wait_group") || self.has("wait_all") || self.has("mbarrier") {
+            return Ok(Decoded::Plain(Instr::Nop));
+        }
+        let dst = (self.addr)(self.op(0)?)?;
+        let src = (self.addr)(self.op(1)?)?;
+        let bytes = match self.s(2, Ty::U32)? {
+            Src::Imm(b @ (4 | 8 | 16)) => b as u8,
+            _ => return Err(self.invalid("cp-size must be 4, 8 or 16")),
+        };
+        let src_bytes = match self.i.operands.get(3) {
+            Some(o) => Some((self.resolve)(o, Some(Ty::U32))?),
+            None => None,
+        };
+        Ok(Decoded::Memory(
+            Instr::CpAsync {
+                dst,
+                src,
+                bytes,
+                src_bytes,
+                load_site: 0,
+                store_site: 0,
+            },
+            vec![
+                SiteKind {
+                    op: Op::Load,
+                    space: Some(Space::Global),
+                    read_only: false,
+                    atomic: false,
+                },
+                SiteKind {
+                    op: Op::Store,
+                    space: Some(Space::Shared),
+                    read_only: false,
+                    atomic: false,
+                },
+            ],
+        ))
+    }
+
+    fn call(&self) -> Result<Decoded> {
+        // call[.uni] [(ret,…),] func[, (arg,…)][, proto];
+        let mut rets = Vec::new();
+        let mut args = Vec::new();
+        let mut func = None;
+        for o in &self.i.operands {
+            match o {
+                Operand::List(l) if func.is_none() => rets = l.clone(),
+                Operand::Symbol(s) if func.is_none() => func = Some(s.clone()),
+                Operand::List(l) => args = l.clone(),
+                Operand::Reg(_) if func.is_none() => {
+                    return Err(self.unsupported("indirect calls through a register are not supported"))
+                }
+                _ => {}
+            }
+        }
+        let func = func.ok_or_else(|| self.invalid("call without a function name"))?;
+        Ok(Decoded::Call { func, args, rets })
+    }
+}

@@ -1,0 +1,468 @@
+//! The executor's instruction form: PTX decoded once into a flat array of instructions with
+//! resolved register indices, immediates and branch targets (a register machine in the
+//! style of wasmi's bytecode), so that running a warp never looks at names or strings.
+
+use warpscope_model::{Op, Space};
+
+/// A register index into a warp's register file.
+pub type Reg = u32;
+
+/// A scalar type as PTX spells it [PTX ISA §5.2.2]: its class and its size in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Ty {
+    pub kind: Kind,
+    /// Bytes: 1, 2, 4 or 8 (a predicate is 1).
+    pub bytes: u8,
+}
+
+/// The class of a PTX type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `.u*`, and `.b*` bit types (treated as unsigned).
+    Unsigned,
+    /// `.s*`.
+    Signed,
+    /// `.f16`, `.f32`, `.f64` (IEEE binary16/32/64).
+    Float,
+    /// `.bf16` (bfloat16).
+    BFloat,
+    /// `.pred`.
+    Pred,
+}
+
+impl Ty {
+    pub const U32: Ty = Ty {
+        kind: Kind::Unsigned,
+        bytes: 4,
+    };
+    pub const U64: Ty = Ty {
+        kind: Kind::Unsigned,
+        bytes: 8,
+    };
+    pub const PRED: Ty = Ty {
+        kind: Kind::Pred,
+        bytes: 1,
+    };
+
+    /// Parses a PTX type word without its dot (`u32`, `f16x2` is not a scalar: `None`).
+    pub fn parse(s: &str) -> Option<Ty> {
+        let (kind, bits) = match s.as_bytes().first()? {
+            b'u' | b'b' => (Kind::Unsigned, &s[1..]),
+            b's' => (Kind::Signed, &s[1..]),
+            b'f' => (Kind::Float, &s[1..]),
+            _ if s == "pred" => return Some(Ty::PRED),
+            _ if s == "bf16" => {
+                return Some(Ty {
+                    kind: Kind::BFloat,
+                    bytes: 2,
+                })
+            }
+            _ => return None,
+        };
+        let bytes = match bits {
+            "8" => 1,
+            "16" => 2,
+            "32" => 4,
+            "64" => 8,
+            _ => return None,
+        };
+        if kind == Kind::Float && bytes == 1 {
+            return None;
+        }
+        Some(Ty { kind, bytes })
+    }
+
+    /// Bits of the type.
+    pub fn bits(self) -> u32 {
+        self.bytes as u32 * 8
+    }
+}
+
+/// A source operand: a register or an immediate (already encoded as the instruction's type
+/// expects: floats as their bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Src {
+    Reg(Reg),
+    Imm(u64),
+}
+
+/// Integer/float arithmetic with two or three sources [PTX ISA §9.7.1–§9.7.4].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Alu {
+    Add,
+    Sub,
+    /// Low half of the product (`mul.lo`, or the float product).
+    Mul,
+    MulHi,
+    /// `mul.wide`: the full product of two n-bit sources, 2n bits.
+    MulWide,
+    Mul24Lo,
+    Mul24Hi,
+    Div,
+    Rem,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    /// `mad.lo`/`fma`/float `mad`: a·b + c.
+    Mad,
+    MadHi,
+    MadWide,
+    Mad24Lo,
+    Abs,
+    Neg,
+    Not,
+    CNot,
+    Popc,
+    Clz,
+    Brev,
+    Bfind,
+    /// Float unary functions.
+    Rcp,
+    Sqrt,
+    Rsqrt,
+    Sin,
+    Cos,
+    Lg2,
+    Ex2,
+    Tanh,
+    Copysign,
+    /// `bfe`: bit-field extract (a, pos, len).
+    Bfe,
+    /// `bfi`: bit-field insert (f, b, pos, len).
+    Bfi,
+    /// `prmt.b32` default mode (a, b, selector).
+    Prmt,
+    /// `lop3.b32` (a, b, c, immLut).
+    Lop3,
+    /// `shf.l/r` funnel shift (a, b, shift), clamp or wrap in the flag.
+    ShfL { clamp: bool },
+    ShfR { clamp: bool },
+    /// `sad`: |a - b| + c.
+    Sad,
+    /// `testp.finite` etc. are decoded to `Testp`.
+    Testp(TestpKind),
+    /// `dp4a.u32.u32` and signed variants (a, b, c).
+    Dp4a { a_signed: bool, b_signed: bool },
+    /// `fns`: find the n-th set bit (mask, base, offset).
+    Fns,
+}
+
+/// `testp` properties.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestpKind {
+    Finite,
+    Infinite,
+    Number,
+    NotANumber,
+    Normal,
+    Subnormal,
+}
+
+/// A `setp`/`set` comparison [PTX ISA §9.7.6].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// Unsigned forms of integer comparisons (`lo`, `ls`, `hi`, `hs`).
+    Lo,
+    Ls,
+    Hi,
+    Hs,
+    /// Float: ordered/unordered variants.
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+/// `.and`/`.or`/`.xor` combination of a comparison with a predicate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoolOp {
+    And,
+    Or,
+    Xor,
+}
+
+/// Float rounding of `cvt` and arithmetic (`.rn`, `.rz`, `.rm`, `.rp`; `.rni` … for
+/// float-to-integer rounding).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Round {
+    Nearest,
+    Zero,
+    Down,
+    Up,
+}
+
+/// `shfl.sync` modes [PTX ISA §9.7.9.6].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+/// `vote.sync` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+/// `redux.sync` operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduxOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+/// Atomic operations [PTX ISA §9.7.13.5].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomOp {
+    Add,
+    Min,
+    Max,
+    Inc,
+    Dec,
+    And,
+    Or,
+    Xor,
+    Exch,
+    Cas,
+}
+
+/// A memory instruction's site: the PTX instruction and where its source is.
+#[derive(Clone, Debug)]
+pub struct Site {
+    /// 1-based line of the instruction in the PTX text.
+    pub ptx_line: u32,
+    /// The instruction as written, without operands (`ld.global.v4.f32`).
+    pub ptx: String,
+    pub op: Op,
+    /// The state space after resolving (generic accesses are resolved per lane at run time;
+    /// this is the space written on the instruction, `None` for generic).
+    pub space: Option<Space>,
+    /// Loads through the non-coherent read-only path (`ld.global.nc`, `ldu`).
+    pub read_only: bool,
+    /// An atomic or reduction (`atom`, `red`): its own operation in reports.
+    pub atomic: bool,
+    /// Source position from the nearest `.loc` before it: (file index, line, column).
+    pub loc: Option<(u32, u32, u32)>,
+    /// `inlined_at` of that `.loc`: where the inlined function was called.
+    pub inlined_at: Option<(u32, u32, u32)>,
+}
+
+/// How an address operand is formed: `[reg + off]` or `[imm]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Addr {
+    pub base: Option<Reg>,
+    pub offset: i64,
+}
+
+/// State space named on a memory instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemSpace {
+    Global,
+    Shared,
+    Local,
+    Const,
+    Param,
+    Generic,
+}
+
+/// One decoded instruction. `guard` (on [`Inst`]) decides which lanes execute it.
+#[derive(Clone, Debug)]
+pub enum Instr {
+    /// `d = op(a, b, c)` in type `ty`; `dty` is the destination type (differs for
+    /// `mul.wide`); `sat` saturates float results to [0, 1] (`.sat`) or integers to the type's
+    /// range.
+    Alu {
+        op: Alu,
+        ty: Ty,
+        dty: Ty,
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+        e: Src,
+        sat: bool,
+    },
+    /// `d = a` (also `mov` of an address).
+    Mov { d: Reg, a: Src, bytes: u8 },
+    /// `setp.cmp[.bop].ty p[|q], a, b[, c]`.
+    Setp {
+        cmp: Cmp,
+        ty: Ty,
+        bop: Option<(BoolOp, Src, bool)>,
+        p: Reg,
+        q: Option<Reg>,
+        a: Src,
+        b: Src,
+    },
+    /// `set.cmp.dty.ty d, a, b`: all ones (or 1.0f) when true.
+    Set {
+        cmp: Cmp,
+        ty: Ty,
+        dty: Ty,
+        d: Reg,
+        a: Src,
+        b: Src,
+    },
+    /// `selp.ty d, a, b, p`.
+    Selp { d: Reg, a: Src, b: Src, p: Src },
+    /// `slct.dty.s32 d, a, b, c`: a when c ≥ 0 (c float or s32).
+    Slct {
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+        cty: Ty,
+    },
+    /// `cvt[.rnd][.sat].dty.sty d, a`.
+    Cvt {
+        d: Reg,
+        a: Src,
+        dty: Ty,
+        sty: Ty,
+        round: Option<Round>,
+        int_round: bool,
+        sat: bool,
+    },
+    /// `cvta[.to].space`: adds (or with `to`, subtracts) the space's generic window.
+    Cvta {
+        d: Reg,
+        a: Src,
+        space: MemSpace,
+        to: bool,
+    },
+    /// `mov.b64 d, {lo, hi}` / `mov.b32 d, {a, b}` (pack) and the reverse (unpack).
+    Pack { d: Reg, parts: Vec<Src>, part_bytes: u8 },
+    Unpack { ds: Vec<Option<Reg>>, a: Src, part_bytes: u8 },
+    /// `ld`/`ldu`: `ds` are the vector's destinations (one for a scalar load).
+    Ld {
+        space: MemSpace,
+        ty: Ty,
+        ds: Vec<Option<Reg>>,
+        addr: Addr,
+        site: u32,
+    },
+    /// `st`.
+    St {
+        space: MemSpace,
+        ty: Ty,
+        srcs: Vec<Src>,
+        addr: Addr,
+        site: u32,
+    },
+    /// `atom`/`red` (red has no destination).
+    Atom {
+        space: MemSpace,
+        op: AtomOp,
+        ty: Ty,
+        d: Option<Reg>,
+        addr: Addr,
+        b: Src,
+        c: Src,
+        site: u32,
+    },
+    /// `cp.async.*.shared.global [dst], [src], bytes[, src_bytes]`: a global load and a
+    /// shared store of `bytes` per lane.
+    CpAsync {
+        dst: Addr,
+        src: Addr,
+        bytes: u8,
+        src_bytes: Option<Src>,
+        load_site: u32,
+        store_site: u32,
+    },
+    /// `bra` to instruction index `target`; `uni` says the branch is not divergent.
+    Bra { target: u32 },
+    /// `bar.sync`/`barrier.sync`/`bar.arrive` (ids and counts ignored: all warps of the
+    /// block take part).
+    Bar,
+    /// `exit` or a kernel's `ret`.
+    Exit,
+    /// `ret` from a called function.
+    Ret,
+    /// `call` of a `.func`: copies `args` into the callee's parameter registers, runs it
+    /// (each lane's own return address is the next instruction), copies results back.
+    Call {
+        target: u32,
+        args: Vec<(Reg, Src)>,
+        rets: Vec<(Reg, Reg)>,
+    },
+    /// `shfl.sync.mode.b32 d[|p], a, b, c, membermask`.
+    Shfl {
+        mode: ShflMode,
+        d: Reg,
+        p: Option<Reg>,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    /// `vote.sync.mode`.
+    Vote {
+        mode: VoteMode,
+        d: Reg,
+        a: Src,
+        negate: bool,
+    },
+    /// `match.any.sync`/`match.all.sync`.
+    Match {
+        all: bool,
+        d: Reg,
+        p: Option<Reg>,
+        a: Src,
+        bytes: u8,
+    },
+    /// `redux.sync.op`.
+    Redux {
+        op: ReduxOp,
+        signed: bool,
+        d: Reg,
+        a: Src,
+    },
+    /// `activemask.b32 d`.
+    ActiveMask { d: Reg },
+    /// Instructions with no effect on memory accesses or values we track (`membar`,
+    /// `fence`, `prefetch`, `cp.async.commit_group`, `cp.async.wait_*`, `bar.warp.sync`,
+    /// `nanosleep`, `pmevent`, …).
+    Nop,
+}
+
+/// An instruction with its guard predicate and its PTX line (for errors).
+#[derive(Clone, Debug)]
+pub struct Inst {
+    pub instr: Instr,
+    /// `@p` / `@!p`: (register, negated).
+    pub guard: Option<(Reg, bool)>,
+    pub ptx_line: u32,
+    pub ptx_col: u32,
+    /// The source position in force (file index, line, column), for errors.
+    pub loc: Option<(u32, u32, u32)>,
+}
+
+impl Instr {
+    /// Whether this instruction ends a basic block.
+    pub fn is_terminator(&self) -> bool {
+        matches!(self, Instr::Bra { .. } | Instr::Exit | Instr::Ret)
+    }
+}

@@ -1,0 +1,133 @@
+//! Memory images: sparse global memory in 4 KiB pages, allocations with their bounds, and
+//! helpers for typed little-endian access.
+
+use std::collections::HashMap;
+
+use crate::decode::window;
+
+const PAGE_BITS: u32 = 12;
+const PAGE: u64 = 1 << PAGE_BITS;
+
+/// A global allocation: a pointer parameter's buffer or a `.global` variable.
+#[derive(Clone, Debug)]
+pub struct Alloc {
+    /// What it is called in messages (the parameter's or variable's name).
+    pub name: String,
+    /// First byte's address (256-byte aligned).
+    pub base: u64,
+    /// Bytes, when known; accesses beyond are faults. `None`: unbounded (up to the 64 GiB
+    /// spacing between allocations).
+    pub size: Option<u64>,
+}
+
+/// Global memory: only pages written are stored; unwritten bytes read as zero.
+#[derive(Default)]
+pub struct Global {
+    pages: HashMap<u64, Box<[u8; PAGE as usize]>>,
+}
+
+impl Global {
+    /// Reads `n` ≤ 8 bytes at `addr`, little-endian.
+    pub fn read(&self, addr: u64, n: u32) -> u64 {
+        let mut v = 0u64;
+        for k in 0..n as u64 {
+            let a = addr.wrapping_add(k);
+            let b = self
+                .pages
+                .get(&(a >> PAGE_BITS))
+                .map(|p| p[(a & (PAGE - 1)) as usize])
+                .unwrap_or(0);
+            v |= (b as u64) << (8 * k);
+        }
+        v
+    }
+
+    /// Writes the low `n` ≤ 8 bytes of `v` at `addr`.
+    pub fn write(&mut self, addr: u64, n: u32, v: u64) {
+        for k in 0..n as u64 {
+            let a = addr.wrapping_add(k);
+            let p = self
+                .pages
+                .entry(a >> PAGE_BITS)
+                .or_insert_with(|| Box::new([0u8; PAGE as usize]));
+            p[(a & (PAGE - 1)) as usize] = (v >> (8 * k)) as u8;
+        }
+    }
+
+    /// Copies `bytes` to `addr`.
+    pub fn fill(&mut self, addr: u64, bytes: &[u8]) {
+        for (k, b) in bytes.iter().enumerate() {
+            if *b != 0 {
+                self.write(addr + k as u64, 1, *b as u64);
+            }
+        }
+    }
+
+    /// Bytes held (pages written × 4 KiB).
+    pub fn resident_bytes(&self) -> u64 {
+        self.pages.len() as u64 * PAGE
+    }
+}
+
+/// Reads `n` ≤ 8 bytes at `off` of a flat buffer (zero past its end).
+#[inline]
+pub fn read_flat(buf: &[u8], off: u64, n: u32) -> u64 {
+    let mut v = 0u64;
+    for k in 0..n as usize {
+        if let Some(b) = buf.get(off as usize + k) {
+            v |= (*b as u64) << (8 * k);
+        }
+    }
+    v
+}
+
+/// Writes the low `n` ≤ 8 bytes of `v` at `off` of a flat buffer (ignored past its end).
+#[inline]
+pub fn write_flat(buf: &mut [u8], off: u64, n: u32, v: u64) {
+    for k in 0..n as usize {
+        if let Some(b) = buf.get_mut(off as usize + k) {
+            *b = (v >> (8 * k)) as u8;
+        }
+    }
+}
+
+/// Where a global address falls: the allocation and the offset in it, or how far outside
+/// the nearest allocation it is.
+pub enum Placement<'a> {
+    Inside,
+    /// `bytes` past the end of `alloc`.
+    After { alloc: &'a Alloc, bytes: u64 },
+    /// `bytes` before the start of `alloc`.
+    Before { alloc: &'a Alloc, bytes: u64 },
+    /// Not near any allocation.
+    Nowhere,
+}
+
+/// Places `addr` among `allocs` (indexed by their slot in the address layout).
+pub fn place(allocs: &[Alloc], addr: u64) -> Placement<'_> {
+    let slot = addr.wrapping_sub(window::ALLOC_BASE) / window::ALLOC_SPACING;
+    let inside = |a: &Alloc| addr >= a.base && a.size.is_none_or(|s| addr < a.base + s);
+    if let Some(a) = allocs.iter().find(|a| (a.base - window::ALLOC_BASE) / window::ALLOC_SPACING == slot) {
+        if inside(a) {
+            return Placement::Inside;
+        }
+        if addr >= a.base {
+            return Placement::After {
+                alloc: a,
+                bytes: addr - a.base - a.size.unwrap_or(0),
+            };
+        }
+    }
+    // Before an allocation: the slot above, within its spacing.
+    if let Some(a) = allocs
+        .iter()
+        .filter(|a| a.base > addr && a.base - addr <= window::ALLOC_SPACING)
+        .min_by_key(|a| a.base)
+    {
+        return Placement::Before {
+            alloc: a,
+            bytes: a.base - addr,
+        };
+    }
+    Placement::Nowhere
+}
