@@ -4,5 +4,34 @@
 //! tokens that follows the PTX ISA's grammar. Directives warpscope does not need
 //! (`.version`, `.target`, `.maxntid`, `.pragma`, `.section`, debug sections, …) are
 //! accepted and kept or skipped, never rejected.
+//!
+//! It accepts what nvcc 12/13 (`-lineinfo`, `-G`), NVRTC, Triton 3.x and Numba emit.
+//! Representation choices beyond the [`ast`] docs:
+//! - an initializer `generic(sym)` is `Operand::Symbol("sym")`, and `sym+4` is
+//!   `Operand::Address { base: Symbol("sym"), offset: 4 }`;
+//! - a texture or surface operand `[tex, {%f1, %f2}]` is an `Operand::Address` with offset
+//!   0 whose base is an `Operand::List` of the bracket's items;
+//! - `.pragma`, `.callprototype` and other body directives are `Statement::Directive`
+//!   with their text up to the `;`; module-scope `.pragma`, `.alias` and `.section` are
+//!   skipped.
 
 pub mod ast;
+mod error;
+mod lexer;
+mod lookup;
+mod parser;
+
+pub use error::{LookupError, ParseError};
+pub use lookup::{demangle, find_entry};
+pub use parser::MAX_DEPTH;
+
+/// Parses PTX text into a [`ast::Module`] [PTX ISA §4–§11].
+///
+/// # Errors
+/// The first lexical or syntax error, as a [`ParseError`] with its 1-based line and byte
+/// column and a message saying what was expected and what was found. Nesting deeper than
+/// [`MAX_DEPTH`] (`{}` blocks, initializer braces, operand groups) and integer literals
+/// that do not fit in 64 bits are errors too; the parser never panics.
+pub fn parse(text: &str) -> Result<ast::Module, ParseError> {
+    parser::parse_module(text)
+}
