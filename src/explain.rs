@@ -141,10 +141,11 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
     };
     let target = &rows[row];
     let Some(site_id) = p.kernel.sites().iter().position(|s| {
-        s.loc.line == target.line
-            && s.loc.col == target.column
+        s.line == target.line
+            && s.column == target.column
             && s.op == target.op
             && s.text == target.text
+            && s.ptx_line == target.ptx_line
     }) else {
         bail!(
             "internal: the report's row {} has no front-end site",
@@ -154,7 +155,7 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
     // Second run: find the execution.
     let mut count = 0u64;
     let mut chosen: Option<(u64, u64, WarpAccess, warpscope_cuda::WarpOrigin)> = None;
-    p.kernel.run_with_origin(&p.cfg, &mut |s, a, origin| {
+    p.kernel.run(&mut |s, a, origin| {
         if s != site_id || a.space != target.space || a.width != target.width {
             return;
         }

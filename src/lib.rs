@@ -7,6 +7,7 @@
 //! [`analyze`] runs it; the binary is a thin command line over it.
 
 use anyhow::{bail, Context, Result};
+use std::path::Path;
 use warpscope_cuda::Source;
 use warpscope_model::Space;
 use warpscope_model::{arch, Arch, Config};
@@ -15,9 +16,11 @@ use warpscope_report::{
 };
 use warpscope_traffic::{AccessTraffic, Gpu, Profile, TrafficModel};
 
+pub mod compiled;
 mod explain;
 pub mod sweep;
 
+pub use compiled::{CompileRequest, Frontend};
 pub use explain::{explain, ExplainRequest, SiteSelector};
 pub use warpscope_cuda as cuda;
 pub use warpscope_model as model;
@@ -51,6 +54,9 @@ pub struct AnalyzeRequest {
     /// Predict traffic below the request and time on these GPUs (`--gpu`); they also fix
     /// the compute capabilities (one analysis per distinct CC, one interpretation for all).
     pub gpus: Vec<GpuTarget>,
+    /// Which front end reads a `.cu` file and how to compile it (`.ptx` files always take
+    /// the compiled path).
+    pub compile: CompileRequest,
 }
 
 /// A GPU of the table and the rates to predict with (datasheet or calibrated).
@@ -98,6 +104,7 @@ impl AnalyzeRequest {
             config: Config::default(),
             max_steps: warpscope_cuda::DEFAULT_MAX_STEPS,
             gpus: Vec::new(),
+            compile: CompileRequest::default(),
         }
     }
 
@@ -126,15 +133,105 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<Analysis> {
     analyze_prepared(req, &p)
 }
 
-/// A lowered kernel, its launch configuration and the architectures to cost it on.
+/// A kernel ready to run, from either front end.
+enum Loaded {
+    /// The source interpreter's lowered kernel and its launch.
+    Source(warpscope_cuda::Kernel, warpscope_cuda::LaunchConfig),
+    /// PTX (compiled from the `.cu`, or given) on the SIMT executor.
+    Compiled(Box<compiled::CompiledKernel>),
+}
+
+impl Loaded {
+    fn sites(&self) -> Vec<SiteInfo> {
+        match self {
+            Loaded::Source(k, _) => k
+                .sites()
+                .iter()
+                .map(|s| SiteInfo {
+                    line: s.loc.line,
+                    column: s.loc.col,
+                    text: s.text.clone(),
+                    op: s.op,
+                    read_only: s.read_only,
+                    ptx: None,
+                    ptx_line: None,
+                })
+                .collect(),
+            Loaded::Compiled(k) => k.sites.clone(),
+        }
+    }
+
+    /// Runs the launch; the sink gets (site, access, origin).
+    fn run(&self, sink: &mut dyn FnMut(usize, &warpscope_model::WarpAccess, warpscope_cuda::WarpOrigin)) -> Result<()> {
+        match self {
+            Loaded::Source(k, cfg) => Ok(k.run_with_origin(cfg, sink)?),
+            Loaded::Compiled(k) => Ok(k.prog.run(&k.launch, &mut |s, a, o| {
+                sink(
+                    s as usize,
+                    a,
+                    warpscope_cuda::WarpOrigin {
+                        block: o.block,
+                        warp: o.warp,
+                    },
+                )
+            })?),
+        }
+    }
+
+    fn local_arrays(&self) -> Vec<LocalArrayInfo> {
+        match self {
+            Loaded::Source(k, _) => k
+                .local_arrays()
+                .iter()
+                .map(|l| LocalArrayInfo {
+                    name: l.name.clone(),
+                    line: l.loc.line,
+                    column: l.loc.col,
+                    reason: l.reason.clone(),
+                })
+                .collect(),
+            Loaded::Compiled(_) => Vec::new(),
+        }
+    }
+}
+
+/// A loaded kernel and the architectures to cost it on.
 struct Prepared {
-    kernel: warpscope_cuda::Kernel,
-    cfg: warpscope_cuda::LaunchConfig,
+    kernel: Loaded,
     archs: Vec<&'static Arch>,
     notes: Vec<String>,
 }
 
-fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
+fn is_ptx_file(file: &str) -> bool {
+    file.to_ascii_lowercase().ends_with(".ptx")
+}
+
+/// Loads the kernel through the front end the request asks for.
+fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) -> Result<Loaded> {
+    if is_ptx_file(&req.file) {
+        if req.compile.frontend == Frontend::Source {
+            bail!("{}: a PTX file has no source for --frontend source; drop the flag", req.file);
+        }
+        let k = compiled::load_ptx(req, &req.source, &req.file)?;
+        return Ok(Loaded::Compiled(Box::new(k)));
+    }
+    let try_compiled = req.compile.frontend != Frontend::Source && Path::new(&req.file).exists();
+    if try_compiled {
+        match compiled::toolkit(&req.compile) {
+            Ok(tk) => {
+                let mut k = compiled::compile_and_load(req, &tk, archs)?;
+                notes.append(&mut k.notes);
+                return Ok(Loaded::Compiled(Box::new(k)));
+            }
+            Err(e) if req.compile.frontend == Frontend::Ptx || req.compile.nvcc.is_some() => {
+                bail!("--frontend ptx needs a CUDA compiler: {e}")
+            }
+            Err(e) => notes.push(format!(
+                "source interpreter used (no CUDA compiler found, so the figures are for the accesses as written, not as compiled): {}",
+                e.to_string().lines().next().unwrap_or_default()
+            )),
+        }
+    }
     let src = Source::parse(&req.file, &req.source, &req.defines)?;
     let kernel = src.kernel(&req.kernel)?;
     let cfg = kernel.configure(
@@ -145,9 +242,21 @@ fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
         req.dynamic_shared_bytes,
         req.max_steps,
     )?;
+    Ok(Loaded::Source(kernel, cfg))
+}
+
+impl Loaded {
+    fn shared_bytes(&self, dynamic: u64) -> u64 {
+        match self {
+            Loaded::Source(k, _) => k.shared_bytes(dynamic),
+            Loaded::Compiled(k) => k.shared_bytes(),
+        }
+    }
+}
+
+fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
     let grid = req.grid.map(|x| x as u64);
     let block = req.block.map(|x| x as u64);
-    let shared = kernel.shared_bytes(req.dynamic_shared_bytes);
     let mut notes = Vec::new();
     let mut fixed: Vec<&'static Arch> = Vec::new();
     for g in &req.gpus {
@@ -171,13 +280,32 @@ fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
     }
     let fixed = (!fixed.is_empty()).then_some(fixed);
     let requested = if fixed.is_some() { &fixed } else { &req.archs };
-    let archs: Vec<&'static Arch> = match requested {
+    let candidates: Vec<&'static Arch> = match requested {
         Some(list) => {
             for a in list {
                 a.check_launch(grid, block).with_context(|| {
                     "the launch cannot run on this compute capability; choose another with --cc"
                         .to_string()
                 })?;
+            }
+            list.clone()
+        }
+        None => {
+            let mut keep = Vec::new();
+            for a in arch::default_set() {
+                match a.check_launch(grid, block) {
+                    Ok(()) => keep.push(a),
+                    Err(e) => notes.push(format!("CC {} left out: {e}", a.cc)),
+                }
+            }
+            keep
+        }
+    };
+    let kernel = load(req, &candidates, &mut notes)?;
+    let shared = kernel.shared_bytes(req.dynamic_shared_bytes);
+    let archs: Vec<&'static Arch> = match requested {
+        Some(list) => {
+            for a in list {
                 a.limits
                     .check_shared(shared)
                     .with_context(|| "choose another compute capability with --cc".to_string())?;
@@ -186,11 +314,8 @@ fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
         }
         None => {
             let mut keep = Vec::new();
-            for a in arch::default_set() {
-                match a
-                    .check_launch(grid, block)
-                    .and_then(|_| a.limits.check_shared(shared))
-                {
+            for a in candidates {
+                match a.limits.check_shared(shared) {
                     Ok(()) => keep.push(a),
                     Err(e) => notes.push(format!("CC {} left out: {e}", a.cc)),
                 }
@@ -206,14 +331,13 @@ fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
     };
     Ok(Prepared {
         kernel,
-        cfg,
         archs,
         notes,
     })
 }
 
 fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
-    let (kernel, cfg) = (&p.kernel, &p.cfg);
+    let kernel = &p.kernel;
     let mut agg = Aggregator::new(p.archs.clone(), req.config);
     // One traffic model per GPU, all fed by the one interpretation, each with its
     // immediate traffic per (site, space, width).
@@ -230,7 +354,7 @@ fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
         })
         .collect();
     let grid = req.grid.map(u64::from);
-    kernel.run_with_origin(cfg, &mut |site, a, origin| {
+    kernel.run(&mut |site, a, origin| {
         agg.add(site, a);
         if traffic.is_empty() || !matches!(a.space, Space::Global | Space::Local) {
             return;
@@ -245,27 +369,8 @@ fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
             r.dram_bytes += x.dram_bytes;
         }
     })?;
-    let sites: Vec<SiteInfo> = kernel
-        .sites()
-        .iter()
-        .map(|s| SiteInfo {
-            line: s.loc.line,
-            column: s.loc.col,
-            text: s.text.clone(),
-            op: s.op,
-            read_only: s.read_only,
-        })
-        .collect();
-    let local_arrays = kernel
-        .local_arrays()
-        .iter()
-        .map(|l| LocalArrayInfo {
-            name: l.name.clone(),
-            line: l.loc.line,
-            column: l.loc.col,
-            reason: l.reason.clone(),
-        })
-        .collect();
+    let sites: Vec<SiteInfo> = kernel.sites();
+    let local_arrays = kernel.local_arrays();
     let header = Header {
         kernel: req.kernel.clone(),
         source: req.file.clone(),

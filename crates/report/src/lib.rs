@@ -32,6 +32,13 @@ pub struct SiteInfo {
     pub op: Op,
     /// Loads through the read-only path (`__ldg`, `const __restrict__`).
     pub read_only: bool,
+    /// The PTX instruction of a site of the compiled path (`ld.global.v4.f32`); `None` for
+    /// the source interpreter's sites.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ptx: Option<String>,
+    /// Its 1-based line in the PTX file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ptx_line: Option<u32>,
 }
 
 /// One row of the report: a site, split by the memory space and width its instructions had
@@ -129,7 +136,7 @@ impl Aggregator {
         order.sort_by_key(|&r| {
             let k = self.keys[r];
             let s = &sites[k.site];
-            (s.line, s.column, s.op, k.space, k.width)
+            (s.line, s.column, s.ptx_line, s.op, k.space, k.width)
         });
         let architectures = self
             .archs
@@ -287,6 +294,12 @@ pub struct SiteReport {
     /// Bytes per lane.
     pub width: u32,
     pub read_only: bool,
+    /// The PTX instruction (compiled path only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ptx: Option<String>,
+    /// Its line in the PTX file (compiled path only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ptx_line: Option<u32>,
     #[serde(flatten)]
     pub counters: Counters,
 }
@@ -301,6 +314,8 @@ impl SiteReport {
             op: s.op,
             width,
             read_only: s.read_only && s.op == Op::Load,
+            ptx: s.ptx.clone(),
+            ptx_line: s.ptx_line,
             counters: c.into(),
         }
     }

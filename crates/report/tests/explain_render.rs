@@ -53,6 +53,8 @@ fn explain(a: WarpAccess, text: &str, ccs: &[&str], config: Config) -> Explanati
             text: text.into(),
             op: a.op,
             read_only: a.read_only,
+            ptx: None,
+            ptx_line: None,
         }],
     );
     let architectures = archs
