@@ -162,7 +162,10 @@ impl Loaded {
     }
 
     /// Runs the launch; the sink gets (site, access, origin).
-    fn run(&self, sink: &mut dyn FnMut(usize, &warpscope_model::WarpAccess, warpscope_cuda::WarpOrigin)) -> Result<()> {
+    fn run(
+        &self,
+        sink: &mut dyn FnMut(usize, &warpscope_model::WarpAccess, warpscope_cuda::WarpOrigin),
+    ) -> Result<()> {
         match self {
             Loaded::Source(k, cfg) => Ok(k.run_with_origin(cfg, sink)?),
             Loaded::Compiled(k) => Ok(k.prog.run(&k.launch, &mut |s, a, o| {
@@ -210,7 +213,10 @@ fn is_ptx_file(file: &str) -> bool {
 fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) -> Result<Loaded> {
     if is_ptx_file(&req.file) {
         if req.compile.frontend == Frontend::Source {
-            bail!("{}: a PTX file has no source for --frontend source; drop the flag", req.file);
+            bail!(
+                "{}: a PTX file has no source for --frontend source; drop the flag",
+                req.file
+            );
         }
         let k = compiled::load_ptx(req, &req.source, &req.file)?;
         return Ok(Loaded::Compiled(Box::new(k)));

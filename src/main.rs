@@ -89,9 +89,34 @@ struct LaunchArgs {
     /// Shared-memory bank width in bytes on CC 3.x.
     #[arg(long, default_value = "4", value_parser = ["4", "8"])]
     smem_bank_size: String,
-    /// Iterations a loop may run in one block before it is reported as runaway.
+    /// Iterations a loop may run in one block before it is reported as runaway (the
+    /// compiled path allows 32 warp instructions per step and block).
     #[arg(long, default_value_t = warpscope::cuda::DEFAULT_MAX_STEPS)]
     max_steps: u64,
+    /// How a .cu file is read: 'auto' compiles it to PTX when a CUDA compiler is found
+    /// (nvcc from --nvcc, CUDA_HOME, CUDA_PATH, PATH or the pip wheels), else interprets the
+    /// source; 'ptx' always compiles; 'source' never does. A .ptx file is always run as PTX.
+    #[arg(long, value_enum, default_value_t = FrontendArg::Auto)]
+    frontend: FrontendArg,
+    /// The nvcc to compile with (default: searched).
+    #[arg(long, value_name = "PATH")]
+    nvcc: Option<std::path::PathBuf>,
+    /// Include folder for the compiler (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    include_dirs: Vec<std::path::PathBuf>,
+    /// C++ standard for the compiler, e.g. c++17.
+    #[arg(long, value_name = "STD")]
+    std: Option<String>,
+    /// Optimization level for the compiler (nvcc's default is 3).
+    #[arg(short = 'O', value_name = "LEVEL")]
+    opt_level: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FrontendArg {
+    Auto,
+    Ptx,
+    Source,
 }
 
 #[derive(clap::Args)]
@@ -305,6 +330,17 @@ fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> {
     }
     req.dynamic_shared_bytes = l.dynamic_smem;
     req.max_steps = l.max_steps;
+    req.compile = warpscope::CompileRequest {
+        frontend: match l.frontend {
+            FrontendArg::Auto => warpscope::Frontend::Auto,
+            FrontendArg::Ptx => warpscope::Frontend::Ptx,
+            FrontendArg::Source => warpscope::Frontend::Source,
+        },
+        nvcc: l.nvcc.clone(),
+        include_dirs: l.include_dirs.clone(),
+        std: l.std.clone(),
+        opt_level: l.opt_level.clone(),
+    };
     req.config = Config {
         l1: match l.l1 {
             L1Arg::Default => L1Mode::Default,

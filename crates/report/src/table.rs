@@ -43,6 +43,11 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
     } else {
         t.force_no_tty();
     }
+    // The compiled path adds the PTX instruction of each site and its PTX line.
+    let with_ptx = a
+        .architectures
+        .first()
+        .is_some_and(|x| x.sites.iter().any(|s| s.ptx.is_some()));
     let mut header = vec![
         Cell::new("#"),
         Cell::new("site"),
@@ -51,6 +56,9 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
         Cell::new("space"),
         Cell::new("B"),
     ];
+    if with_ptx {
+        header.insert(3, Cell::new("ptx (line)"));
+    }
     for arch in &a.architectures {
         header.push(Cell::new(format!("{} req", arch.cc)));
         header.push(Cell::new(format!("{} tx/wf", arch.cc)));
@@ -72,6 +80,13 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
             Cell::new(space),
             Cell::new(s0.width).set_alignment(CellAlignment::Right),
         ];
+        if with_ptx {
+            let p = match (&s0.ptx, s0.ptx_line) {
+                (Some(p), Some(l)) => format!("{p} ({l})"),
+                _ => String::new(),
+            };
+            row.insert(3, Cell::new(p));
+        }
         for arch in &a.architectures {
             let s = &arch.sites[i];
             row.extend(cells(&s.counters, s.space, color));
@@ -87,6 +102,9 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
         Cell::new(""),
         Cell::new(""),
     ];
+    if with_ptx {
+        row.push(Cell::new(""));
+    }
     for arch in &a.architectures {
         let tt = &arch.totals;
         let mem = [
