@@ -14,6 +14,8 @@ fn run(src: &str, args: &[&str]) -> (bool, String) {
         .arg("analyze")
         .arg(&file)
         .args(args)
+        // These are the source interpreter's errors; the compiled path has its own tests.
+        .args(["--frontend", "source"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();

@@ -16,6 +16,10 @@ const HARRIS: &[&str] = &[
     "s=1",
     "--cc",
     "1.0,1.3,2.0,9.0",
+    // The source interpreter's columns (26:12 is the load); the compiled path is tested in
+    // tests/compiled.rs.
+    "--frontend",
+    "source",
 ];
 
 fn json(extra: &[&str]) -> serde_json::Value {

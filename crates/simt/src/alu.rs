@@ -329,8 +329,16 @@ pub fn alu(op: Alu, ty: Ty, dty: Ty, a: u64, b: u64, c: u64, e: u64, sat: bool) 
                 pos += step;
             }
         }
-        Alu::Testp(_) | Alu::Rcp | Alu::Sqrt | Alu::Rsqrt | Alu::Sin | Alu::Cos | Alu::Lg2
-        | Alu::Ex2 | Alu::Tanh | Alu::Copysign => 0,
+        Alu::Testp(_)
+        | Alu::Rcp
+        | Alu::Sqrt
+        | Alu::Rsqrt
+        | Alu::Sin
+        | Alu::Cos
+        | Alu::Lg2
+        | Alu::Ex2
+        | Alu::Tanh
+        | Alu::Copysign => 0,
     };
     if sat && signed && matches!(op, Alu::Add | Alu::Sub) {
         return trunc(r, bits);
@@ -604,7 +612,16 @@ mod tests {
             kind: Kind::Signed,
             bytes: 8,
         };
-        let r = alu(Alu::MulWide, S32, s64, trunc((-3i64) as u64, 32), 4, 0, 0, false);
+        let r = alu(
+            Alu::MulWide,
+            S32,
+            s64,
+            trunc((-3i64) as u64, 32),
+            4,
+            0,
+            0,
+            false,
+        );
         assert_eq!(r as i64, -12);
     }
 
@@ -628,22 +645,64 @@ mod tests {
         assert_eq!(convert(300, u8t, Ty::U32, None, false, true), 255);
         assert_eq!(convert(300, u8t, Ty::U32, None, false, false), 44);
         assert_eq!(
-            convert(2.5f32.to_bits() as u64, S32, F32, Some(Round::Nearest), true, false),
+            convert(
+                2.5f32.to_bits() as u64,
+                S32,
+                F32,
+                Some(Round::Nearest),
+                true,
+                false
+            ),
             2
         );
         assert_eq!(
-            convert((-1.5f32).to_bits() as u64, S32, F32, Some(Round::Down), true, false),
+            convert(
+                (-1.5f32).to_bits() as u64,
+                S32,
+                F32,
+                Some(Round::Down),
+                true,
+                false
+            ),
             trunc(-2i64 as u64, 32)
         );
-        assert_eq!(convert(f32::NAN.to_bits() as u64, S32, F32, Some(Round::Zero), true, false), 0);
+        assert_eq!(
+            convert(
+                f32::NAN.to_bits() as u64,
+                S32,
+                F32,
+                Some(Round::Zero),
+                true,
+                false
+            ),
+            0
+        );
     }
 
     #[test]
     fn bit_fields_and_permute() {
-        assert_eq!(alu(Alu::Bfe, Ty::U32, Ty::U32, 0xABCD, 4, 8, 0, false), 0xBC);
+        assert_eq!(
+            alu(Alu::Bfe, Ty::U32, Ty::U32, 0xABCD, 4, 8, 0, false),
+            0xBC
+        );
         assert_eq!(alu(Alu::Bfi, Ty::U32, Ty::U32, 0xF, 0, 4, 4, false), 0xF0);
-        assert_eq!(alu(Alu::Prmt, Ty::U32, Ty::U32, 0x33221100, 0x77665544, 0x5140, 0, false), 0x55114400);
-        assert_eq!(alu(Alu::Lop3, Ty::U32, Ty::U32, 0xF0, 0xCC, 0xAA, 0x80, false), 0x80);
+        assert_eq!(
+            alu(
+                Alu::Prmt,
+                Ty::U32,
+                Ty::U32,
+                0x33221100,
+                0x77665544,
+                0x5140,
+                0,
+                false
+            ),
+            0x55114400
+        );
+        assert_eq!(
+            alu(Alu::Lop3, Ty::U32, Ty::U32, 0xF0, 0xCC, 0xAA, 0x80, false),
+            0x80
+        );
         assert_eq!(alu(Alu::Clz, Ty::U32, Ty::U32, 1, 0, 0, 0, false), 31);
     }
 }

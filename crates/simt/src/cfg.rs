@@ -48,7 +48,11 @@ pub fn reconvergence(insts: &[Inst]) -> Vec<u32> {
                 let t = *target as usize;
                 succ[b].push(if t < n { block_of[t] } else { exit });
                 if inst.guard.is_some() {
-                    succ[b].push(if last + 1 < n { block_of[last + 1] } else { exit });
+                    succ[b].push(if last + 1 < n {
+                        block_of[last + 1]
+                    } else {
+                        exit
+                    });
                 }
             }
             Instr::Exit | Instr::Ret => {
@@ -57,7 +61,11 @@ pub fn reconvergence(insts: &[Inst]) -> Vec<u32> {
                 }
                 succ[b].push(exit);
             }
-            _ => succ[b].push(if last + 1 < n { block_of[last + 1] } else { exit }),
+            _ => succ[b].push(if last + 1 < n {
+                block_of[last + 1]
+            } else {
+                exit
+            }),
         }
     }
     let ipdom = post_dominators(&succ, exit);

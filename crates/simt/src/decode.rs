@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use warpscope_model::{Op, Space};
-use warpscope_ptx::ast::{self, Operand, Statement, StateSpace};
+use warpscope_ptx::ast::{self, Operand, StateSpace, Statement};
 
 use crate::error::{At, Error, Result};
 use crate::instr::*;
@@ -78,6 +78,9 @@ pub struct Program {
     /// `.reqntid`/`.maxntid` of the entry, when given.
     pub reqntid: Option<[u64; 3]>,
     pub maxntid: Option<[u64; 3]>,
+    /// Whether loaded values can reach an address or a predicate (see `dataflow`); when not,
+    /// no global memory image is kept.
+    pub needs_memory: bool,
 }
 
 struct FuncInfo {
@@ -230,6 +233,7 @@ impl Program {
                 .map(|(_, v)| [0, 1, 2].map(|i| v.get(i).copied().unwrap_or(1)))
         };
         let reconv = crate::cfg::reconvergence(&d.insts);
+        let needs_memory = crate::dataflow::loaded_values_matter(&d.insts, d.nregs);
         Ok(Program {
             name: entry.name.clone(),
             nregs: d.nregs,
@@ -255,6 +259,7 @@ impl Program {
             insts: d.insts,
             reqntid: dirs("reqntid"),
             maxntid: dirs("maxntid"),
+            needs_memory,
         })
     }
 
@@ -327,7 +332,11 @@ impl<'m> Decoder<'m> {
         Ok(())
     }
 
-    fn declare_params(&mut self, scope: &mut Scope, params: &[ast::Variable]) -> Vec<Vec<(u64, u8, Reg)>> {
+    fn declare_params(
+        &mut self,
+        scope: &mut Scope,
+        params: &[ast::Variable],
+    ) -> Vec<Vec<(u64, u8, Reg)>> {
         params
             .iter()
             .map(|p| {
@@ -387,7 +396,13 @@ impl<'m> Decoder<'m> {
         Ok(())
     }
 
-    fn push(&mut self, instr: Instr, guard: Option<(Reg, bool)>, pos: ast::Pos, loc: Option<(u32, u32, u32)>) {
+    fn push(
+        &mut self,
+        instr: Instr,
+        guard: Option<(Reg, bool)>,
+        pos: ast::Pos,
+        loc: Option<(u32, u32, u32)>,
+    ) {
         self.insts.push(Inst {
             instr,
             guard,
@@ -403,7 +418,16 @@ impl<'m> Decoder<'m> {
         let mut fixups: Vec<(usize, String, ast::Pos)> = Vec::new();
         let mut loc: Option<(u32, u32, u32)> = None;
         let mut inl: Option<(u32, u32, u32)> = None;
-        self.stmts(stmts, scopes, in_func, &mut labels, &mut fixups, &mut loc, &mut inl, 0)?;
+        self.stmts(
+            stmts,
+            scopes,
+            in_func,
+            &mut labels,
+            &mut fixups,
+            &mut loc,
+            &mut inl,
+            0,
+        )?;
         for (i, l, pos) in fixups {
             let Some(&t) = labels.get(&l) else {
                 return Err(Error::Invalid {
@@ -578,7 +602,12 @@ pub(crate) struct Ctx {
 
 // Instruction decoding proper lives in `decode_inst.rs` (split by concern).
 impl<'m> Decoder<'m> {
-    fn instruction(&mut self, i: &ast::Instruction, scopes: &[Scope], ctx: &Ctx) -> Result<Option<String>> {
+    fn instruction(
+        &mut self,
+        i: &ast::Instruction,
+        scopes: &[Scope],
+        ctx: &Ctx,
+    ) -> Result<Option<String>> {
         let a = at(i.pos, ctx.loc);
         let guard = match &i.guard {
             Some(g) => Some((self.reg(&g.reg, scopes, &a)?, g.negated)),
@@ -635,9 +664,7 @@ impl<'m> Decoder<'m> {
                 }
                 x
             }
-            Decoded::Call { func, args, rets } => {
-                self.call(i, &func, args, rets, scopes, &a)?
-            }
+            Decoded::Call { func, args, rets } => self.call(i, &func, args, rets, scopes, &a)?,
             Decoded::Ret => {
                 if ctx.in_func {
                     Instr::Ret

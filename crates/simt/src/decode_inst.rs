@@ -88,7 +88,8 @@ impl<'a> InstDecoder<'a> {
     }
 
     fn d(&self, k: usize) -> Result<Reg> {
-        (self.dest)(self.op(k)?)?.ok_or_else(|| self.invalid("a sink '_' cannot be the destination here"))
+        (self.dest)(self.op(k)?)?
+            .ok_or_else(|| self.invalid("a sink '_' cannot be the destination here"))
     }
 
     fn d_opt(&self, k: usize) -> Result<Option<Reg>> {
@@ -329,8 +330,15 @@ impl<'a> InstDecoder<'a> {
             "bfe" => (Alu::Bfe, 3),
             "bfi" => (Alu::Bfi, 4),
             "prmt" => {
-                if self.i.mods.iter().any(|m| ["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"].contains(&m.as_str())) {
-                    return Err(self.unsupported("prmt modes other than the default are not supported"));
+                if self
+                    .i
+                    .mods
+                    .iter()
+                    .any(|m| ["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"].contains(&m.as_str()))
+                {
+                    return Err(
+                        self.unsupported("prmt modes other than the default are not supported")
+                    );
                 }
                 (Alu::Prmt, 3)
             }
@@ -369,7 +377,11 @@ impl<'a> InstDecoder<'a> {
             }
             _ => return Err(self.unsupported(SUPPORTED)),
         };
-        if ty.kind == Kind::Float && ty.bytes == 2 && matches!(alu, Alu::Mad | Alu::Add | Alu::Mul) && self.i.mods.iter().any(|m| m.ends_with("x2")) {
+        if ty.kind == Kind::Float
+            && ty.bytes == 2
+            && matches!(alu, Alu::Mad | Alu::Add | Alu::Mul)
+            && self.i.mods.iter().any(|m| m.ends_with("x2"))
+        {
             return Err(self.unsupported("packed f16x2/bf16x2 arithmetic is not supported"));
         }
         if self.i.mods.iter().any(|m| m == "f16x2" || m == "bf16x2") {
@@ -481,10 +493,14 @@ impl<'a> InstDecoder<'a> {
     fn setp(&self) -> Result<Instr> {
         let ty = self.ty()?;
         let cmp = self.cmp()?;
-        let bop = [("and", BoolOp::And), ("or", BoolOp::Or), ("xor", BoolOp::Xor)]
-            .into_iter()
-            .find(|(n, _)| self.has(n))
-            .map(|(_, b)| b);
+        let bop = [
+            ("and", BoolOp::And),
+            ("or", BoolOp::Or),
+            ("xor", BoolOp::Xor),
+        ]
+        .into_iter()
+        .find(|(n, _)| self.has(n))
+        .map(|(_, b)| b);
         // setp.cmp.ty p[|q], a, b[, [!]c]: the parser gives `|q` as its own operand when
         // present, so count operands.
         let n = self.i.operands.len();
@@ -516,7 +532,12 @@ impl<'a> InstDecoder<'a> {
     fn cvt(&self) -> Result<Instr> {
         let ts = self.types();
         if ts.len() < 2 {
-            if self.i.mods.iter().any(|m| m.ends_with("x2") || m.starts_with("e4m3") || m.starts_with("e5m2")) {
+            if self
+                .i
+                .mods
+                .iter()
+                .any(|m| m.ends_with("x2") || m.starts_with("e4m3") || m.starts_with("e5m2"))
+            {
                 return Err(self.unsupported("packed conversions are not supported"));
             }
             return Err(self.invalid("cvt needs a destination and a source type"));
@@ -530,7 +551,11 @@ impl<'a> InstDecoder<'a> {
             _ => None,
         };
         let round = self.i.mods.iter().find_map(|m| r(m));
-        let int_round = self.i.mods.iter().any(|m| ["rni", "rzi", "rmi", "rpi"].contains(&m.as_str()));
+        let int_round = self
+            .i
+            .mods
+            .iter()
+            .any(|m| ["rni", "rzi", "rmi", "rpi"].contains(&m.as_str()));
         Ok(Instr::Cvt {
             d: self.d(0)?,
             a: self.s(1, sty)?,
@@ -764,11 +789,13 @@ impl<'a> InstDecoder<'a> {
             return Err(self.unsupported(SUPPORTED));
         }
         if self.has("bulk") || self.has("tensor") {
-            return Err(self.unsupported(
-                "TMA bulk copies (cp.async.bulk) are not supported",
-            ));
+            return Err(self.unsupported("TMA bulk copies (cp.async.bulk) are not supported"));
         }
-        if self.has("commit_group") || self.has("wait_group") || self.has("wait_all") || self.has("mbarrier") {
+        if self.has("commit_group")
+            || self.has("wait_group")
+            || self.has("wait_all")
+            || self.has("mbarrier")
+        {
             return Ok(Decoded::Plain(Instr::Nop));
         }
         let dst = (self.addr)(self.op(0)?)?;
@@ -818,7 +845,9 @@ impl<'a> InstDecoder<'a> {
                 Operand::Symbol(s) if func.is_none() => func = Some(s.clone()),
                 Operand::List(l) => args = l.clone(),
                 Operand::Reg(_) if func.is_none() => {
-                    return Err(self.unsupported("indirect calls through a register are not supported"))
+                    return Err(
+                        self.unsupported("indirect calls through a register are not supported")
+                    )
                 }
                 _ => {}
             }

@@ -113,11 +113,15 @@ impl Program {
         let mut global = Global::default();
         let mut allocs: Vec<Alloc> = Vec::new();
         for (a, init) in &launch.allocs {
-            global.fill(a.base, init);
+            if self.needs_memory {
+                global.fill(a.base, init);
+            }
             allocs.push(a.clone());
         }
         for g in &self.globals {
-            global.fill(g.base, &g.init);
+            if self.needs_memory {
+                global.fill(g.base, &g.init);
+            }
             allocs.push(Alloc {
                 name: g.name.clone(),
                 base: g.base,
@@ -189,19 +193,36 @@ impl<'a> BlockCtx<'a> {
         };
         let [bx, by, _] = self.launch.block;
         let lanes = (self.threads - warp.first_thread).min(WARP_SIZE as u32);
-        warp.live = if lanes == 32 { u32::MAX } else { (1u32 << lanes) - 1 };
+        warp.live = if lanes == 32 {
+            u32::MAX
+        } else {
+            (1u32 << lanes) - 1
+        };
         for lane in 0..WARP_SIZE {
             let t = warp.first_thread + lane as u32;
-            let set = |warp: &mut Warp, r: Reg, v: u64| warp.regs[r as usize * WARP_SIZE + lane] = v;
+            let set =
+                |warp: &mut Warp, r: Reg, v: u64| warp.regs[r as usize * WARP_SIZE + lane] = v;
             set(&mut warp, idx::TID, (t % bx) as u64);
             set(&mut warp, idx::TID + 1, ((t / bx) % by) as u64);
             set(&mut warp, idx::TID + 2, (t / (bx * by)) as u64);
             set(&mut warp, idx::LANEID, lane as u64);
             set(&mut warp, idx::LANEMASK_EQ, 1u64 << lane);
-            set(&mut warp, idx::LANEMASK_EQ + 1, (((1u64 << lane) << 1) - 1) & 0xFFFF_FFFF);
+            set(
+                &mut warp,
+                idx::LANEMASK_EQ + 1,
+                (((1u64 << lane) << 1) - 1) & 0xFFFF_FFFF,
+            );
             set(&mut warp, idx::LANEMASK_EQ + 2, (1u64 << lane) - 1);
-            set(&mut warp, idx::LANEMASK_EQ + 3, (!((1u64 << lane) - 1)) & 0xFFFF_FFFF);
-            set(&mut warp, idx::LANEMASK_EQ + 4, (!(((1u64 << lane) << 1) - 1)) & 0xFFFF_FFFF);
+            set(
+                &mut warp,
+                idx::LANEMASK_EQ + 3,
+                (!((1u64 << lane) - 1)) & 0xFFFF_FFFF,
+            );
+            set(
+                &mut warp,
+                idx::LANEMASK_EQ + 4,
+                (!(((1u64 << lane) << 1) - 1)) & 0xFFFF_FFFF,
+            );
         }
         for r in [idx::TID, idx::TID + 1, idx::TID + 2, idx::LANEID] {
             warp.uni[r as usize] = false;
@@ -441,14 +462,36 @@ impl<'a> BlockCtx<'a> {
             } => {
                 let (op, ty, dty, sat) = (*op, *ty, *dty, *sat);
                 let (a, b, c, e) = (*a, *b, *c, *e);
-                let uni = full && is_uni(warp, a) && is_uni(warp, b) && is_uni(warp, c) && is_uni(warp, e);
+                let uni = full
+                    && is_uni(warp, a)
+                    && is_uni(warp, b)
+                    && is_uni(warp, c)
+                    && is_uni(warp, e);
                 if uni {
-                    let v = alu::alu(op, ty, dty, get(warp, a, 0), get(warp, b, 0), get(warp, c, 0), get(warp, e, 0), sat);
+                    let v = alu::alu(
+                        op,
+                        ty,
+                        dty,
+                        get(warp, a, 0),
+                        get(warp, b, 0),
+                        get(warp, c, 0),
+                        get(warp, e, 0),
+                        sat,
+                    );
                     splat(warp, *d, v);
                 } else {
                     let base = *d as usize * WARP_SIZE;
                     for lane in lanes(exec) {
-                        let v = alu::alu(op, ty, dty, get(warp, a, lane), get(warp, b, lane), get(warp, c, lane), get(warp, e, lane), sat);
+                        let v = alu::alu(
+                            op,
+                            ty,
+                            dty,
+                            get(warp, a, lane),
+                            get(warp, b, lane),
+                            get(warp, c, lane),
+                            get(warp, e, lane),
+                            sat,
+                        );
                         warp.regs[base + lane] = v;
                     }
                     warp.uni[*d as usize] = false;
@@ -519,7 +562,11 @@ impl<'a> BlockCtx<'a> {
             Instr::Selp { d, a, b, p } => {
                 let uni = full && is_uni(warp, *a) && is_uni(warp, *b) && is_uni(warp, *p);
                 if uni {
-                    let v = if get(warp, *p, 0) != 0 { get(warp, *a, 0) } else { get(warp, *b, 0) };
+                    let v = if get(warp, *p, 0) != 0 {
+                        get(warp, *a, 0)
+                    } else {
+                        get(warp, *b, 0)
+                    };
                     splat(warp, *d, v);
                 } else {
                     for lane in lanes(exec) {
@@ -541,7 +588,11 @@ impl<'a> BlockCtx<'a> {
                     } else {
                         alu::sext(cv, 32) >= 0
                     };
-                    let v = if ge { get(warp, *a, lane) } else { get(warp, *b, lane) };
+                    let v = if ge {
+                        get(warp, *a, lane)
+                    } else {
+                        get(warp, *b, lane)
+                    };
                     warp.regs[*d as usize * WARP_SIZE + lane] = v;
                 }
                 warp.uni[*d as usize] = false;
@@ -556,7 +607,9 @@ impl<'a> BlockCtx<'a> {
                 sat,
             } => {
                 let (dty, sty, round, ir, sat) = (*dty, *sty, *round, *int_round, *sat);
-                write(warp, *d, *a, exec, full, |v| alu::convert(v, dty, sty, round, ir, sat));
+                write(warp, *d, *a, exec, full, |v| {
+                    alu::convert(v, dty, sty, round, ir, sat)
+                });
             }
             Instr::Cvta { d, a, space, to } => {
                 let win = match space {
@@ -571,12 +624,20 @@ impl<'a> BlockCtx<'a> {
                     if to {
                         v.wrapping_sub(win) & if win == 0 { u64::MAX } else { 0xFFFF_FFFF }
                     } else {
-                        let v = if *space == MemSpace::Shared { resolve_extern(v, ext) } else { v };
+                        let v = if *space == MemSpace::Shared {
+                            resolve_extern(v, ext)
+                        } else {
+                            v
+                        };
                         v.wrapping_add(win)
                     }
                 });
             }
-            Instr::Pack { d, parts, part_bytes } => {
+            Instr::Pack {
+                d,
+                parts,
+                part_bytes,
+            } => {
                 let bits = *part_bytes as u32 * 8;
                 for lane in lanes(exec) {
                     let mut v = 0u64;
@@ -592,7 +653,9 @@ impl<'a> BlockCtx<'a> {
                 for (k, d) in ds.iter().enumerate() {
                     let Some(d) = d else { continue };
                     let sh = bits * k as u32;
-                    write(warp, *d, *a, exec, full, |v| alu::trunc(v >> sh.min(63), bits));
+                    write(warp, *d, *a, exec, full, |v| {
+                        alu::trunc(v >> sh.min(63), bits)
+                    });
                 }
             }
             Instr::Ld {
@@ -604,11 +667,28 @@ impl<'a> BlockCtx<'a> {
             } => {
                 let w = ty.bytes as u32;
                 let addrs = self.addresses(warp, *addr, exec);
-                self.emit(warp, pc, *site, *space, Op::Load, w * ds.len() as u32, exec, &addrs, sink)?;
+                self.emit(
+                    warp,
+                    pc,
+                    *site,
+                    *space,
+                    Op::Load,
+                    w * ds.len() as u32,
+                    exec,
+                    &addrs,
+                    sink,
+                )?;
                 for (k, d) in ds.iter().enumerate() {
                     let Some(d) = d else { continue };
                     for lane in lanes(exec) {
-                        let v = self.read(global, *space, addrs[lane] + (k as u64) * w as u64, w, warp, lane);
+                        let v = self.read(
+                            global,
+                            *space,
+                            addrs[lane] + (k as u64) * w as u64,
+                            w,
+                            warp,
+                            lane,
+                        );
                         warp.regs[*d as usize * WARP_SIZE + lane] = v;
                     }
                     warp.uni[*d as usize] = false;
@@ -623,11 +703,29 @@ impl<'a> BlockCtx<'a> {
             } => {
                 let w = ty.bytes as u32;
                 let addrs = self.addresses(warp, *addr, exec);
-                self.emit(warp, pc, *site, *space, Op::Store, w * srcs.len() as u32, exec, &addrs, sink)?;
+                self.emit(
+                    warp,
+                    pc,
+                    *site,
+                    *space,
+                    Op::Store,
+                    w * srcs.len() as u32,
+                    exec,
+                    &addrs,
+                    sink,
+                )?;
                 for (k, s) in srcs.iter().enumerate() {
                     for lane in lanes(exec) {
                         let v = get(warp, *s, lane);
-                        self.write_mem(global, *space, addrs[lane] + (k as u64) * w as u64, w, v, warp, lane);
+                        self.write_mem(
+                            global,
+                            *space,
+                            addrs[lane] + (k as u64) * w as u64,
+                            w,
+                            v,
+                            warp,
+                            lane,
+                        );
                     }
                 }
             }
@@ -668,21 +766,66 @@ impl<'a> BlockCtx<'a> {
                 let w = *bytes as u32;
                 let from = self.addresses(warp, *src, exec);
                 let to = self.addresses(warp, *dst, exec);
-                self.emit(warp, pc, *load_site, MemSpace::Global, Op::Load, w, exec, &from, sink)?;
-                self.emit(warp, pc, *store_site, MemSpace::Shared, Op::Store, w, exec, &to, sink)?;
+                self.emit(
+                    warp,
+                    pc,
+                    *load_site,
+                    MemSpace::Global,
+                    Op::Load,
+                    w,
+                    exec,
+                    &from,
+                    sink,
+                )?;
+                self.emit(
+                    warp,
+                    pc,
+                    *store_site,
+                    MemSpace::Shared,
+                    Op::Store,
+                    w,
+                    exec,
+                    &to,
+                    sink,
+                )?;
                 for lane in lanes(exec) {
-                    let n = src_bytes.map(|s| get(warp, s, lane) as u32).unwrap_or(w).min(w);
+                    let n = src_bytes
+                        .map(|s| get(warp, s, lane) as u32)
+                        .unwrap_or(w)
+                        .min(w);
                     for k in 0..w {
                         let v = if k < n {
-                            self.read(global, MemSpace::Global, from[lane] + k as u64, 1, warp, lane)
+                            self.read(
+                                global,
+                                MemSpace::Global,
+                                from[lane] + k as u64,
+                                1,
+                                warp,
+                                lane,
+                            )
                         } else {
                             0
                         };
-                        self.write_mem(global, MemSpace::Shared, to[lane] + k as u64, 1, v, warp, lane);
+                        self.write_mem(
+                            global,
+                            MemSpace::Shared,
+                            to[lane] + k as u64,
+                            1,
+                            v,
+                            warp,
+                            lane,
+                        );
                     }
                 }
             }
-            Instr::Shfl { mode, d, p, a, b, c } => {
+            Instr::Shfl {
+                mode,
+                d,
+                p,
+                a,
+                b,
+                c,
+            } => {
                 let src: Vec<u64> = (0..WARP_SIZE).map(|l| get(warp, *a, l)).collect();
                 for lane in lanes(exec) {
                     let bval = (get(warp, *b, lane) & 31) as i64;
@@ -701,7 +844,11 @@ impl<'a> BlockCtx<'a> {
                             (j, j <= max_lane)
                         }
                     };
-                    let j = if ok && (0..32).contains(&j) && exec >> j & 1 == 1 { j } else { l };
+                    let j = if ok && (0..32).contains(&j) && exec >> j & 1 == 1 {
+                        j
+                    } else {
+                        l
+                    };
                     warp.regs[*d as usize * WARP_SIZE + lane] = src[j as usize];
                     if let Some(p) = p {
                         warp.regs[*p as usize * WARP_SIZE + lane] = ok as u64;
@@ -727,9 +874,17 @@ impl<'a> BlockCtx<'a> {
                 };
                 write_value(warp, *d, v, exec, full);
             }
-            Instr::Match { all, d, p, a, bytes } => {
+            Instr::Match {
+                all,
+                d,
+                p,
+                a,
+                bytes,
+            } => {
                 let bits = *bytes as u32 * 8;
-                let vals: Vec<u64> = (0..WARP_SIZE).map(|l| alu::trunc(get(warp, *a, l), bits)).collect();
+                let vals: Vec<u64> = (0..WARP_SIZE)
+                    .map(|l| alu::trunc(get(warp, *a, l), bits))
+                    .collect();
                 let first = lanes(exec).next().map(|l| vals[l]).unwrap_or(0);
                 let all_same = lanes(exec).all(|l| vals[l] == first);
                 for lane in lanes(exec) {
@@ -740,7 +895,9 @@ impl<'a> BlockCtx<'a> {
                             0
                         }
                     } else {
-                        lanes(exec).filter(|&k| vals[k] == vals[lane]).fold(0u64, |m, k| m | 1 << k)
+                        lanes(exec)
+                            .filter(|&k| vals[k] == vals[lane])
+                            .fold(0u64, |m, k| m | 1 << k)
                     };
                     warp.regs[*d as usize * WARP_SIZE + lane] = v;
                     if let Some(p) = p {
@@ -759,15 +916,24 @@ impl<'a> BlockCtx<'a> {
                     ReduxOp::And => vals.fold(0xFFFF_FFFF, |s, x| s & x),
                     ReduxOp::Or => vals.fold(0, |s, x| s | x),
                     ReduxOp::Xor => vals.fold(0, |s, x| s ^ x),
-                    ReduxOp::Min if *signed => alu::trunc(vals.map(|x| alu::sext(x, 32)).min().unwrap_or(0) as u64, 32),
-                    ReduxOp::Max if *signed => alu::trunc(vals.map(|x| alu::sext(x, 32)).max().unwrap_or(0) as u64, 32),
+                    ReduxOp::Min if *signed => {
+                        alu::trunc(vals.map(|x| alu::sext(x, 32)).min().unwrap_or(0) as u64, 32)
+                    }
+                    ReduxOp::Max if *signed => {
+                        alu::trunc(vals.map(|x| alu::sext(x, 32)).max().unwrap_or(0) as u64, 32)
+                    }
                     ReduxOp::Min => vals.min().unwrap_or(0),
                     ReduxOp::Max => vals.max().unwrap_or(0),
                 };
                 write_value(warp, *d, v, exec, full);
             }
             Instr::ActiveMask { d } => write_value(warp, *d, exec as u64, exec, full),
-            Instr::Nop | Instr::Bra { .. } | Instr::Exit | Instr::Ret | Instr::Bar | Instr::Call { .. } => {}
+            Instr::Nop
+            | Instr::Bra { .. }
+            | Instr::Exit
+            | Instr::Ret
+            | Instr::Bar
+            | Instr::Call { .. } => {}
         }
         Ok(())
     }
@@ -795,9 +961,15 @@ impl<'a> BlockCtx<'a> {
             MemSpace::Const => (Space::Constant, a),
             MemSpace::Local => (Space::Local, self.local_model(a, warp, lane)),
             MemSpace::Param | MemSpace::Generic => match a >> 60 {
-                1 => (Space::Shared, resolve_extern(a - window::SHARED, ext) & 0xFFFF_FFFF),
+                1 => (
+                    Space::Shared,
+                    resolve_extern(a - window::SHARED, ext) & 0xFFFF_FFFF,
+                ),
                 2 => (Space::Constant, a - window::CONST),
-                3 => (Space::Local, self.local_model(a - window::LOCAL, warp, lane)),
+                3 => (
+                    Space::Local,
+                    self.local_model(a - window::LOCAL, warp, lane),
+                ),
                 _ => (Space::Global, a),
             },
         }
@@ -822,20 +994,41 @@ impl<'a> BlockCtx<'a> {
         (warp.first_thread as u64 + lane as u64) * self.prog.local_bytes + off
     }
 
-    fn read(&self, global: &Global, space: MemSpace, a: u64, n: u32, warp: &Warp, lane: usize) -> u64 {
+    fn read(
+        &self,
+        global: &Global,
+        space: MemSpace,
+        a: u64,
+        n: u32,
+        warp: &Warp,
+        lane: usize,
+    ) -> u64 {
         let (s, m) = self.resolve(space, a, warp, lane);
         match s {
+            Space::Global if !self.prog.needs_memory => 0,
             Space::Global => global.read(m, n),
             Space::Shared => memory::read_flat(&self.shared, m, n),
             Space::Constant => memory::read_flat(&self.prog.const_image, m, n),
-            Space::Local => memory::read_flat(&self.local, self.local_offset(space, a, warp, lane), n),
+            Space::Local => {
+                memory::read_flat(&self.local, self.local_offset(space, a, warp, lane), n)
+            }
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn write_mem(&mut self, global: &mut Global, space: MemSpace, a: u64, n: u32, v: u64, warp: &Warp, lane: usize) {
+    fn write_mem(
+        &mut self,
+        global: &mut Global,
+        space: MemSpace,
+        a: u64,
+        n: u32,
+        v: u64,
+        warp: &Warp,
+        lane: usize,
+    ) {
         let (s, m) = self.resolve(space, a, warp, lane);
         match s {
+            Space::Global if !self.prog.needs_memory => {}
             Space::Global => global.write(m, n, v),
             Space::Shared => memory::write_flat(&mut self.shared, m, n, v),
             Space::Constant => {}
@@ -864,7 +1057,6 @@ impl<'a> BlockCtx<'a> {
         let mut acc: [Option<WarpAccess>; 4] = [None; 4];
         for lane in lanes(exec) {
             let (s, m) = self.resolve(space, addrs[lane], warp, lane);
-            self.check(warp, pc, s, m, addrs[lane], width, lane, op)?;
             let a = acc[s as usize].get_or_insert(WarpAccess {
                 space: s,
                 op,
@@ -875,6 +1067,24 @@ impl<'a> BlockCtx<'a> {
             });
             a.mask |= 1 << lane;
             a.addrs[lane] = m;
+        }
+        // Checked once per access: alignment of all lanes at once, and the lowest and
+        // highest byte against the allocations; lane by lane only to name a fault.
+        for a in acc.iter().flatten() {
+            if !self.access_ok(a) {
+                for lane in lanes(a.mask) {
+                    self.check(
+                        warp,
+                        pc,
+                        a.space,
+                        a.addrs[lane],
+                        addrs[lane],
+                        width,
+                        lane,
+                        op,
+                    )?;
+                }
+            }
         }
         let origin = WarpOrigin {
             block: self.block,
@@ -898,8 +1108,49 @@ impl<'a> BlockCtx<'a> {
         Ok(())
     }
 
+    /// Whether every lane of `a` is aligned and inside memory (a quick test; `false` means
+    /// look lane by lane).
+    fn access_ok(&self, a: &WarpAccess) -> bool {
+        if a.space == Space::Local {
+            return true;
+        }
+        let align = a.width.min(16) as u64;
+        let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
+        for lane in lanes(a.mask) {
+            let x = a.addrs[lane];
+            lo = lo.min(x);
+            hi = hi.max(x);
+            bits |= x;
+        }
+        if bits % align != 0 {
+            return false;
+        }
+        let end = hi.saturating_add(a.width as u64);
+        match a.space {
+            Space::Global => {
+                let slot = |x: u64| x.wrapping_sub(window::ALLOC_BASE) / window::ALLOC_SPACING;
+                slot(lo) == slot(end - 1)
+                    && matches!(memory::place(self.allocs, lo), Placement::Inside)
+                    && matches!(memory::place(self.allocs, end - 1), Placement::Inside)
+            }
+            Space::Shared => end <= self.shared.len() as u64,
+            Space::Constant => end <= self.prog.const_image.len() as u64,
+            Space::Local => true,
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
-    fn check(&self, warp: &Warp, pc: u32, s: Space, m: u64, raw: u64, width: u32, lane: usize, op: Op) -> Result<()> {
+    fn check(
+        &self,
+        warp: &Warp,
+        pc: u32,
+        s: Space,
+        m: u64,
+        raw: u64,
+        width: u32,
+        lane: usize,
+        op: Op,
+    ) -> Result<()> {
         let what = if op == Op::Load { "load" } else { "store" };
         let fault = |msg: String| Error::Fault {
             at: self.at(pc),
@@ -974,7 +1225,11 @@ fn atom_value(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
             _ => alu::trunc(old.wrapping_add(b), bits),
         },
         AtomOp::Min | AtomOp::Max => {
-            let a = if op == AtomOp::Min { Alu::Min } else { Alu::Max };
+            let a = if op == AtomOp::Min {
+                Alu::Min
+            } else {
+                Alu::Max
+            };
             alu::alu(a, ty, ty, old, b, 0, 0, false)
         }
         AtomOp::Inc => {

@@ -139,14 +139,21 @@ pub enum Alu {
     /// `lop3.b32` (a, b, c, immLut).
     Lop3,
     /// `shf.l/r` funnel shift (a, b, shift), clamp or wrap in the flag.
-    ShfL { clamp: bool },
-    ShfR { clamp: bool },
+    ShfL {
+        clamp: bool,
+    },
+    ShfR {
+        clamp: bool,
+    },
     /// `sad`: |a - b| + c.
     Sad,
     /// `testp.finite` etc. are decoded to `Testp`.
     Testp(TestpKind),
     /// `dp4a.u32.u32` and signed variants (a, b, c).
-    Dp4a { a_signed: bool, b_signed: bool },
+    Dp4a {
+        a_signed: bool,
+        b_signed: bool,
+    },
     /// `fns`: find the n-th set bit (mask, base, offset).
     Fns,
 }
@@ -354,8 +361,16 @@ pub enum Instr {
         to: bool,
     },
     /// `mov.b64 d, {lo, hi}` / `mov.b32 d, {a, b}` (pack) and the reverse (unpack).
-    Pack { d: Reg, parts: Vec<Src>, part_bytes: u8 },
-    Unpack { ds: Vec<Option<Reg>>, a: Src, part_bytes: u8 },
+    Pack {
+        d: Reg,
+        parts: Vec<Src>,
+        part_bytes: u8,
+    },
+    Unpack {
+        ds: Vec<Option<Reg>>,
+        a: Src,
+        part_bytes: u8,
+    },
     /// `ld`/`ldu`: `ds` are the vector's destinations (one for a scalar load).
     Ld {
         space: MemSpace,

@@ -13,6 +13,7 @@
 
 mod alu;
 mod cfg;
+mod dataflow;
 pub mod decode;
 mod decode_inst;
 pub mod error;

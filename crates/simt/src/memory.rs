@@ -29,6 +29,14 @@ pub struct Global {
 impl Global {
     /// Reads `n` ≤ 8 bytes at `addr`, little-endian.
     pub fn read(&self, addr: u64, n: u32) -> u64 {
+        let off = (addr & (PAGE - 1)) as usize;
+        if off + n as usize <= PAGE as usize {
+            // Within one page: one lookup.
+            return match self.pages.get(&(addr >> PAGE_BITS)) {
+                Some(p) => read_flat(&p[..], off as u64, n),
+                None => 0,
+            };
+        }
         let mut v = 0u64;
         for k in 0..n as u64 {
             let a = addr.wrapping_add(k);
@@ -44,6 +52,15 @@ impl Global {
 
     /// Writes the low `n` ≤ 8 bytes of `v` at `addr`.
     pub fn write(&mut self, addr: u64, n: u32, v: u64) {
+        let off = (addr & (PAGE - 1)) as usize;
+        if off + n as usize <= PAGE as usize {
+            let p = self
+                .pages
+                .entry(addr >> PAGE_BITS)
+                .or_insert_with(|| Box::new([0u8; PAGE as usize]));
+            write_flat(&mut p[..], off as u64, n, v);
+            return;
+        }
         for k in 0..n as u64 {
             let a = addr.wrapping_add(k);
             let p = self
@@ -96,9 +113,15 @@ pub fn write_flat(buf: &mut [u8], off: u64, n: u32, v: u64) {
 pub enum Placement<'a> {
     Inside,
     /// `bytes` past the end of `alloc`.
-    After { alloc: &'a Alloc, bytes: u64 },
+    After {
+        alloc: &'a Alloc,
+        bytes: u64,
+    },
     /// `bytes` before the start of `alloc`.
-    Before { alloc: &'a Alloc, bytes: u64 },
+    Before {
+        alloc: &'a Alloc,
+        bytes: u64,
+    },
     /// Not near any allocation.
     Nowhere,
 }
@@ -107,7 +130,10 @@ pub enum Placement<'a> {
 pub fn place(allocs: &[Alloc], addr: u64) -> Placement<'_> {
     let slot = addr.wrapping_sub(window::ALLOC_BASE) / window::ALLOC_SPACING;
     let inside = |a: &Alloc| addr >= a.base && a.size.is_none_or(|s| addr < a.base + s);
-    if let Some(a) = allocs.iter().find(|a| (a.base - window::ALLOC_BASE) / window::ALLOC_SPACING == slot) {
+    if let Some(a) = allocs
+        .iter()
+        .find(|a| (a.base - window::ALLOC_BASE) / window::ALLOC_SPACING == slot)
+    {
         if inside(a) {
             return Placement::Inside;
         }

@@ -1,0 +1,95 @@
+//! Whether loaded values matter: when no value read from memory can reach an address, a
+//! predicate or a lane index, the accesses of a launch do not depend on memory contents and
+//! the executor keeps no global memory image (loads read zero, stores are dropped), so a
+//! launch of any size runs in flat memory.
+
+use crate::instr::{Inst, Instr, Reg, Src};
+
+/// Registers an instruction writes, and the registers it reads as values.
+fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
+    use Instr::*;
+    match i {
+        Alu { d, a, b, c, e, .. } => (vec![*d], vec![*a, *b, *c, *e]),
+        Mov { d, a, .. } | Cvt { d, a, .. } | Cvta { d, a, .. } => (vec![*d], vec![*a]),
+        Setp {
+            p, q, a, b, bop, ..
+        } => {
+            let mut u = vec![*a, *b];
+            if let Some((_, c, _)) = bop {
+                u.push(*c);
+            }
+            (std::iter::once(*p).chain(*q).collect(), u)
+        }
+        Set { d, a, b, .. } => (vec![*d], vec![*a, *b]),
+        Selp { d, a, b, p } => (vec![*d], vec![*a, *b, *p]),
+        Slct { d, a, b, c, .. } => (vec![*d], vec![*a, *b, *c]),
+        Pack { d, parts, .. } => (vec![*d], parts.clone()),
+        Unpack { ds, a, .. } => (ds.iter().flatten().copied().collect(), vec![*a]),
+        Shfl { d, p, a, b, c, .. } => (std::iter::once(*d).chain(*p).collect(), vec![*a, *b, *c]),
+        Vote { d, a, .. } | Redux { d, a, .. } => (vec![*d], vec![*a]),
+        Match { d, p, a, .. } => (std::iter::once(*d).chain(*p).collect(), vec![*a]),
+        Call { args, .. } => (
+            args.iter().map(|(d, _)| *d).collect(),
+            args.iter().map(|(_, s)| *s).collect(),
+        ),
+        _ => (Vec::new(), Vec::new()),
+    }
+}
+
+/// Whether any value loaded from memory (or returned by an atomic) can flow into an
+/// address, a guard predicate, a shuffle's lane operands or a `cp.async` source size.
+pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
+    let mut tainted = vec![false; nregs as usize];
+    for i in insts {
+        match &i.instr {
+            Instr::Ld { ds, .. } => ds
+                .iter()
+                .flatten()
+                .for_each(|d| tainted[*d as usize] = true),
+            Instr::Atom { d: Some(d), .. } => tainted[*d as usize] = true,
+            _ => {}
+        }
+    }
+    let is = |t: &[bool], s: &Src| matches!(s, Src::Reg(r) if t[*r as usize]);
+    // Call results come back through the call's return moves.
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in insts {
+            let (defs, uses) = defs_uses(&i.instr);
+            if uses.iter().any(|s| is(&tainted, s)) {
+                for d in defs {
+                    if !tainted[d as usize] {
+                        tainted[d as usize] = true;
+                        changed = true;
+                    }
+                }
+            }
+            if let Instr::Call { rets, .. } = &i.instr {
+                for (d, s) in rets {
+                    if tainted[*s as usize] && !tainted[*d as usize] {
+                        tainted[*d as usize] = true;
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    let reg = |r: Option<Reg>| r.is_some_and(|r| tainted[r as usize]);
+    insts.iter().any(|i| {
+        reg(i.guard.map(|g| g.0))
+            || match &i.instr {
+                Instr::Ld { addr, .. } | Instr::St { addr, .. } | Instr::Atom { addr, .. } => {
+                    reg(addr.base)
+                }
+                Instr::CpAsync {
+                    dst,
+                    src,
+                    src_bytes,
+                    ..
+                } => reg(dst.base) || reg(src.base) || src_bytes.is_some_and(|s| is(&tainted, &s)),
+                Instr::Shfl { b, c, .. } => is(&tainted, b) || is(&tainted, c),
+                _ => false,
+            }
+    })
+}

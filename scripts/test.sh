@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The test command of the README and CI: installs the CUDA compiler from PyPI into a virtual
+# environment (no GPU needed; reused when present), so the compiled path (.cu → nvcc → PTX →
+# SIMT executor) is tested too, then runs every test. GPU tests skip without a GPU.
+#
+#   scripts/test.sh            (WARPSCOPE_VENV=DIR to put the environment elsewhere)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=${WARPSCOPE_VENV:-.venv-cuda}
+wheels="nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-crt nvidia-cuda-nvrtc nvidia-cuda-cccl"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+if ! "$venv/bin/python" -c 'import nvidia' 2>/dev/null || [ -z "$(ls -d "$venv"/lib/python*/site-packages/nvidia/cu*/bin/nvcc 2>/dev/null)" ]; then
+    "$venv/bin/pip" install --quiet --disable-pip-version-check $wheels
+fi
+export VIRTUAL_ENV="$PWD/$venv"
+cargo test --workspace --release --features cuda "$@"

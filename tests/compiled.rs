@@ -1,0 +1,428 @@
+//! The compiled path: PTX files as given, `.cu` files compiled by nvcc, and their bad input.
+//! Tests that need a CUDA compiler say so and skip where none is found (`scripts/test.sh`
+//! installs one from PyPI, so CI runs them).
+
+mod common;
+use common::warpscope;
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    let (ok, out, err) = warpscope(&a);
+    assert!(ok, "{args:?} failed: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn totals(v: &serde_json::Value, key: &str) -> (u64, u64) {
+    let t = &v["architectures"][0]["totals"][key];
+    (
+        t["requests"].as_u64().unwrap(),
+        t["transactions"].as_u64().unwrap() + t["wavefronts"].as_u64().unwrap_or(0),
+    )
+}
+
+fn compiler() -> bool {
+    let found = warpscope_toolkit::find(None).is_ok();
+    if !found {
+        eprintln!("skipped: no CUDA compiler (scripts/test.sh installs one from PyPI)");
+    }
+    found
+}
+
+fn temp(name: &str, text: &str) -> String {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("warpscope-compiled-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join(name);
+    std::fs::write(&f, text).unwrap();
+    f.to_string_lossy().to_string()
+}
+
+const TRANSPOSE: &[&str] = &[
+    "--grid",
+    "32,32",
+    "--block",
+    "32,8",
+    "--arg",
+    "width=1024",
+    "--arg",
+    "height=1024",
+    "--cc",
+    "9.0",
+];
+
+/// A PTX file as given (nvcc 13.5, sm_90, committed) runs without any compiler, by its
+/// demangled name, and gives the figures of the same kernel through the source interpreter
+/// (the compiler keeps every access of the transposes).
+#[test]
+fn ptx_file_equals_source_path_on_transposes() {
+    for k in [
+        "transpose_naive",
+        "transpose_coalesced",
+        "transpose_no_bank_conflicts",
+    ] {
+        let mut a = vec![
+            "analyze",
+            "crates/ptx/tests/data/transpose.ptx",
+            "--kernel",
+            k,
+        ];
+        a.extend(TRANSPOSE);
+        // PTX parameters answer to param_K; the source's names need the source.
+        let a: Vec<&str> = a
+            .iter()
+            .map(|x| match *x {
+                "width=1024" => "param_2=1024",
+                "height=1024" => "param_3=1024",
+                o => o,
+            })
+            .collect();
+        let ptx = json(&a);
+        let mut s = vec![
+            "analyze",
+            "examples/transpose.cu",
+            "--kernel",
+            k,
+            "--frontend",
+            "source",
+        ];
+        s.extend(TRANSPOSE);
+        let src = json(&s);
+        for key in ["global_load", "global_store", "shared_load", "shared_store"] {
+            assert_eq!(totals(&ptx, key), totals(&src, key), "{k} {key}");
+        }
+    }
+    // The naive transpose's store walks columns: 32 sectors per request at CC 9.0.
+    let v = json(&[
+        "analyze",
+        "crates/ptx/tests/data/transpose.ptx",
+        "--kernel",
+        "transpose_naive(float*, float const*, int, int)",
+        "--grid",
+        "32,32",
+        "--block",
+        "32,8",
+        "--arg",
+        "param_2=1024",
+        "--arg",
+        "param_3=1024",
+        "--cc",
+        "9.0",
+    ]);
+    assert_eq!(totals(&v, "global_store"), (32768, 1048576));
+    assert_eq!(totals(&v, "global_load"), (32768, 131072));
+    let site = &v["architectures"][0]["sites"][0];
+    assert_eq!(site["ptx"], "ld.global.f32");
+    assert!(site["ptx_line"].as_u64().unwrap() > 0);
+}
+
+/// The reductions' shared loads through the compiled path: the executor runs the PTX's
+/// predicated instructions and barriers; figures as the source path's.
+#[test]
+fn ptx_reduction_matches_source_path() {
+    for k in ["reduce_interleaved", "reduce_strided", "reduce_sequential"] {
+        let common = [
+            "--grid",
+            "4096",
+            "--block",
+            "256",
+            "--dynamic-smem",
+            "1024",
+            "--cc",
+            "9.0",
+        ];
+        let mut p = vec![
+            "analyze",
+            "crates/ptx/tests/data/reduction.ptx",
+            "--kernel",
+            k,
+            "--arg",
+            "param_2=1048576",
+        ];
+        p.extend(common);
+        let mut s = vec![
+            "analyze",
+            "examples/reduction.cu",
+            "--kernel",
+            k,
+            "--frontend",
+            "source",
+            "--arg",
+            "n=1048576",
+        ];
+        s.extend(common);
+        let (ptx, src) = (json(&p), json(&s));
+        for key in ["global_load", "global_store", "shared_load", "shared_store"] {
+            assert_eq!(totals(&ptx, key), totals(&src, key), "{k} {key}");
+        }
+    }
+}
+
+/// A Triton-style PTX (hand-written fixture: `.ptr.global` parameters, `.reqntid`, vector
+/// loads with spaces inside brackets, debug sections) runs: each program of 128 threads
+/// handles 1024 elements, two 16-byte loads per thread and input and two 16-byte stores.
+#[test]
+fn triton_style_ptx_runs() {
+    let v = json(&[
+        "analyze",
+        "crates/ptx/tests/data/triton_add.ptx",
+        "--kernel",
+        "add_kernel",
+        "--grid",
+        "8",
+        "--block",
+        "128",
+        "--arg",
+        "param_3=8192",
+        "--cc",
+        "9.0",
+    ]);
+    let (lr, ls) = totals(&v, "global_load");
+    let (sr, ss) = totals(&v, "global_store");
+    // 8 blocks × 4 warps × 2 instructions; every instruction moves 32 × 16 bytes = 16
+    // sectors; two inputs.
+    assert_eq!((lr, ls), (2 * 8 * 4 * 2, 2 * 8 * 4 * 2 * 16), "{v}");
+    assert_eq!((sr, ss), (8 * 4 * 2, 8 * 4 * 2 * 16));
+}
+
+#[test]
+fn malformed_ptx_names_line_and_column() {
+    let f = temp("bad.ptx", ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(\n.param .u64 p)\n{\n  ld.global.f32 %f1, [%rd1+;\n}\n");
+    let (ok, _, err) = warpscope(&[
+        "analyze", &f, "--kernel", "k", "--grid", "1", "--block", "32",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("bad.ptx:7:"), "{err}");
+}
+
+#[test]
+fn unsupported_instruction_is_named_with_its_line() {
+    let f = temp(
+        "tex.ptx",
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(\n.param .u64 t)\n{\n.reg .b64 %rd<2>;\n.reg .f32 %f<5>;\n.reg .b32 %r<2>;\nld.param.u64 %rd1, [t];\ntex.2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %r1}];\nret;\n}\n",
+    );
+    let (ok, _, err) = warpscope(&[
+        "analyze", &f, "--kernel", "k", "--grid", "1", "--block", "32",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("PTX line 11"), "{err}");
+    assert!(err.contains("tex.2d.v4.f32.s32"), "{err}");
+    assert!(err.contains("texture"), "{err}");
+}
+
+#[test]
+fn missing_kernel_lists_the_entries() {
+    let (ok, _, err) = warpscope(&[
+        "analyze",
+        "crates/ptx/tests/data/transpose.ptx",
+        "--kernel",
+        "transpose_fast",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("transpose_naive"), "{err}");
+    assert!(err.contains("transpose_coalesced"), "{err}");
+}
+
+#[test]
+fn launch_that_does_not_match_the_parameters() {
+    let base = [
+        "analyze",
+        "crates/ptx/tests/data/transpose.ptx",
+        "--kernel",
+        "transpose_naive",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+    ];
+    let (ok, _, err) = warpscope(&base);
+    assert!(!ok);
+    assert!(err.contains("param_2") && err.contains("--arg"), "{err}");
+    let mut a = base.to_vec();
+    a.extend([
+        "--arg",
+        "param_2=4",
+        "--arg",
+        "param_3=4",
+        "--arg",
+        "depth=3",
+    ]);
+    let (ok, _, err) = warpscope(&a);
+    assert!(!ok);
+    assert!(err.contains("no parameter 'depth'"), "{err}");
+    let mut a = base.to_vec();
+    a.extend([
+        "--arg",
+        "param_0=4",
+        "--arg",
+        "param_2=4",
+        "--arg",
+        "param_3=4",
+    ]);
+    let (ok, _, err) = warpscope(&a);
+    assert!(!ok);
+    assert!(err.contains("is a pointer"), "{err}");
+}
+
+/// Out of bounds: the thread, block, PTX line and source line of the faulting access.
+#[test]
+fn out_of_bounds_names_thread_block_and_lines() {
+    let (ok, _, err) = warpscope(&[
+        "analyze",
+        "crates/ptx/tests/data/transpose.ptx",
+        "--kernel",
+        "transpose_naive",
+        "--grid",
+        "2",
+        "--block",
+        "32,8",
+        "--arg",
+        "param_2=64",
+        "--arg",
+        "param_3=64",
+        "--alloc",
+        "param_1=100",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("past the end of 'param_1'"), "{err}");
+    assert!(err.contains("PTX line"), "{err}");
+    assert!(err.contains("transpose.cu:"), "{err}");
+    assert!(err.contains("of block ("), "{err}");
+}
+
+#[test]
+fn misaligned_access_is_a_fault() {
+    let f = temp(
+        "mis.ptx",
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(\n.param .u64 p)\n{\n.reg .b64 %rd<3>;\n.reg .f32 %f<2>;\nld.param.u64 %rd1, [p];\nld.global.f32 %f1, [%rd1+2];\nret;\n}\n",
+    );
+    let (ok, _, err) = warpscope(&[
+        "analyze", &f, "--kernel", "k", "--grid", "1", "--block", "32",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("misaligned 4-byte load"), "{err}");
+    assert!(err.contains("thread (0,0,0) of block (0,0,0)"), "{err}");
+}
+
+/// `.cu` through nvcc: the same figures as the source path where the compiler keeps every
+/// access (Harris's offset kernel, a template instantiated for the compile).
+#[test]
+fn cu_compiled_path_equals_source_on_harris() {
+    if !compiler() {
+        return;
+    }
+    let common = [
+        "--kernel",
+        "offset<float>",
+        "--grid",
+        "4096",
+        "--block",
+        "256",
+        "--arg",
+        "s=1",
+        "--cc",
+        "1.0,1.3,2.0,3.5,9.0",
+    ];
+    let mut c = vec!["analyze", "examples/harris.cu", "--frontend", "ptx"];
+    c.extend(common);
+    let mut s = vec!["analyze", "examples/harris.cu", "--frontend", "source"];
+    s.extend(common);
+    let (cv, sv) = (json(&c), json(&s));
+    for k in 0..5 {
+        assert_eq!(
+            cv["architectures"][k]["totals"], sv["architectures"][k]["totals"],
+            "arch {k}"
+        );
+    }
+    // CC 1.0 misaligned half-warps: 16 transactions each.
+    assert_eq!(
+        cv["architectures"][0]["totals"]["global_load"]["transactions"],
+        1048576
+    );
+    assert!(cv["architectures"][0]["sites"][0]["ptx"]
+        .as_str()
+        .unwrap()
+        .starts_with("ld.global"));
+}
+
+/// A compiler error shows the command that failed and nvcc's own message.
+#[test]
+fn compiler_error_is_shown_verbatim_with_the_command() {
+    if !compiler() {
+        return;
+    }
+    let f = temp(
+        "broken.cu",
+        "__global__ void k(float* a) {\n  a[0] = undeclared_name;\n}\n",
+    );
+    let (ok, _, err) = warpscope(&[
+        "analyze",
+        &f,
+        "--kernel",
+        "k",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--frontend",
+        "ptx",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("undeclared_name"), "{err}");
+    assert!(err.contains("nvcc") && err.contains("-ptx"), "{err}");
+}
+
+/// With no compiler anywhere, `--frontend ptx` says how to get one; `auto` falls back to
+/// the source interpreter with a note.
+#[test]
+fn no_compiler_says_how_to_install_one() {
+    let run = |frontend: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_warpscope"))
+            .args([
+                "analyze",
+                "examples/harris.cu",
+                "--kernel",
+                "offset_copy",
+                "--grid",
+                "4",
+                "--block",
+                "32",
+                "--arg",
+                "n=128",
+                "--arg",
+                "offset=0",
+                "--cc",
+                "9.0",
+                "--frontend",
+                frontend,
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("VIRTUAL_ENV")
+            .env_remove("CUDA_HOME")
+            .env_remove("CUDA_PATH")
+            .env("PATH", "/nonexistent")
+            .output()
+            .unwrap()
+    };
+    let out = run("ptx");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("pip install nvidia-cuda-nvcc"), "{err}");
+    let out = run("auto");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(all.contains("source interpreter used"), "{all}");
+}
