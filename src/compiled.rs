@@ -150,7 +150,28 @@ pub fn load_ptx(req: &AnalyzeRequest, ptx: &str, label: &str) -> Result<Compiled
     let prog = Program::decode(&module, entry).map_err(|e| anyhow!("{label}: {e}"))?;
     let demangled = warpscope_ptx::demangle(&entry.name);
     let types = param_types(&demangled);
-    let names = source_param_names(&req.source, &req.kernel, prog.params.len());
+    // Parameter names come from the CUDA source: the request's, or for a .ptx file the
+    // first `.file` that is a CUDA source found here.
+    let mut names = Vec::new();
+    if !crate::is_ptx_file(&req.file) {
+        names = source_param_names(&req.source, &req.kernel, prog.params.len());
+    } else {
+        for (_, f) in &prog.files {
+            if !(f.ends_with(".cu") || f.ends_with(".cuh")) {
+                continue;
+            }
+            if let Some(text) = find_source(f).and_then(|p| std::fs::read_to_string(p).ok()) {
+                names = source_param_names(
+                    &text,
+                    &warpscope_ptx::demangle(&entry.name),
+                    prog.params.len(),
+                );
+                if !names.is_empty() {
+                    break;
+                }
+            }
+        }
+    }
     let launch = build_launch(req, &prog, &names, &types)?;
     let sites = site_infos(req, &prog);
     Ok(CompiledKernel {
@@ -158,6 +179,20 @@ pub fn load_ptx(req: &AnalyzeRequest, ptx: &str, label: &str) -> Result<Compiled
         launch,
         sites,
         notes: Vec::new(),
+    })
+}
+
+/// A `.file` path of the PTX as found on this machine: as written, or with leading folders
+/// dropped until it exists relative to the working folder (PTX made on another machine).
+fn find_source(path: &str) -> Option<PathBuf> {
+    let p = Path::new(path);
+    if p.exists() {
+        return Some(p.to_path_buf());
+    }
+    let parts: Vec<_> = p.components().collect();
+    (1..parts.len()).find_map(|k| {
+        let q: PathBuf = parts[k..].iter().collect();
+        q.exists().then_some(q)
     })
 }
 
@@ -181,7 +216,7 @@ fn site_infos(req: &AnalyzeRequest, prog: &Program) -> Vec<SiteInfo> {
                         let text = if same || path == req.file {
                             req.source.clone()
                         } else {
-                            std::fs::read_to_string(&path).ok()?
+                            std::fs::read_to_string(find_source(&path)?).ok()?
                         };
                         Some(text.lines().map(|l| l.to_string()).collect())
                     });
