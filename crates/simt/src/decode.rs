@@ -101,9 +101,6 @@ struct Decoder<'m> {
     const_image: Vec<u8>,
     global_vars: Vec<GlobalVar>,
     funcs: HashMap<String, FuncInfo>,
-    /// Functions whose bodies are decoding (recursion check) or queued.
-    pending: Vec<String>,
-    calls_to_patch: Vec<(usize, String)>,
     /// Functions being decoded right now (a call to one of these is recursion).
     active: Vec<String>,
 }
@@ -194,8 +191,6 @@ impl Program {
             const_image: Vec::new(),
             global_vars: Vec::new(),
             funcs: HashMap::new(),
-            pending: Vec::new(),
-            calls_to_patch: Vec::new(),
             active: Vec::new(),
         };
         d.module_vars()?;
@@ -213,18 +208,6 @@ impl Program {
         // A body that falls off its end exits.
         d.push(Instr::Exit, None, entry.pos, None);
         d.active.pop();
-        // Called functions, decoded after the entry (each once).
-        while let Some(name) = d.pending.pop() {
-            d.function(&name)?;
-        }
-        for (i, name) in std::mem::take(&mut d.calls_to_patch) {
-            let Some(f) = d.funcs.get(&name) else {
-                continue;
-            };
-            if let Instr::Call { target, .. } = &mut d.insts[i].instr {
-                *target = f.start;
-            }
-        }
         let dirs = |n: &str| {
             entry
                 .directives
@@ -714,19 +697,9 @@ impl<'m> Decoder<'m> {
                 None => Instr::Nop,
             });
         }
-        if !self.funcs.contains_key(func) && !self.pending.iter().any(|p| p == func) {
-            // Decode it now if it is not on the active chain (its registers are its own).
-            self.pending.push(func.to_string());
-        }
-        // The callee's parameter registers are known once it is decoded; decode it eagerly
-        // so they can be named here.
+        // The callee is decoded the first time it is called, behind a branch over its body,
+        // so that its parameter registers can be named here.
         if !self.funcs.contains_key(func) {
-            self.pending.retain(|p| p != func);
-            // Decode into a separate run of instructions: remember where we are.
-            let saved = std::mem::take(&mut self.insts);
-            let saved_base = saved.len();
-            self.insts = saved;
-            // Functions are appended after a jump-over so the caller's flow is unchanged.
             let jump_at = self.insts.len();
             self.push(Instr::Bra { target: 0 }, None, i.pos, None);
             self.function(func)?;
@@ -734,7 +707,6 @@ impl<'m> Decoder<'m> {
             if let Instr::Bra { target } = &mut self.insts[jump_at].instr {
                 *target = after;
             }
-            let _ = saved_base;
         }
         let Some(info) = self.funcs.get(func) else {
             return Err(Error::Invalid {
