@@ -430,3 +430,30 @@ fn no_compiler_says_how_to_install_one() {
     );
     assert!(all.contains("source interpreter used"), "{all}");
 }
+
+/// A kernel with a `__noinline__` call, `__shfl_down_sync`, an atomic, `printf` (local-memory
+/// argument buffer) and inline-asm `cp.async` runs: 4 blocks of 2 warps.
+#[test]
+fn calls_shuffles_atomics_printf_and_cp_async_run() {
+    let v = json(&[
+        "analyze",
+        "crates/ptx/tests/data/features.ptx",
+        "--kernel",
+        "features",
+        "--grid",
+        "4",
+        "--block",
+        "64",
+        "--arg",
+        "param_3=256",
+        "--cc",
+        "9.0",
+    ]);
+    let sites = v["architectures"][0]["sites"].as_array().unwrap();
+    let ptx: Vec<&str> = sites.iter().map(|s| s["ptx"].as_str().unwrap()).collect();
+    assert!(ptx.contains(&"cp.async.ca.shared.global"), "{ptx:?}");
+    assert!(ptx.contains(&"atom.global.add.u32"), "{ptx:?}");
+    // cp.async, shared load, atomic: once per warp (8 warps).
+    let reqs: u64 = sites.iter().map(|s| s["requests"].as_u64().unwrap()).sum();
+    assert_eq!(reqs, 42);
+}
