@@ -4,7 +4,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
-use warpscope_model::{Arch, Op};
+use warpscope_model::Arch;
 use warpscope_report::SiteInfo;
 use warpscope_simt::decode::window;
 use warpscope_simt::{Alloc, Launch, Program};
@@ -234,7 +234,8 @@ fn site_infos(req: &AnalyzeRequest, prog: &Program) -> Vec<SiteInfo> {
                 line,
                 column,
                 text,
-                op: if s.atomic { Op::Store } else { s.op },
+                // Atomics are decoded as stores of their space.
+                op: s.op,
                 read_only: s.read_only,
                 ptx: Some(s.ptx.clone()),
                 ptx_line: Some(s.ptx_line),
@@ -386,6 +387,12 @@ fn build_launch(
         }
     };
     let all = || (0..n).map(label).collect::<Vec<_>>().join(", ");
+    let name = |k: usize| {
+        names
+            .get(k)
+            .cloned()
+            .unwrap_or_else(|| format!("param_{k}"))
+    };
     let find = |name: &str| -> Option<usize> {
         (0..n).find(|&k| {
             names.get(k).is_some_and(|s| s == name)
@@ -439,9 +446,9 @@ fn build_launch(
             if args[k].is_some() {
                 bail!(
                     "--arg {}: '{}' is a pointer; warpscope gives each pointer parameter its own allocation (size it with --alloc {}=ELEMENTS)",
-                    names.get(k).cloned().unwrap_or(format!("param_{k}")),
+                    name(k),
                     label(k),
-                    names.get(k).cloned().unwrap_or(format!("param_{k}"))
+                    name(k)
                 );
             }
             let base = window::ALLOC_BASE + slot * window::ALLOC_SPACING;
@@ -464,7 +471,7 @@ fn build_launch(
             bail!(
                 "kernel parameter {} has no value: pass --arg {}=VALUE",
                 label(k),
-                names.get(k).cloned().unwrap_or(format!("param_{k}"))
+                name(k)
             );
         };
         let float =
@@ -472,7 +479,7 @@ fn build_launch(
         let bytes = encode_scalar(v, p.bytes, float).ok_or_else(|| {
             anyhow!(
                 "--arg {}={v}: {} takes a {}-byte {}; '{v}' is not one",
-                names.get(k).cloned().unwrap_or(format!("param_{k}")),
+                name(k),
                 label(k),
                 p.bytes,
                 if float { "float" } else { "integer" }

@@ -181,6 +181,14 @@ impl Loaded {
         }
     }
 
+    /// Bytes of shared memory per block (static, then `dynamic` of `extern __shared__`).
+    fn shared_bytes(&self, dynamic: u64) -> u64 {
+        match self {
+            Loaded::Source(k, _) => k.shared_bytes(dynamic),
+            Loaded::Compiled(k) => k.shared_bytes(),
+        }
+    }
+
     fn local_arrays(&self) -> Vec<LocalArrayInfo> {
         match self {
             Loaded::Source(k, _) => k
@@ -249,15 +257,6 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
         req.max_steps,
     )?;
     Ok(Loaded::Source(kernel, cfg))
-}
-
-impl Loaded {
-    fn shared_bytes(&self, dynamic: u64) -> u64 {
-        match self {
-            Loaded::Source(k, _) => k.shared_bytes(dynamic),
-            Loaded::Compiled(k) => k.shared_bytes(),
-        }
-    }
 }
 
 fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {

@@ -42,6 +42,11 @@ impl<'a> InstDecoder<'a> {
         self.i.mods.iter().any(|x| x == m)
     }
 
+    /// The value of the first table entry whose name is among the modifiers.
+    fn pick<T: Copy>(&self, table: &[(&str, T)]) -> Option<T> {
+        table.iter().find(|(n, _)| self.has(n)).map(|(_, v)| *v)
+    }
+
     /// The last modifier that is a scalar type (the instruction's type).
     fn ty(&self) -> Result<Ty> {
         self.types()
@@ -234,17 +239,14 @@ impl<'a> InstDecoder<'a> {
                 })
             }
             "redux" => {
-                let rop = [
+                let rop = self.pick(&[
                     ("add", ReduxOp::Add),
                     ("min", ReduxOp::Min),
                     ("max", ReduxOp::Max),
                     ("and", ReduxOp::And),
                     ("or", ReduxOp::Or),
                     ("xor", ReduxOp::Xor),
-                ]
-                .into_iter()
-                .find(|(n, _)| self.has(n))
-                .map(|(_, o)| o)
+                ])
                 .ok_or_else(|| self.unsupported("redux.sync on floats is not supported"))?;
                 Decoded::Plain(Instr::Redux {
                     op: rop,
@@ -361,18 +363,16 @@ impl<'a> InstDecoder<'a> {
             ),
             "fns" => (Alu::Fns, 3),
             "testp" => {
-                let k = [
-                    ("finite", TestpKind::Finite),
-                    ("infinite", TestpKind::Infinite),
-                    ("number", TestpKind::Number),
-                    ("notanumber", TestpKind::NotANumber),
-                    ("normal", TestpKind::Normal),
-                    ("subnormal", TestpKind::Subnormal),
-                ]
-                .into_iter()
-                .find(|(n, _)| self.has(n))
-                .map(|(_, k)| k)
-                .ok_or_else(|| self.invalid("unknown testp property"))?;
+                let k = self
+                    .pick(&[
+                        ("finite", TestpKind::Finite),
+                        ("infinite", TestpKind::Infinite),
+                        ("number", TestpKind::Number),
+                        ("notanumber", TestpKind::NotANumber),
+                        ("normal", TestpKind::Normal),
+                        ("subnormal", TestpKind::Subnormal),
+                    ])
+                    .ok_or_else(|| self.invalid("unknown testp property"))?;
                 (Alu::Testp(k), 1)
             }
             _ => return Err(self.unsupported(SUPPORTED)),
@@ -493,14 +493,11 @@ impl<'a> InstDecoder<'a> {
     fn setp(&self) -> Result<Instr> {
         let ty = self.ty()?;
         let cmp = self.cmp()?;
-        let bop = [
+        let bop = self.pick(&[
             ("and", BoolOp::And),
             ("or", BoolOp::Or),
             ("xor", BoolOp::Xor),
-        ]
-        .into_iter()
-        .find(|(n, _)| self.has(n))
-        .map(|(_, b)| b);
+        ]);
         // setp.cmp.ty p[|q], a, b[, [!]c]: the parser gives `|q` as its own operand when
         // present, so count operands.
         let n = self.i.operands.len();
@@ -738,22 +735,20 @@ impl<'a> InstDecoder<'a> {
         if self.vec_len() > 1 || self.i.mods.iter().any(|m| m.ends_with("x2")) {
             return Err(self.unsupported("vector and packed atomics are not supported"));
         }
-        let aop = [
-            ("add", AtomOp::Add),
-            ("min", AtomOp::Min),
-            ("max", AtomOp::Max),
-            ("inc", AtomOp::Inc),
-            ("dec", AtomOp::Dec),
-            ("and", AtomOp::And),
-            ("or", AtomOp::Or),
-            ("xor", AtomOp::Xor),
-            ("exch", AtomOp::Exch),
-            ("cas", AtomOp::Cas),
-        ]
-        .into_iter()
-        .find(|(n, _)| self.has(n))
-        .map(|(_, o)| o)
-        .ok_or_else(|| self.invalid("unknown atomic operation"))?;
+        let aop = self
+            .pick(&[
+                ("add", AtomOp::Add),
+                ("min", AtomOp::Min),
+                ("max", AtomOp::Max),
+                ("inc", AtomOp::Inc),
+                ("dec", AtomOp::Dec),
+                ("and", AtomOp::And),
+                ("or", AtomOp::Or),
+                ("xor", AtomOp::Xor),
+                ("exch", AtomOp::Exch),
+                ("cas", AtomOp::Cas),
+            ])
+            .ok_or_else(|| self.invalid("unknown atomic operation"))?;
         let red = self.i.opcode == "red";
         let (d, k) = if red { (None, 0) } else { (self.d_opt(0)?, 1) };
         let addr = (self.addr)(self.op(k)?)?;

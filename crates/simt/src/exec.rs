@@ -71,6 +71,12 @@ struct Warp {
     index: u32,
 }
 
+/// Where the executing lanes of one memory instruction land: space and image offset.
+struct Located {
+    space: [Space; WARP_SIZE],
+    image: [u64; WARP_SIZE],
+}
+
 struct BlockCtx<'a> {
     prog: &'a Program,
     launch: &'a Launch,
@@ -667,29 +673,14 @@ impl<'a> BlockCtx<'a> {
             } => {
                 let w = ty.bytes as u32;
                 let addrs = self.addresses(warp, *addr, exec);
-                self.emit(
-                    warp,
-                    pc,
-                    *site,
-                    *space,
-                    Op::Load,
-                    w * ds.len() as u32,
-                    exec,
-                    &addrs,
-                    sink,
-                )?;
+                let width = w * ds.len() as u32;
+                let at = self.emit(warp, pc, *site, *space, Op::Load, width, exec, &addrs, sink)?;
                 for (k, d) in ds.iter().enumerate() {
                     let Some(d) = d else { continue };
                     for lane in lanes(exec) {
-                        let v = self.read(
-                            global,
-                            *space,
-                            addrs[lane] + (k as u64) * w as u64,
-                            w,
-                            warp,
-                            lane,
-                        );
-                        warp.regs[*d as usize * WARP_SIZE + lane] = v;
+                        let off = at.image[lane] + k as u64 * w as u64;
+                        warp.regs[*d as usize * WARP_SIZE + lane] =
+                            self.load(global, at.space[lane], off, w);
                     }
                     warp.uni[*d as usize] = false;
                 }
@@ -703,29 +694,22 @@ impl<'a> BlockCtx<'a> {
             } => {
                 let w = ty.bytes as u32;
                 let addrs = self.addresses(warp, *addr, exec);
-                self.emit(
+                let width = w * srcs.len() as u32;
+                let at = self.emit(
                     warp,
                     pc,
                     *site,
                     *space,
                     Op::Store,
-                    w * srcs.len() as u32,
+                    width,
                     exec,
                     &addrs,
                     sink,
                 )?;
                 for (k, s) in srcs.iter().enumerate() {
                     for lane in lanes(exec) {
-                        let v = get(warp, *s, lane);
-                        self.write_mem(
-                            global,
-                            *space,
-                            addrs[lane] + (k as u64) * w as u64,
-                            w,
-                            v,
-                            warp,
-                            lane,
-                        );
+                        let off = at.image[lane] + k as u64 * w as u64;
+                        self.store(global, at.space[lane], off, w, get(warp, *s, lane));
                     }
                 }
             }
@@ -741,12 +725,12 @@ impl<'a> BlockCtx<'a> {
             } => {
                 let w = ty.bytes as u32;
                 let addrs = self.addresses(warp, *addr, exec);
-                self.emit(warp, pc, *site, *space, Op::Store, w, exec, &addrs, sink)?;
+                let at = self.emit(warp, pc, *site, *space, Op::Store, w, exec, &addrs, sink)?;
                 for lane in lanes(exec) {
-                    let old = self.read(global, *space, addrs[lane], w, warp, lane);
-                    let bv = get(warp, *b, lane);
-                    let new = atom_value(*op, *ty, old, bv, get(warp, *c, lane));
-                    self.write_mem(global, *space, addrs[lane], w, new, warp, lane);
+                    let (s, off) = (at.space[lane], at.image[lane]);
+                    let old = self.load(global, s, off, w);
+                    let new = atom_value(*op, *ty, old, get(warp, *b, lane), get(warp, *c, lane));
+                    self.store(global, s, off, w, new);
                     if let Some(d) = d {
                         warp.regs[*d as usize * WARP_SIZE + lane] = old;
                     }
@@ -766,55 +750,22 @@ impl<'a> BlockCtx<'a> {
                 let w = *bytes as u32;
                 let from = self.addresses(warp, *src, exec);
                 let to = self.addresses(warp, *dst, exec);
-                self.emit(
-                    warp,
-                    pc,
-                    *load_site,
-                    MemSpace::Global,
-                    Op::Load,
-                    w,
-                    exec,
-                    &from,
-                    sink,
-                )?;
-                self.emit(
-                    warp,
-                    pc,
-                    *store_site,
-                    MemSpace::Shared,
-                    Op::Store,
-                    w,
-                    exec,
-                    &to,
-                    sink,
-                )?;
+                let (g, sh) = (MemSpace::Global, MemSpace::Shared);
+                let src_at = self.emit(warp, pc, *load_site, g, Op::Load, w, exec, &from, sink)?;
+                let dst_at = self.emit(warp, pc, *store_site, sh, Op::Store, w, exec, &to, sink)?;
                 for lane in lanes(exec) {
+                    // Bytes past `src-size` are zero-filled [PTX ISA §9.7.9.25].
                     let n = src_bytes
                         .map(|s| get(warp, s, lane) as u32)
                         .unwrap_or(w)
                         .min(w);
-                    for k in 0..w {
-                        let v = if k < n {
-                            self.read(
-                                global,
-                                MemSpace::Global,
-                                from[lane] + k as u64,
-                                1,
-                                warp,
-                                lane,
-                            )
+                    for k in 0..w as u64 {
+                        let v = if k < n as u64 {
+                            self.load(global, src_at.space[lane], src_at.image[lane] + k, 1)
                         } else {
                             0
                         };
-                        self.write_mem(
-                            global,
-                            MemSpace::Shared,
-                            to[lane] + k as u64,
-                            1,
-                            v,
-                            warp,
-                            lane,
-                        );
+                        self.store(global, dst_at.space[lane], dst_at.image[lane] + k, 1, v);
                     }
                 }
             }
@@ -952,26 +903,33 @@ impl<'a> BlockCtx<'a> {
         out
     }
 
-    /// Where a lane's address goes: (space, address for the model, offset for the image).
-    fn resolve(&self, space: MemSpace, a: u64, warp: &Warp, lane: usize) -> (Space, u64) {
+    /// Where a lane's address goes: its space, the address the model sees, and the offset in
+    /// that space's image (global: the address; local: the lane's own frame).
+    fn locate(&self, space: MemSpace, a: u64, warp: &Warp, lane: usize) -> (Space, u64, u64) {
         let ext = self.prog.dynamic_shared_base();
-        match space {
+        let (space, a) = match space {
             MemSpace::Global => (Space::Global, a),
-            MemSpace::Shared => (Space::Shared, resolve_extern(a, ext) & 0xFFFF_FFFF),
+            MemSpace::Shared => (Space::Shared, a),
             MemSpace::Const => (Space::Constant, a),
-            MemSpace::Local => (Space::Local, self.local_model(a, warp, lane)),
+            MemSpace::Local => (Space::Local, a),
             MemSpace::Param | MemSpace::Generic => match a >> 60 {
-                1 => (
-                    Space::Shared,
-                    resolve_extern(a - window::SHARED, ext) & 0xFFFF_FFFF,
-                ),
+                1 => (Space::Shared, a - window::SHARED),
                 2 => (Space::Constant, a - window::CONST),
-                3 => (
-                    Space::Local,
-                    self.local_model(a - window::LOCAL, warp, lane),
-                ),
+                3 => (Space::Local, a - window::LOCAL),
                 _ => (Space::Global, a),
             },
+        };
+        match space {
+            Space::Shared => {
+                let off = resolve_extern(a, ext) & 0xFFFF_FFFF;
+                (space, off, off)
+            }
+            Space::Local => {
+                let thread = warp.first_thread as u64 + lane as u64;
+                let image = thread * self.prog.local_bytes + a;
+                (space, self.local_model(a, warp, lane), image)
+            }
+            _ => (space, a, a),
         }
     }
 
@@ -986,60 +944,30 @@ impl<'a> BlockCtx<'a> {
         self.block_linear * per_block + (off / g) * g * t + thread * g + off % g
     }
 
-    fn local_offset(&self, space: MemSpace, a: u64, warp: &Warp, lane: usize) -> u64 {
-        let off = match space {
-            MemSpace::Local => a,
-            _ => a.wrapping_sub(window::LOCAL),
-        };
-        (warp.first_thread as u64 + lane as u64) * self.prog.local_bytes + off
-    }
-
-    fn read(
-        &self,
-        global: &Global,
-        space: MemSpace,
-        a: u64,
-        n: u32,
-        warp: &Warp,
-        lane: usize,
-    ) -> u64 {
-        let (s, m) = self.resolve(space, a, warp, lane);
-        match s {
+    /// Reads `n` ≤ 8 bytes at offset `off` of `space`'s image (see [`BlockCtx::locate`]).
+    fn load(&self, global: &Global, space: Space, off: u64, n: u32) -> u64 {
+        match space {
             Space::Global if !self.prog.needs_memory => 0,
-            Space::Global => global.read(m, n),
-            Space::Shared => memory::read_flat(&self.shared, m, n),
-            Space::Constant => memory::read_flat(&self.prog.const_image, m, n),
-            Space::Local => {
-                memory::read_flat(&self.local, self.local_offset(space, a, warp, lane), n)
-            }
+            Space::Global => global.read(off, n),
+            Space::Shared => memory::read_flat(&self.shared, off, n),
+            Space::Constant => memory::read_flat(&self.prog.const_image, off, n),
+            Space::Local => memory::read_flat(&self.local, off, n),
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn write_mem(
-        &mut self,
-        global: &mut Global,
-        space: MemSpace,
-        a: u64,
-        n: u32,
-        v: u64,
-        warp: &Warp,
-        lane: usize,
-    ) {
-        let (s, m) = self.resolve(space, a, warp, lane);
-        match s {
+    /// Writes `n` ≤ 8 bytes of `v` at offset `off` of `space`'s image.
+    fn store(&mut self, global: &mut Global, space: Space, off: u64, n: u32, v: u64) {
+        match space {
             Space::Global if !self.prog.needs_memory => {}
-            Space::Global => global.write(m, n, v),
-            Space::Shared => memory::write_flat(&mut self.shared, m, n, v),
+            Space::Global => global.write(off, n, v),
+            Space::Shared => memory::write_flat(&mut self.shared, off, n, v),
             Space::Constant => {}
-            Space::Local => {
-                let off = self.local_offset(space, a, warp, lane);
-                memory::write_flat(&mut self.local, off, n, v)
-            }
+            Space::Local => memory::write_flat(&mut self.local, off, n, v),
         }
     }
 
-    /// Checks every active lane's address and hands one access per space to the sink.
+    /// Checks every active lane's address and hands one access per space to the sink;
+    /// returns where each lane's bytes are, for the instruction's data movement.
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &self,
@@ -1052,11 +980,17 @@ impl<'a> BlockCtx<'a> {
         exec: u32,
         addrs: &[u64; WARP_SIZE],
         sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
-    ) -> Result<()> {
+    ) -> Result<Located> {
         let read_only = self.prog.sites[site as usize].read_only;
         let mut acc: [Option<WarpAccess>; 4] = [None; 4];
+        let mut at = Located {
+            space: [Space::Global; WARP_SIZE],
+            image: [0; WARP_SIZE],
+        };
         for lane in lanes(exec) {
-            let (s, m) = self.resolve(space, addrs[lane], warp, lane);
+            let (s, m, image) = self.locate(space, addrs[lane], warp, lane);
+            at.space[lane] = s;
+            at.image[lane] = image;
             let a = acc[s as usize].get_or_insert(WarpAccess {
                 space: s,
                 op,
@@ -1105,7 +1039,7 @@ impl<'a> BlockCtx<'a> {
                 sink(site, a, origin);
             }
         }
-        Ok(())
+        Ok(at)
     }
 
     /// Whether every lane of `a` is aligned and inside memory (a quick test; `false` means
