@@ -15,10 +15,11 @@ pub use sweep::{render_sweep, SweepPoint};
 pub use table::{cause_name, render_advice, render_table, render_traffic};
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::HashMap;
 use warpscope_advice::{diagnose, weight, SiteFacts};
-use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess};
+use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess, WARP_SIZE};
 
 use explain::{Advice, FixOutcome, SiteAdvice};
 
@@ -66,6 +67,45 @@ pub struct Aggregator {
     /// Per row: bit set of (first active lane's address mod 128) over its warps.
     start_offsets: Vec<u128>,
     batch: Vec<(usize, WarpAccess)>,
+    /// Per arch: the cost of each access shape seen (see [`Shape`]), so that a shape is
+    /// costed once however often warps repeat it.
+    memo: Vec<FxHashMap<Shape, Cost>>,
+}
+
+/// An access up to a shift of all lanes by a multiple of 256 bytes, which changes no rule of
+/// the model (segments ≤ 128 B, L1 lines 128 B, sectors 32 B, 1.x alignment ≤ 256 B, banks
+/// ≤ 32 × 8 B): space, op, width, read-only path, active mask and each active lane's offset
+/// from the 256-byte-aligned base of the lowest address.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Shape {
+    space: Space,
+    op: Op,
+    width: u32,
+    read_only: bool,
+    mask: u32,
+    offsets: [u32; WARP_SIZE],
+}
+
+/// Shapes remembered per arch at most (scattered accesses rarely repeat).
+const MEMO_CAP: usize = 1 << 16;
+
+impl Shape {
+    /// The shape of `a`, or `None` when its lanes span 4 GiB or more.
+    fn of(a: &WarpAccess) -> Option<Shape> {
+        let lo = a.active().map(|(_, x)| x).min()? & !255;
+        let mut offsets = [0u32; WARP_SIZE];
+        for (l, x) in a.active() {
+            offsets[l] = u32::try_from(x - lo).ok()?;
+        }
+        Some(Shape {
+            space: a.space,
+            op: a.op,
+            width: a.width,
+            read_only: a.read_only,
+            mask: a.mask,
+            offsets,
+        })
+    }
 }
 
 impl Aggregator {
@@ -80,6 +120,7 @@ impl Aggregator {
             worst: vec![Vec::new(); n],
             start_offsets: Vec::new(),
             batch: Vec::with_capacity(BATCH),
+            memo: vec![FxHashMap::default(); n],
         }
     }
 
@@ -109,15 +150,29 @@ impl Aggregator {
         let nrows = self.keys.len();
         let batch = &self.batch;
         let config = &self.config;
+        let shapes: Vec<Option<Shape>> = batch.iter().map(|(_, a)| Shape::of(a)).collect();
         self.archs
             .par_iter()
             .zip(self.totals.par_iter_mut())
             .zip(self.worst.par_iter_mut())
-            .for_each(|((arch, totals), worst)| {
+            .zip(self.memo.par_iter_mut())
+            .for_each(|(((arch, totals), worst), memo)| {
                 totals.resize(nrows, Cost::default());
                 worst.resize(nrows, None);
-                for (row, a) in batch {
-                    let c = cost(arch, config, a);
+                for ((row, a), shape) in batch.iter().zip(&shapes) {
+                    let c = match shape {
+                        Some(k) => match memo.get(k) {
+                            Some(c) => *c,
+                            None => {
+                                let c = cost(arch, config, a);
+                                if memo.len() < MEMO_CAP {
+                                    memo.insert(*k, c);
+                                }
+                                c
+                            }
+                        },
+                        None => cost(arch, config, a),
+                    };
                     totals[*row].add(&c);
                     let wt = weight(&c, a.space);
                     if worst[*row].as_ref().is_none_or(|(w, _)| wt > *w) {
@@ -418,4 +473,41 @@ pub struct TrafficReport {
     /// Effective bandwidth, GB/s: bytes requested by global/local loads and stores ÷ time.
     pub effective_gbps: f64,
     pub sites: Vec<SiteTraffic>,
+}
+
+#[cfg(test)]
+mod shape_tests {
+    use super::*;
+
+    fn access(base: u64, stride: u64) -> WarpAccess {
+        let mut addrs = [0u64; WARP_SIZE];
+        for (l, a) in addrs.iter_mut().enumerate() {
+            *a = base + stride * l as u64;
+        }
+        WarpAccess {
+            space: Space::Global,
+            op: Op::Load,
+            width: 4,
+            mask: u32::MAX,
+            addrs,
+            read_only: false,
+        }
+    }
+
+    /// A shift by 256 bytes keeps the shape (and every CC's cost); a shift by 32 does not.
+    #[test]
+    fn shapes_are_costed_once_per_256_byte_shift() {
+        let a = access(1 << 40, 4);
+        assert!(Shape::of(&a) == Shape::of(&access((1 << 40) + 256 * 7, 4)));
+        assert!(Shape::of(&a) != Shape::of(&access((1 << 40) + 32, 4)));
+        assert!(Shape::of(&access(0, 1 << 28)).is_none());
+        for arch in warpscope_model::arch::all() {
+            let c = Config::default();
+            let shifted = access((1 << 40) + 256 * 3 + 4, 8);
+            assert_eq!(
+                cost(arch, &c, &access((1 << 40) + 4, 8)),
+                cost(arch, &c, &shifted)
+            );
+        }
+    }
 }

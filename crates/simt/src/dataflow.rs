@@ -93,3 +93,67 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
             }
     })
 }
+
+/// Instructions whose results reach no address, guard predicate or call: with no memory
+/// image (see [`loaded_values_matter`]) the executor skips them, since nothing they compute
+/// can change which accesses happen or where. A backward slice from addresses and guards.
+pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
+    let mut live = vec![false; nregs as usize];
+    let mark = |live: &mut Vec<bool>, s: &Src| {
+        if let Src::Reg(r) = s {
+            live[*r as usize] = true;
+        }
+    };
+    for i in insts {
+        if let Some((g, _)) = i.guard {
+            live[g as usize] = true;
+        }
+        match &i.instr {
+            Instr::Ld { addr, .. } | Instr::St { addr, .. } | Instr::Atom { addr, .. } => {
+                addr.base.into_iter().for_each(|r| live[r as usize] = true)
+            }
+            Instr::CpAsync { dst, src, .. } => dst
+                .base
+                .into_iter()
+                .chain(src.base)
+                .for_each(|r| live[r as usize] = true),
+            _ => {}
+        }
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in insts.iter().rev() {
+            let (defs, uses) = defs_uses(&i.instr);
+            if defs.iter().any(|d| live[*d as usize]) {
+                for u in &uses {
+                    if let Src::Reg(r) = u {
+                        if !live[*r as usize] {
+                            mark(&mut live, u);
+                            changed = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    insts
+        .iter()
+        .map(|i| {
+            let (defs, _) = defs_uses(&i.instr);
+            let pure = !matches!(
+                i.instr,
+                Instr::Ld { .. }
+                    | Instr::St { .. }
+                    | Instr::Atom { .. }
+                    | Instr::CpAsync { .. }
+                    | Instr::Call { .. }
+                    | Instr::Bra { .. }
+                    | Instr::Bar
+                    | Instr::Exit
+                    | Instr::Ret
+            );
+            pure && defs.iter().all(|d| !live[*d as usize])
+        })
+        .collect()
+}

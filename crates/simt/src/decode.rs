@@ -81,6 +81,9 @@ pub struct Program {
     /// Whether loaded values can reach an address or a predicate (see `dataflow`); when not,
     /// no global memory image is kept.
     pub needs_memory: bool,
+    /// Per instruction: skipped when `needs_memory` is false (its result matters to no
+    /// access; see `dataflow::dead_values`).
+    pub(crate) dead: Vec<bool>,
 }
 
 struct FuncInfo {
@@ -217,6 +220,7 @@ impl Program {
         };
         let reconv = crate::cfg::reconvergence(&d.insts);
         let needs_memory = crate::dataflow::loaded_values_matter(&d.insts, d.nregs);
+        let dead = crate::dataflow::dead_values(&d.insts, d.nregs);
         Ok(Program {
             name: entry.name.clone(),
             nregs: d.nregs,
@@ -243,6 +247,7 @@ impl Program {
             reqntid: dirs("reqntid"),
             maxntid: dirs("maxntid"),
             needs_memory,
+            dead,
         })
     }
 

@@ -134,29 +134,106 @@ impl Program {
                 size: Some(g.bytes),
             });
         }
-        let shared_bytes = self.dynamic_shared_base() + launch.dynamic_shared_bytes;
-        let [gx, gy, gz] = launch.grid;
-        for bz in 0..gz {
-            for by in 0..gy {
-                for bx in 0..gx {
-                    let mut ctx = BlockCtx {
-                        prog: self,
-                        launch,
-                        allocs: &allocs,
-                        block: [bx, by, bz],
-                        block_linear: bx as u64 + gx as u64 * (by as u64 + gy as u64 * bz as u64),
-                        threads,
-                        shared: vec![0u8; shared_bytes as usize],
-                        local: vec![0u8; (self.local_bytes * threads as u64) as usize],
-                        steps: 0,
-                    };
-                    ctx.run_block(&mut global, sink)?;
+        let blocks = launch.grid.iter().map(|&x| x as u64).product::<u64>();
+        let run = |first: u64,
+                   end: u64,
+                   global: &mut Global,
+                   sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin)| {
+            self.run_blocks(launch, &allocs, threads, first..end, global, sink)
+        };
+        // Blocks see each other only through global memory; without a global image (no
+        // loaded value matters) they are independent and run on every core, in chunks whose
+        // accesses reach the sink in block order while the next chunks run.
+        let workers = rayon::current_num_threads() as u64;
+        if self.needs_memory || workers < 2 || blocks < 2 * workers {
+            return run(0, blocks, &mut global, sink);
+        }
+        type Accesses = Vec<(u32, WarpAccess, WarpOrigin)>;
+        // One round: a chunk of `chunk` blocks per worker from block `first`.
+        let round = |first: u64, chunk: u64| -> Vec<Result<Accesses>> {
+            use rayon::prelude::*;
+            (0..workers)
+                .into_par_iter()
+                .map(|w| {
+                    let start = (first + w * chunk).min(blocks);
+                    let end = (start + chunk).min(blocks);
+                    let mut out = Vec::new();
+                    run(start, end, &mut Global::default(), &mut |s, a, o| {
+                        out.push((s, *a, o))
+                    })?;
+                    Ok(out)
+                })
+                .collect()
+        };
+        let mut chunk = 1;
+        let mut first = 0;
+        let mut pending = Some(round(first, chunk));
+        while let Some(done) = pending.take() {
+            // Chunks sized to hold about CHUNK_ACCESSES accesses, from what the last held.
+            let held: usize = done.iter().map(|r| r.as_ref().map_or(0, |v| v.len())).sum();
+            first += workers * chunk;
+            let per_block = (held as u64).div_ceil(workers * chunk).max(1);
+            chunk = (CHUNK_ACCESSES / per_block).clamp(1, 256);
+            // The next round runs while this one's accesses go to the sink.
+            let next = std::thread::scope(|sc| {
+                let h = (first < blocks).then(|| sc.spawn(|| round(first, chunk)));
+                for part in done {
+                    for (site, a, o) in part? {
+                        sink(site, &a, o);
+                    }
                 }
-            }
+                Ok::<_, Error>(h.map(|h| h.join()))
+            })?;
+            pending = match next {
+                Some(Ok(v)) => Some(v),
+                Some(Err(_)) => {
+                    return Err(Error::Launch(
+                        "an executor thread stopped unexpectedly".into(),
+                    ))
+                }
+                None => None,
+            };
+        }
+        Ok(())
+    }
+
+    /// Runs the blocks of linear indices `range` in order (x fastest).
+    fn run_blocks(
+        &self,
+        launch: &Launch,
+        allocs: &[Alloc],
+        threads: u32,
+        range: std::ops::Range<u64>,
+        global: &mut Global,
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+    ) -> Result<()> {
+        let shared_bytes = self.dynamic_shared_base() + launch.dynamic_shared_bytes;
+        let [gx, gy, _] = launch.grid.map(|x| x as u64);
+        for linear in range {
+            let block = [
+                (linear % gx) as u32,
+                ((linear / gx) % gy) as u32,
+                (linear / (gx * gy)) as u32,
+            ];
+            let mut ctx = BlockCtx {
+                prog: self,
+                launch,
+                allocs,
+                block,
+                block_linear: linear,
+                threads,
+                shared: vec![0u8; shared_bytes as usize],
+                local: vec![0u8; (self.local_bytes * threads as u64) as usize],
+                steps: 0,
+            };
+            ctx.run_block(global, sink)?;
         }
         Ok(())
     }
 }
+
+/// Warp accesses one worker's chunk of blocks holds, about (~280 bytes each).
+const CHUNK_ACCESSES: u64 = 16_384;
 
 impl<'a> BlockCtx<'a> {
     fn run_block(
@@ -454,7 +531,45 @@ impl<'a> BlockCtx<'a> {
         sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
     ) -> Result<()> {
         let inst = &self.prog.insts[pc as usize];
+        let values = self.prog.needs_memory;
+        if !values && self.prog.dead[pc as usize] {
+            return Ok(());
+        }
         match &inst.instr {
+            // Without a memory image, memory instructions only report their accesses: no
+            // value they move can matter.
+            Instr::Ld {
+                space,
+                ty,
+                ds,
+                addr,
+                site,
+            } if !values => {
+                let addrs = self.addresses(warp, *addr, exec);
+                let width = ty.bytes as u32 * ds.len() as u32;
+                self.emit(warp, pc, *site, *space, Op::Load, width, exec, &addrs, sink)?;
+            }
+            Instr::St {
+                space,
+                ty,
+                srcs,
+                addr,
+                site,
+            } if !values => {
+                let addrs = self.addresses(warp, *addr, exec);
+                let width = ty.bytes as u32 * srcs.len() as u32;
+                self.emit(
+                    warp,
+                    pc,
+                    *site,
+                    *space,
+                    Op::Store,
+                    width,
+                    exec,
+                    &addrs,
+                    sink,
+                )?;
+            }
             Instr::Alu {
                 op,
                 ty,

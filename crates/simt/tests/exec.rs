@@ -1,0 +1,127 @@
+//! The executor on small PTX kernels: reconvergence, the memory image decision, the skipped
+//! dead values, and the parallel run delivering exactly the sequential run's accesses.
+
+use warpscope_model::{Op, Space, WarpAccess};
+use warpscope_simt::decode::window;
+use warpscope_simt::{Alloc, Launch, Program, WarpOrigin};
+
+fn program(body: &str, params: &str) -> Program {
+    let text = format!(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k({params})\n{{\n{body}\n}}\n");
+    let m = warpscope_ptx::parse(&text).unwrap();
+    let e = warpscope_ptx::find_entry(&m, "k").unwrap();
+    Program::decode(&m, e).unwrap()
+}
+
+fn launch(prog: &Program, grid: u32, block: u32, n: usize) -> Launch {
+    let mut allocs = Vec::new();
+    let mut args = Vec::new();
+    for k in 0..n {
+        let base = window::ALLOC_BASE + k as u64 * window::ALLOC_SPACING;
+        allocs.push((
+            Alloc {
+                name: format!("p{k}"),
+                base,
+                size: None,
+            },
+            Vec::new(),
+        ));
+        args.push(base.to_le_bytes().to_vec());
+    }
+    assert_eq!(args.len(), prog.params.len());
+    Launch {
+        grid: [grid, 1, 1],
+        block: [block, 1, 1],
+        args,
+        allocs,
+        dynamic_shared_bytes: 0,
+        max_steps: 1 << 30,
+    }
+}
+
+fn accesses(prog: &Program, l: &Launch) -> Vec<(u32, WarpAccess, WarpOrigin)> {
+    let mut v = Vec::new();
+    prog.run(l, &mut |s, a, o| v.push((s, *a, o))).unwrap();
+    v
+}
+
+/// out[i] = in[i] with i = ctaid.x * ntid.x + tid.x: nothing loaded reaches an address.
+const COPY: &str = ".reg .b32 %r<5>;\n.reg .b64 %rd<8>;\n.reg .f32 %f<3>;\n\
+ld.param.u64 %rd1, [p0];\nld.param.u64 %rd2, [p1];\n\
+mov.u32 %r1, %ctaid.x;\nmov.u32 %r2, %ntid.x;\nmov.u32 %r3, %tid.x;\nmad.lo.s32 %r4, %r1, %r2, %r3;\n\
+mul.wide.s32 %rd3, %r4, 4;\nadd.s64 %rd4, %rd2, %rd3;\nld.global.f32 %f1, [%rd4];\nadd.f32 %f2, %f1, 0f3F800000;\n\
+add.s64 %rd5, %rd1, %rd3;\nst.global.f32 [%rd5], %f2;\nret;";
+
+#[test]
+fn copy_needs_no_memory_image_and_skips_its_arithmetic() {
+    let p = program(COPY, ".param .u64 p0, .param .u64 p1");
+    assert!(!p.needs_memory);
+    let v = accesses(&p, &launch(&p, 2, 64, 2));
+    // 2 blocks × 2 warps × (load, store), lanes consecutive 4-byte words.
+    assert_eq!(v.len(), 8);
+    let (_, a, o) = v[2];
+    assert_eq!(
+        (a.op, a.space, a.width, a.mask),
+        (Op::Load, Space::Global, 4, u32::MAX)
+    );
+    assert_eq!(o.warp, 1);
+    assert_eq!(a.addrs[1] - a.addrs[0], 4);
+    assert_eq!(
+        a.addrs[0],
+        window::ALLOC_BASE + window::ALLOC_SPACING + 32 * 4
+    );
+}
+
+/// out[idx[i]] = 1: a loaded index reaches an address, so memory is kept and the index's
+/// value (written by the launch's initial bytes) decides the store's address.
+#[test]
+fn gather_keeps_memory_and_uses_loaded_values() {
+    let body = ".reg .b32 %r<3>;\n.reg .b64 %rd<8>;\n\
+ld.param.u64 %rd1, [p0];\nld.param.u64 %rd2, [p1];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd3, %r1, 4;\n\
+add.s64 %rd4, %rd2, %rd3;\nld.global.u32 %r2, [%rd4];\nmul.wide.u32 %rd5, %r2, 4;\nadd.s64 %rd6, %rd1, %rd5;\n\
+st.global.u32 [%rd6], 1;\nret;";
+    let p = program(body, ".param .u64 p0, .param .u64 p1");
+    assert!(p.needs_memory);
+    let mut l = launch(&p, 1, 32, 2);
+    // idx[i] = 31 - i: the store's lanes are reversed.
+    l.allocs[1].1 = (0..32u32).rev().flat_map(|x| x.to_le_bytes()).collect();
+    let v = accesses(&p, &l);
+    let st = v.iter().find(|(_, a, _)| a.op == Op::Store).unwrap().1;
+    assert_eq!(st.addrs[0], window::ALLOC_BASE + 31 * 4);
+    assert_eq!(st.addrs[31], window::ALLOC_BASE);
+}
+
+/// if (tid < 8) store a; else store b; store c: the paths diverge and reconverge before c,
+/// which one access of the whole warp carries.
+#[test]
+fn divergent_paths_reconverge_at_the_post_dominator() {
+    let body = ".reg .pred %p1;\n.reg .b32 %r<2>;\n.reg .b64 %rd<4>;\n\
+ld.param.u64 %rd1, [p0];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\n\
+setp.lt.u32 %p1, %r1, 8;\n@%p1 bra $A;\nst.global.u32 [%rd3], 2;\nbra $J;\n$A:\nst.global.u32 [%rd3], 1;\n\
+$J:\nst.global.u32 [%rd3+128], 3;\nret;";
+    let p = program(body, ".param .u64 p0");
+    let v = accesses(&p, &launch(&p, 1, 32, 1));
+    let masks: Vec<u32> = v.iter().map(|(_, a, _)| a.mask).collect();
+    assert_eq!(masks.len(), 3);
+    assert!(masks.contains(&0xFF) && masks.contains(&0xFFFF_FF00));
+    assert_eq!(masks[2], u32::MAX);
+}
+
+/// Blocks run on every core when no memory image is kept; the sink still sees the
+/// sequential run's accesses, in the same order.
+#[test]
+fn parallel_run_equals_sequential_run() {
+    let p = program(COPY, ".param .u64 p0, .param .u64 p1");
+    let l = launch(&p, 300, 96, 2);
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let four = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
+    let a = one.install(|| accesses(&p, &l));
+    let b = four.install(|| accesses(&p, &l));
+    assert_eq!(a.len(), 300 * 3 * 2);
+    assert!(a == b);
+}
