@@ -196,38 +196,67 @@ fn find_source(path: &str) -> Option<PathBuf> {
     })
 }
 
+/// A `.file` of the PTX: the name to show for it (`None` when it is the analyzed file) and
+/// its lines, when it can be read.
+struct SourceFile {
+    shown: Option<String>,
+    lines: Option<Vec<String>>,
+}
+
+fn source_file(req: &AnalyzeRequest, prog: &Program, index: u32) -> SourceFile {
+    let Some(path) = prog
+        .files
+        .iter()
+        .find(|(k, _)| *k == index)
+        .map(|(_, p)| p.as_str())
+    else {
+        return SourceFile {
+            shown: None,
+            lines: None,
+        };
+    };
+    let found = find_source(path);
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    let same = path == req.file
+        || (found.as_deref().and_then(canon).is_some()
+            && found.as_deref().and_then(canon) == canon(Path::new(&req.file)));
+    let text = if same {
+        Some(req.source.clone())
+    } else {
+        found.as_ref().and_then(|p| std::fs::read_to_string(p).ok())
+    };
+    SourceFile {
+        shown: (!same).then(|| match found {
+            // Shown relative to the working folder when it is inside it.
+            Some(p) => std::env::current_dir()
+                .ok()
+                .and_then(|d| p.strip_prefix(d).ok().map(Path::to_path_buf))
+                .unwrap_or(p)
+                .display()
+                .to_string(),
+            None => path.to_string(),
+        }),
+        lines: text.map(|t| t.lines().map(|l| l.to_string()).collect()),
+    }
+}
+
 fn site_infos(req: &AnalyzeRequest, prog: &Program) -> Vec<SiteInfo> {
-    let mut texts: std::collections::HashMap<u32, Option<Vec<String>>> = Default::default();
-    let main = std::fs::canonicalize(&req.file).ok();
+    let mut files: std::collections::HashMap<u32, SourceFile> = Default::default();
     prog.sites
         .iter()
         .map(|s| {
-            let (line, column, text) = match s.loc {
+            let (line, column, text, file) = match s.loc {
                 Some((f, l, c)) => {
-                    let lines = texts.entry(f).or_insert_with(|| {
-                        let path = prog
-                            .files
-                            .iter()
-                            .find(|(k, _)| *k == f)
-                            .map(|(_, p)| p.clone())?;
-                        let same = main
-                            .as_ref()
-                            .is_some_and(|m| std::fs::canonicalize(&path).ok().as_ref() == Some(m));
-                        let text = if same || path == req.file {
-                            req.source.clone()
-                        } else {
-                            std::fs::read_to_string(find_source(&path)?).ok()?
-                        };
-                        Some(text.lines().map(|l| l.to_string()).collect())
-                    });
-                    let t = lines
+                    let sf = files.entry(f).or_insert_with(|| source_file(req, prog, f));
+                    let t = sf
+                        .lines
                         .as_ref()
                         .and_then(|ls| ls.get(l.saturating_sub(1) as usize))
                         .map(|t| shorten(t.trim()))
                         .unwrap_or_default();
-                    (l, c, t)
+                    (l, c, t, sf.shown.clone())
                 }
-                None => (0, 0, String::new()),
+                None => (0, 0, String::new(), None),
             };
             let text = if text.is_empty() { s.ptx.clone() } else { text };
             SiteInfo {
@@ -237,6 +266,7 @@ fn site_infos(req: &AnalyzeRequest, prog: &Program) -> Vec<SiteInfo> {
                 // Atomics are decoded as stores of their space.
                 op: s.op,
                 read_only: s.read_only,
+                file,
                 ptx: Some(s.ptx.clone()),
                 ptx_line: Some(s.ptx_line),
             }

@@ -221,7 +221,7 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
         .collect();
     let mut e = Explanation {
         kernel: req.analyze.kernel.clone(),
-        source: file.clone(),
+        source: target.file.clone().unwrap_or_else(|| file.clone()),
         grid: req.analyze.grid,
         block: req.analyze.block,
         line: target.line,

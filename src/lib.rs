@@ -155,6 +155,7 @@ impl Loaded {
                     read_only: s.read_only,
                     ptx: None,
                     ptx_line: None,
+                    file: None,
                 })
                 .collect(),
             Loaded::Compiled(k) => k.sites.clone(),

@@ -114,6 +114,8 @@ fn ptx_file_equals_source_path_on_transposes() {
     assert_eq!(totals(&v, "global_load"), (32768, 131072));
     let site = &v["architectures"][0]["sites"][0];
     assert_eq!(site["ptx"], "ld.global.f32");
+    // The line is the .cu's that the PTX's `.file` names, found in this checkout.
+    assert_eq!(site["file"], "examples/transpose.cu");
     assert!(site["ptx_line"].as_u64().unwrap() > 0);
 }
 

@@ -33,6 +33,10 @@ pub struct SiteInfo {
     pub op: Op,
     /// Loads through the read-only path (`__ldg`, `const __restrict__`).
     pub read_only: bool,
+    /// The source file of the line when it is not the analyzed file (a header, Triton's
+    /// `.py`, the `.cu` of a `.ptx`); `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     /// The PTX instruction of a site of the compiled path (`ld.global.v4.f32`); `None` for
     /// the source interpreter's sites.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -349,6 +353,9 @@ pub struct SiteReport {
     /// Bytes per lane.
     pub width: u32,
     pub read_only: bool,
+    /// The source file of the line when it is not the analyzed file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     /// The PTX instruction (compiled path only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ptx: Option<String>,
@@ -369,6 +376,7 @@ impl SiteReport {
             op: s.op,
             width,
             read_only: s.read_only && s.op == Op::Load,
+            file: s.file.clone(),
             ptx: s.ptx.clone(),
             ptx_line: s.ptx_line,
             counters: c.into(),

@@ -74,7 +74,12 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
         };
         let mut row = vec![
             Cell::new(i + 1).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{}:{}:{}", a.source, s0.line, s0.column)),
+            Cell::new(format!(
+                "{}:{}:{}",
+                s0.file.as_deref().unwrap_or(&a.source),
+                s0.line,
+                s0.column
+            )),
             Cell::new(&s0.text),
             Cell::new(format!("{:?}", s0.op).to_lowercase()),
             Cell::new(space),

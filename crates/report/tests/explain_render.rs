@@ -55,6 +55,7 @@ fn explain(a: WarpAccess, text: &str, ccs: &[&str], config: Config) -> Explanati
             read_only: a.read_only,
             ptx: None,
             ptx_line: None,
+            file: None,
         }],
     );
     let architectures = archs
