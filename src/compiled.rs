@@ -263,7 +263,6 @@ fn site_infos(req: &AnalyzeRequest, prog: &Program) -> Vec<SiteInfo> {
                 line,
                 column,
                 text,
-                // Atomics are decoded as stores of their space.
                 op: s.op,
                 read_only: s.read_only,
                 file,

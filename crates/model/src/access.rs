@@ -20,12 +20,23 @@ pub enum Space {
     Constant,
 }
 
-/// Load or store.
+/// Load, store or atomic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
     Load,
     Store,
+    /// `atom`/`red` (read-modify-write at L2 for global memory, in the shared-memory unit for
+    /// shared): coalesced into sectors and split into bank passes as a store (measured on
+    /// H100: a histogram's `RED` per bin and `ATOMS` per element, `tests/h100_compiled.rs`).
+    Atomic,
+}
+
+impl Op {
+    /// Whether the access writes memory (a store or an atomic).
+    pub fn writes(self) -> bool {
+        self != Op::Load
+    }
 }
 
 /// One dynamic execution of one memory instruction by one warp.

@@ -446,7 +446,7 @@ impl Arch {
             Family::Cc1Strict | Family::Cc1Segment => GlobalPath::Uncached,
             Family::Sector => GlobalPath::Sectors,
             Family::Fermi | Family::Kepler if is_local => GlobalPath::L1Lines,
-            Family::Fermi | Family::Kepler if op == Op::Store => GlobalPath::L2Segments,
+            Family::Fermi | Family::Kepler if op.writes() => GlobalPath::L2Segments,
             Family::Fermi => match config.l1 {
                 L1Mode::Cg => GlobalPath::L2Segments,
                 L1Mode::Default | L1Mode::Ca => GlobalPath::L1Lines,

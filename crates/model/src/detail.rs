@@ -469,6 +469,7 @@ pub fn verb(op: Op) -> &'static str {
     match op {
         Op::Load => "read",
         Op::Store => "written",
+        Op::Atomic => "updated atomically",
     }
 }
 

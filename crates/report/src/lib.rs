@@ -386,16 +386,18 @@ impl SiteReport {
 
 #[derive(Default)]
 struct Totals {
-    b: [Cost; 8],
+    b: [Cost; 10],
 }
 
 impl Totals {
     fn bucket(&mut self, space: Space, op: Op) -> &mut Cost {
-        let i = match space {
-            Space::Global => 0,
-            Space::Shared => 2,
-            Space::Local => 4,
-            Space::Constant => 6,
+        let i = match (space, op) {
+            (Space::Global, Op::Atomic) => 8,
+            (Space::Shared, Op::Atomic) => 9,
+            (Space::Global, _) => 0,
+            (Space::Shared, _) => 2,
+            (Space::Local, _) => 4,
+            (Space::Constant, _) => 6,
         } + (op == Op::Store) as usize;
         &mut self.b[i]
     }
@@ -409,6 +411,8 @@ impl Totals {
             local_load: c(4),
             local_store: c(5),
             constant_load: c(6),
+            global_atomic: c(8),
+            shared_atomic: c(9),
         }
     }
 }
@@ -423,6 +427,10 @@ pub struct TotalsReport {
     pub local_load: Counters,
     pub local_store: Counters,
     pub constant_load: Counters,
+    /// `atom`/`red` on global memory (Nsight Compute's `op_atom` plus `op_red`).
+    pub global_atomic: Counters,
+    /// `atom` on shared memory (`op_atom`).
+    pub shared_atomic: Counters,
 }
 
 /// The counters of every site for one compute capability.

@@ -115,17 +115,20 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
         let mem = [
             tt.global_load,
             tt.global_store,
+            tt.global_atomic,
             tt.local_load,
             tt.local_store,
         ];
         let req: u64 = mem.iter().map(|c| c.requests).sum::<u64>()
             + tt.shared_load.requests
             + tt.shared_store.requests
+            + tt.shared_atomic.requests
             + tt.constant_load.requests;
         let tx: u64 = mem.iter().map(|c| c.transactions).sum();
         let tb: u64 = mem.iter().map(|c| c.transaction_bytes).sum();
         let br: u64 = mem.iter().map(|c| c.bytes_requested).sum();
-        let wf = tt.shared_load.wavefronts + tt.shared_store.wavefronts;
+        let wf =
+            tt.shared_load.wavefronts + tt.shared_store.wavefronts + tt.shared_atomic.wavefronts;
         let txt = if wf > 0 {
             format!("{} tx + {} wf", num(tx), num(wf))
         } else {

@@ -770,7 +770,7 @@ impl<'a> InstDecoder<'a> {
                 site: 0,
             },
             vec![SiteKind {
-                op: Op::Store,
+                op: Op::Atomic,
                 space: Self::model_space(space),
                 read_only: false,
                 atomic: true,

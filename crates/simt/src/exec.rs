@@ -840,7 +840,7 @@ impl<'a> BlockCtx<'a> {
             } => {
                 let w = ty.bytes as u32;
                 let addrs = self.addresses(warp, *addr, exec);
-                let at = self.emit(warp, pc, *site, *space, Op::Store, w, exec, &addrs, sink)?;
+                let at = self.emit(warp, pc, *site, *space, Op::Atomic, w, exec, &addrs, sink)?;
                 for lane in lanes(exec) {
                     let (s, off) = (at.space[lane], at.image[lane]);
                     let old = self.load(global, s, off, w);
@@ -1200,7 +1200,11 @@ impl<'a> BlockCtx<'a> {
         lane: usize,
         op: Op,
     ) -> Result<()> {
-        let what = if op == Op::Load { "load" } else { "store" };
+        let what = match op {
+            Op::Load => "load",
+            Op::Store => "store",
+            Op::Atomic => "atomic",
+        };
         let fault = |msg: String| Error::Fault {
             at: self.at(pc),
             msg,

@@ -314,7 +314,7 @@ impl TrafficModel {
             let b = transaction_bytes;
             match a.op {
                 Op::Load => self.t.dram_read_bytes += b,
-                Op::Store => self.t.dram_write_bytes += b,
+                Op::Store | Op::Atomic => self.t.dram_write_bytes += b,
             }
             self.t.dram_time_bytes += b;
             out.dram_bytes = b;
@@ -397,7 +397,7 @@ impl TrafficModel {
             .global_path(&self.config, a.op, a.read_only, local)
         {
             GlobalPath::Uncached => Route::Uncached,
-            _ if a.op == Op::Store => Route::Store,
+            _ if a.op.writes() => Route::Store,
             GlobalPath::L1Lines => Route::L1Lines,
             GlobalPath::ReadOnly => Route::L1Sectors,
             GlobalPath::L2Segments => Route::L2Load,

@@ -3,7 +3,6 @@
 
 use warpscope_model::arch::{Family, GlobalPath};
 use warpscope_model::detail::{Breakdown, ConstantRead, Phase, Request};
-use warpscope_model::Op;
 
 use super::common::{
     addr_of, cap, family, group_name, hex, lanes, lanes_phrase, num, pct, plural, width_of,
@@ -298,7 +297,7 @@ fn memory(e: &Explanation, a: &ExplainedArch, path: GlobalPath, requests: &[Requ
     let c = &a.cost;
     let moved = c.transaction_bytes;
     let asked = c.bytes_requested;
-    let verb = if e.op == Op::Store {
+    let verb = if e.op.writes() {
         "written"
     } else {
         "requested"
@@ -520,7 +519,7 @@ fn shared(
         shared_words.extend(words.iter().filter(|x| x.1.count_ones() > 1).map(|x| x.1));
     }
     if !shared_words.is_empty() {
-        let how = if e.op == Op::Store {
+        let how = if e.op.writes() {
             "written by several lanes (one write wins)"
         } else {
             "read by several lanes at once (multicast)"
