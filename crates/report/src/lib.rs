@@ -17,7 +17,6 @@ pub use table::{cause_name, render_advice, render_table, render_traffic};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use std::collections::HashMap;
 use warpscope_advice::{diagnose, weight, SiteFacts};
 use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess, WARP_SIZE};
 
@@ -61,7 +60,7 @@ const BATCH: usize = 4096;
 pub struct Aggregator {
     archs: Vec<&'static Arch>,
     config: Config,
-    rows: HashMap<RowKey, usize>,
+    rows: FxHashMap<RowKey, usize>,
     keys: Vec<RowKey>,
     /// `totals[arch][row]`.
     totals: Vec<Vec<Cost>>,
@@ -96,10 +95,20 @@ const MEMO_CAP: usize = 1 << 16;
 impl Shape {
     /// The shape of `a`, or `None` when its lanes span 4 GiB or more.
     fn of(a: &WarpAccess) -> Option<Shape> {
-        let lo = a.active().map(|(_, x)| x).min()? & !255;
+        if a.mask == 0 {
+            return None;
+        }
+        let active = |l: usize| a.mask >> l & 1 == 1;
+        let lo = (0..WARP_SIZE)
+            .filter(|&l| active(l))
+            .map(|l| a.addrs[l])
+            .min()?
+            & !255;
         let mut offsets = [0u32; WARP_SIZE];
-        for (l, x) in a.active() {
-            offsets[l] = u32::try_from(x - lo).ok()?;
+        for (l, o) in offsets.iter_mut().enumerate() {
+            if active(l) {
+                *o = u32::try_from(a.addrs[l] - lo).ok()?;
+            }
         }
         Some(Shape {
             space: a.space,
@@ -118,7 +127,7 @@ impl Aggregator {
         Aggregator {
             archs,
             config,
-            rows: HashMap::new(),
+            rows: FxHashMap::default(),
             keys: Vec::new(),
             totals: vec![Vec::new(); n],
             worst: vec![Vec::new(); n],
@@ -154,7 +163,7 @@ impl Aggregator {
         let nrows = self.keys.len();
         let batch = &self.batch;
         let config = &self.config;
-        let shapes: Vec<Option<Shape>> = batch.iter().map(|(_, a)| Shape::of(a)).collect();
+        let shapes: Vec<Option<Shape>> = batch.par_iter().map(|(_, a)| Shape::of(a)).collect();
         self.archs
             .par_iter()
             .zip(self.totals.par_iter_mut())

@@ -77,6 +77,15 @@ struct Located {
     image: [u64; WARP_SIZE],
 }
 
+impl Default for Located {
+    fn default() -> Self {
+        Located {
+            space: [Space::Global; WARP_SIZE],
+            image: [0; WARP_SIZE],
+        }
+    }
+}
+
 struct BlockCtx<'a> {
     prog: &'a Program,
     launch: &'a Launch,
@@ -150,14 +159,15 @@ impl Program {
         }
         type Accesses = Vec<(u32, WarpAccess, WarpOrigin)>;
         // One round: a chunk of `chunk` blocks per worker from block `first`.
-        let round = |first: u64, chunk: u64| -> Vec<Result<Accesses>> {
+        let round = |first: u64, chunk: u64, per_block: u64| -> Vec<Result<Accesses>> {
             use rayon::prelude::*;
             (0..workers)
                 .into_par_iter()
                 .map(|w| {
                     let start = (first + w * chunk).min(blocks);
                     let end = (start + chunk).min(blocks);
-                    let mut out = Vec::new();
+                    // Sized from the last round: no regrowth copies.
+                    let mut out = Vec::with_capacity(((end - start) * per_block) as usize + 64);
                     run(start, end, &mut Global::default(), &mut |s, a, o| {
                         out.push((s, *a, o))
                     })?;
@@ -167,19 +177,20 @@ impl Program {
         };
         let mut chunk = 1;
         let mut first = 0;
-        let mut pending = Some(round(first, chunk));
+        let mut per_block = 0;
+        let mut pending = Some(round(first, chunk, per_block));
         while let Some(done) = pending.take() {
             // Chunks sized to hold about CHUNK_ACCESSES accesses, from what the last held.
             let held: usize = done.iter().map(|r| r.as_ref().map_or(0, |v| v.len())).sum();
             first += workers * chunk;
-            let per_block = (held as u64).div_ceil(workers * chunk).max(1);
+            per_block = (held as u64).div_ceil(workers * chunk).max(1);
             chunk = (CHUNK_ACCESSES / per_block).clamp(1, 256);
             // The next round runs while this one's accesses go to the sink.
             let next = std::thread::scope(|sc| {
-                let h = (first < blocks).then(|| sc.spawn(|| round(first, chunk)));
+                let h = (first < blocks).then(|| sc.spawn(|| round(first, chunk, per_block)));
                 for part in done {
-                    for (site, a, o) in part? {
-                        sink(site, &a, o);
+                    for (site, a, o) in &part? {
+                        sink(*site, a, *o);
                     }
                 }
                 Ok::<_, Error>(h.map(|h| h.join()))
@@ -547,7 +558,18 @@ impl<'a> BlockCtx<'a> {
             } if !values => {
                 let addrs = self.addresses(warp, *addr, exec);
                 let width = ty.bytes as u32 * ds.len() as u32;
-                self.emit(warp, pc, *site, *space, Op::Load, width, exec, &addrs, sink)?;
+                self.emit(
+                    warp,
+                    pc,
+                    *site,
+                    *space,
+                    Op::Load,
+                    width,
+                    exec,
+                    &addrs,
+                    sink,
+                    None,
+                )?;
             }
             Instr::St {
                 space,
@@ -568,6 +590,7 @@ impl<'a> BlockCtx<'a> {
                     exec,
                     &addrs,
                     sink,
+                    None,
                 )?;
             }
             Instr::Alu {
@@ -789,7 +812,19 @@ impl<'a> BlockCtx<'a> {
                 let w = ty.bytes as u32;
                 let addrs = self.addresses(warp, *addr, exec);
                 let width = w * ds.len() as u32;
-                let at = self.emit(warp, pc, *site, *space, Op::Load, width, exec, &addrs, sink)?;
+                let mut at = Located::default();
+                self.emit(
+                    warp,
+                    pc,
+                    *site,
+                    *space,
+                    Op::Load,
+                    width,
+                    exec,
+                    &addrs,
+                    sink,
+                    Some(&mut at),
+                )?;
                 for (k, d) in ds.iter().enumerate() {
                     let Some(d) = d else { continue };
                     for lane in lanes(exec) {
@@ -810,7 +845,8 @@ impl<'a> BlockCtx<'a> {
                 let w = ty.bytes as u32;
                 let addrs = self.addresses(warp, *addr, exec);
                 let width = w * srcs.len() as u32;
-                let at = self.emit(
+                let mut at = Located::default();
+                self.emit(
                     warp,
                     pc,
                     *site,
@@ -820,6 +856,7 @@ impl<'a> BlockCtx<'a> {
                     exec,
                     &addrs,
                     sink,
+                    Some(&mut at),
                 )?;
                 for (k, s) in srcs.iter().enumerate() {
                     for lane in lanes(exec) {
@@ -840,7 +877,19 @@ impl<'a> BlockCtx<'a> {
             } => {
                 let w = ty.bytes as u32;
                 let addrs = self.addresses(warp, *addr, exec);
-                let at = self.emit(warp, pc, *site, *space, Op::Atomic, w, exec, &addrs, sink)?;
+                let mut at = Located::default();
+                self.emit(
+                    warp,
+                    pc,
+                    *site,
+                    *space,
+                    Op::Atomic,
+                    w,
+                    exec,
+                    &addrs,
+                    sink,
+                    Some(&mut at),
+                )?;
                 for lane in lanes(exec) {
                     let (s, off) = (at.space[lane], at.image[lane]);
                     let old = self.load(global, s, off, w);
@@ -866,8 +915,31 @@ impl<'a> BlockCtx<'a> {
                 let from = self.addresses(warp, *src, exec);
                 let to = self.addresses(warp, *dst, exec);
                 let (g, sh) = (MemSpace::Global, MemSpace::Shared);
-                let src_at = self.emit(warp, pc, *load_site, g, Op::Load, w, exec, &from, sink)?;
-                let dst_at = self.emit(warp, pc, *store_site, sh, Op::Store, w, exec, &to, sink)?;
+                let (mut src_at, mut dst_at) = (Located::default(), Located::default());
+                self.emit(
+                    warp,
+                    pc,
+                    *load_site,
+                    g,
+                    Op::Load,
+                    w,
+                    exec,
+                    &from,
+                    sink,
+                    Some(&mut src_at),
+                )?;
+                self.emit(
+                    warp,
+                    pc,
+                    *store_site,
+                    sh,
+                    Op::Store,
+                    w,
+                    exec,
+                    &to,
+                    sink,
+                    Some(&mut dst_at),
+                )?;
                 for lane in lanes(exec) {
                     // Bytes past `src-size` are zero-filled [PTX ISA §9.7.9.25].
                     let n = src_bytes
@@ -1095,66 +1167,106 @@ impl<'a> BlockCtx<'a> {
         exec: u32,
         addrs: &[u64; WARP_SIZE],
         sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
-    ) -> Result<Located> {
+        located: Option<&mut Located>,
+    ) -> Result<()> {
         let read_only = self.prog.sites[site as usize].read_only;
-        let mut acc: [Option<WarpAccess>; 4] = [None; 4];
-        let mut at = Located {
-            space: [Space::Global; WARP_SIZE],
-            image: [0; WARP_SIZE],
+        let access = |space: Space| WarpAccess {
+            space,
+            op,
+            width,
+            mask: 0,
+            addrs: [0; WARP_SIZE],
+            read_only: read_only && space == Space::Global,
         };
+        // A named global, shared or constant space: one access, whose model addresses are
+        // also the image offsets.
+        let single = match space {
+            MemSpace::Global => Some(Space::Global),
+            MemSpace::Shared => Some(Space::Shared),
+            MemSpace::Const => Some(Space::Constant),
+            _ => None,
+        };
+        if let Some(s) = single {
+            let mut a = access(s);
+            a.mask = exec;
+            if s == Space::Shared {
+                let ext = self.prog.dynamic_shared_base();
+                for lane in lanes(exec) {
+                    a.addrs[lane] = resolve_extern(addrs[lane], ext) & 0xFFFF_FFFF;
+                }
+            } else {
+                for lane in lanes(exec) {
+                    a.addrs[lane] = addrs[lane];
+                }
+            }
+            if let Some(at) = located {
+                at.space = [s; WARP_SIZE];
+                at.image = a.addrs;
+            }
+            return self.deliver(warp, pc, site, &a, addrs, sink);
+        }
+        let mut acc: [Option<WarpAccess>; 4] = [None; 4];
+        let mut at = located;
         for lane in lanes(exec) {
             let (s, m, image) = self.locate(space, addrs[lane], warp, lane);
-            at.space[lane] = s;
-            at.image[lane] = image;
-            let a = acc[s as usize].get_or_insert(WarpAccess {
-                space: s,
-                op,
-                width,
-                mask: 0,
-                addrs: [0; WARP_SIZE],
-                read_only: read_only && s == Space::Global,
-            });
+            if let Some(at) = at.as_deref_mut() {
+                at.space[lane] = s;
+                at.image[lane] = image;
+            }
+            let a = acc[s as usize].get_or_insert_with(|| access(s));
             a.mask |= 1 << lane;
             a.addrs[lane] = m;
         }
+        for a in acc.iter().flatten() {
+            self.deliver(warp, pc, site, a, addrs, sink)?;
+        }
+        Ok(())
+    }
+
+    /// Checks one access of an instruction and hands it to the sink.
+    fn deliver(
+        &self,
+        warp: &Warp,
+        pc: u32,
+        site: u32,
+        a: &WarpAccess,
+        addrs: &[u64; WARP_SIZE],
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+    ) -> Result<()> {
         // Checked once per access: alignment of all lanes at once, and the lowest and
         // highest byte against the allocations; lane by lane only to name a fault.
-        for a in acc.iter().flatten() {
-            if !self.access_ok(a) {
-                for lane in lanes(a.mask) {
-                    self.check(
-                        warp,
-                        pc,
-                        a.space,
-                        a.addrs[lane],
-                        addrs[lane],
-                        width,
-                        lane,
-                        op,
-                    )?;
-                }
+        if !self.access_ok(a) {
+            for lane in lanes(a.mask) {
+                self.check(
+                    warp,
+                    pc,
+                    a.space,
+                    a.addrs[lane],
+                    addrs[lane],
+                    a.width,
+                    lane,
+                    a.op,
+                )?;
             }
         }
         let origin = WarpOrigin {
             block: self.block,
             warp: warp.index,
         };
-        for a in acc.iter().flatten() {
-            if a.width > 16 {
-                // 256-bit accesses (sm_100 `.v8`): two 16-byte halves.
-                for h in 0..a.width / 16 {
-                    let mut part = *a;
-                    part.width = 16;
-                    for lane in lanes(a.mask) {
-                        part.addrs[lane] = a.addrs[lane] + 16 * h as u64;
-                    }
-                    sink(site, &part, origin);
+        if a.width > 16 {
+            // 256-bit accesses (sm_100 `.v8`): two 16-byte halves.
+            for h in 0..a.width / 16 {
+                let mut part = *a;
+                part.width = 16;
+                for lane in lanes(a.mask) {
+                    part.addrs[lane] = a.addrs[lane] + 16 * h as u64;
                 }
-            } else {
-                sink(site, a, origin);
+                sink(site, &part, origin);
             }
+        } else {
+            sink(site, a, origin);
         }
-        Ok(at)
+        Ok(())
     }
 
     /// Whether every lane of `a` is aligned and inside memory (a quick test; `false` means
