@@ -283,3 +283,38 @@ fn triton_matmul_names_the_unsupported_wgmma() {
     assert!(err.contains("wgmma"), "{err}");
     assert!(err.contains("PTX line"), "{err}");
 }
+
+/// `warpscope verify` on the H100 through the compiled path (its default for a `.cu` when nvcc
+/// is found; `scripts/h100/compiled/verify.sh`, outputs in tests/data/h100/verify/compiled/):
+/// every example launch exact; the shared-stride ground truth exact or known noise (the
+/// instrumented count equals the prediction); the compiler-changed kernels exact but for the
+/// tiled matmul's shared loads, which ptxas merged into LDS.128 (see above), and its
+/// shared-store hardware counter, which overcounts as the H100's does for loads.
+#[test]
+fn verify_on_the_h100_through_the_compiled_path() {
+    let read =
+        |f: &str| std::fs::read_to_string(format!("tests/data/h100/verify/compiled/{f}")).unwrap();
+    let summary = read("summary.txt");
+    assert!(summary.contains("NVIDIA H100"), "{summary}");
+    assert!(read("examples.out").contains("42 of 42 launches exact, 0 noisy, 0 differ"));
+    assert!(read("shared-f32-stride.out").contains("1 of 33 launches exact, 32 noisy, 0 differ"));
+    let k = read("compiled-kernels.out");
+    assert!(
+        k.contains("3 of 5 launches exact, 0 noisy, 2 differ"),
+        "{k}"
+    );
+    for l in k
+        .lines()
+        .filter(|l| l.contains(" gemm") || l.contains("stencil5"))
+    {
+        assert!(l.trim_end().ends_with("exact"), "{l}");
+    }
+    let differing: Vec<&str> = k
+        .lines()
+        .filter(|l| l.starts_with('#') && l.contains("predicted"))
+        .collect();
+    assert_eq!(differing.len(), 4, "{k}");
+    assert!(differing
+        .iter()
+        .all(|l| l.contains("shared_ld_wavefronts") || l.contains("shared_st_wavefronts")));
+}
