@@ -28,10 +28,23 @@ fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
         Shfl { d, p, a, b, c, .. } => (std::iter::once(*d).chain(*p).collect(), vec![*a, *b, *c]),
         Vote { d, a, .. } | Redux { d, a, .. } => (vec![*d], vec![*a]),
         Match { d, p, a, .. } => (std::iter::once(*d).chain(*p).collect(), vec![*a]),
-        Call { args, .. } => (
-            args.iter().map(|(d, _)| *d).collect(),
-            args.iter().map(|(_, s)| *s).collect(),
+        // A call moves its arguments in and, on return, its results out.
+        Call { args, rets, .. } => (
+            args.iter().map(|(d, _)| *d).chain(rets.iter().map(|(d, _)| *d)).collect(),
+            args.iter().map(|(_, s)| *s).chain(rets.iter().map(|(_, s)| Src::Reg(*s))).collect(),
         ),
+        Matrix {
+            store: false, regs, ..
+        } => (
+            regs.iter()
+                .filter_map(|s| match s {
+                    Src::Reg(r) => Some(*r),
+                    Src::Imm(_) => None,
+                })
+                .collect(),
+            Vec::new(),
+        ),
+        Matrix { regs, .. } => (Vec::new(), regs.clone()),
         _ => (Vec::new(), Vec::new()),
     }
 }
@@ -47,6 +60,13 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
                 .flatten()
                 .for_each(|d| tainted[*d as usize] = true),
             Instr::Atom { d: Some(d), .. } => tainted[*d as usize] = true,
+            Instr::Matrix {
+                store: false, regs, ..
+            } => regs.iter().for_each(|s| {
+                if let Src::Reg(r) = s {
+                    tainted[*r as usize] = true
+                }
+            }),
             _ => {}
         }
     }
@@ -65,21 +85,16 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
                     }
                 }
             }
-            if let Instr::Call { rets, .. } = &i.instr {
-                for (d, s) in rets {
-                    if tainted[*s as usize] && !tainted[*d as usize] {
-                        tainted[*d as usize] = true;
-                        changed = true;
-                    }
-                }
-            }
         }
     }
     let reg = |r: Option<Reg>| r.is_some_and(|r| tainted[r as usize]);
     insts.iter().any(|i| {
         reg(i.guard.map(|g| g.0))
             || match &i.instr {
-                Instr::Ld { addr, .. } | Instr::St { addr, .. } | Instr::Atom { addr, .. } => {
+                Instr::Ld { addr, .. }
+            | Instr::St { addr, .. }
+            | Instr::Atom { addr, .. }
+            | Instr::Matrix { addr, .. } => {
                     reg(addr.base)
                 }
                 Instr::CpAsync {
@@ -109,7 +124,10 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
             live[g as usize] = true;
         }
         match &i.instr {
-            Instr::Ld { addr, .. } | Instr::St { addr, .. } | Instr::Atom { addr, .. } => {
+            Instr::Ld { addr, .. }
+            | Instr::St { addr, .. }
+            | Instr::Atom { addr, .. }
+            | Instr::Matrix { addr, .. } => {
                 addr.base.into_iter().for_each(|r| live[r as usize] = true)
             }
             Instr::CpAsync { dst, src, .. } => dst
@@ -147,6 +165,7 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     | Instr::St { .. }
                     | Instr::Atom { .. }
                     | Instr::CpAsync { .. }
+                    | Instr::Matrix { .. }
                     | Instr::Call { .. }
                     | Instr::Bra { .. }
                     | Instr::Bar

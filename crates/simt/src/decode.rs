@@ -637,7 +637,10 @@ impl<'m> Decoder<'m> {
                     });
                 }
                 match &mut x {
-                    Instr::Ld { site, .. } | Instr::St { site, .. } | Instr::Atom { site, .. } => {
+                    Instr::Ld { site, .. }
+                    | Instr::St { site, .. }
+                    | Instr::Atom { site, .. }
+                    | Instr::Matrix { site, .. } => {
                         *site = ids[0]
                     }
                     Instr::CpAsync {

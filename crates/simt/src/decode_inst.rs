@@ -278,7 +278,8 @@ impl<'a> InstDecoder<'a> {
                     "texture and surface instructions are not modelled yet; analyze the kernel with global-memory loads, or use the source front end",
                 ))
             }
-            "wgmma" | "mma" | "wmma" | "ldmatrix" | "stmatrix" | "movmatrix" | "tcgen05" => {
+            "ldmatrix" | "stmatrix" => self.matrix()?,
+            "wgmma" | "mma" | "wmma" | "movmatrix" | "tcgen05" => {
                 return Err(self.unsupported(
                     "matrix (tensor core) instructions are not supported",
                 ))
@@ -826,6 +827,56 @@ impl<'a> InstDecoder<'a> {
                     atomic: false,
                 },
             ],
+        ))
+    }
+
+    fn matrix(&self) -> Result<Decoded> {
+        let store = self.i.opcode == "stmatrix";
+        if !self.has("m8n8") || !(self.has("b16") || self.has("b8")) || self.has("b8") {
+            return Err(self.unsupported(
+                "only the .m8n8 shape with .b16 elements of ldmatrix/stmatrix is supported",
+            ));
+        }
+        let n = if self.has("x4") {
+            4
+        } else if self.has("x2") {
+            2
+        } else {
+            1
+        };
+        let (addr_op, regs_op) = if store { (0, 1) } else { (1, 0) };
+        let regs: Vec<Src> = match self.op(regs_op)? {
+            Operand::Vector(v) => v
+                .iter()
+                .map(|o| match (store, o) {
+                    (false, o) => (self.dest)(o)?
+                        .map(Src::Reg)
+                        .ok_or_else(|| self.invalid("a sink cannot receive a matrix")),
+                    (true, o) => (self.resolve)(o, Some(Ty::U32)),
+                })
+                .collect::<Result<_>>()?,
+            o if store => vec![(self.resolve)(o, Some(Ty::U32))?],
+            o => vec![(self.dest)(o)?
+                .map(Src::Reg)
+                .ok_or_else(|| self.invalid("a sink cannot receive a matrix"))?],
+        };
+        if regs.len() != n {
+            return Err(self.invalid(&format!(".x{n} takes {n} registers, {} given", regs.len())));
+        }
+        Ok(Decoded::Memory(
+            Instr::Matrix {
+                store,
+                trans: self.has("trans"),
+                regs,
+                addr: (self.addr)(self.op(addr_op)?)?,
+                site: 0,
+            },
+            vec![SiteKind {
+                op: if store { Op::Store } else { Op::Load },
+                space: Some(Space::Shared),
+                read_only: false,
+                atomic: false,
+            }],
         ))
     }
 

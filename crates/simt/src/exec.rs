@@ -1066,6 +1066,55 @@ impl<'a> BlockCtx<'a> {
                 write_value(warp, *d, v, exec, full);
             }
             Instr::ActiveMask { d } => write_value(warp, *d, exec as u64, exec, full),
+            Instr::Matrix {
+                store,
+                trans,
+                regs,
+                addr,
+                site,
+            } => {
+                // Lanes 0 … 8N-1 give the rows' addresses; every lane moves one register
+                // per matrix.
+                let n = regs.len();
+                let rows = if n >= 4 { u32::MAX } else { (1u32 << (8 * n)) - 1 };
+                let addrs = self.addresses(warp, *addr, exec);
+                let op = if *store { Op::Store } else { Op::Load };
+                let mut at = Located::default();
+                let located = values.then_some(&mut at);
+                self.emit(warp, pc, *site, MemSpace::Shared, op, 16, exec & rows, &addrs, sink, located)?;
+                if !values {
+                    return Ok(());
+                }
+                for (i, r) in regs.iter().enumerate() {
+                    for t in lanes(exec) {
+                        // The two b16 this lane holds: (row lane, byte offset in the row).
+                        let parts = if *trans {
+                            let r0 = i * 8 + 2 * (t % 4);
+                            [(r0, 2 * (t / 4)), (r0 + 1, 2 * (t / 4))]
+                        } else {
+                            let row = i * 8 + t / 4;
+                            [(row, 4 * (t % 4)), (row, 4 * (t % 4) + 2)]
+                        };
+                        if *store {
+                            let v = get(warp, *r, t);
+                            for (k, (row, off)) in parts.iter().enumerate() {
+                                let o = at.image[*row] + *off as u64;
+                                self.store(global, at.space[*row], o, 2, (v >> (16 * k)) & 0xFFFF);
+                            }
+                        } else if let Src::Reg(d) = r {
+                            let mut v = 0;
+                            for (k, (row, off)) in parts.iter().enumerate() {
+                                let o = at.image[*row] + *off as u64;
+                                v |= self.load(global, at.space[*row], o, 2) << (16 * k);
+                            }
+                            warp.regs[*d as usize * WARP_SIZE + t] = v;
+                        }
+                    }
+                    if let (false, Src::Reg(d)) = (*store, r) {
+                        warp.uni[*d as usize] = false;
+                    }
+                }
+            }
             Instr::Nop
             | Instr::Bra { .. }
             | Instr::Exit

@@ -379,6 +379,17 @@ pub enum Instr {
         addr: Addr,
         site: u32,
     },
+    /// `ldmatrix`/`stmatrix` `.m8n8.xN[.trans].shared.b16` [PTX ISA §9.7.14.5.15–16]: lanes
+    /// `0 … 8N-1` each give the address of one 16-byte row (8 × b16) of the N 8×8 matrices;
+    /// every lane holds (loads into / stores from) one 32-bit register per matrix: two
+    /// consecutive b16 of row `lane/4` (with `.trans`, of column `lane/4`).
+    Matrix {
+        store: bool,
+        trans: bool,
+        regs: Vec<Src>,
+        addr: Addr,
+        site: u32,
+    },
     /// `st`.
     St {
         space: MemSpace,
