@@ -318,3 +318,69 @@ fn verify_on_the_h100_through_the_compiled_path() {
         .iter()
         .all(|l| l.contains("shared_ld_wavefronts") || l.contains("shared_st_wavefronts")));
 }
+
+/// ldmatrix/stmatrix, probed on the H100 (`scripts/h100/compiled/ldmatrix.sh`,
+/// `ldmatrix.csv`): .x1/.x2/.x4 and .x4.trans loads and a .x4 store with rows packed (pitch 8
+/// halves) or all on the same banks (pitch 64). Nsight Compute counts them as op_ldsm/op_stsm;
+/// warpscope as shared loads/stores of 16 bytes per row lane, the tile fill and drain
+/// besides: every launch exact.
+#[test]
+fn ldmatrix_and_stmatrix_are_exact() {
+    let text = std::fs::read_to_string(format!("{DIR}ldmatrix.csv")).unwrap();
+    let mut rows: Vec<(String, HashMap<String, u64>)> = Vec::new();
+    let mut header: Vec<String> = Vec::new();
+    for l in text.lines().filter(|l| l.starts_with('"')) {
+        let f: Vec<String> = l
+            .trim_matches('"')
+            .split("\",\"")
+            .map(|s| s.to_string())
+            .collect();
+        if header.is_empty() {
+            header = f;
+            continue;
+        }
+        let get = |n: &str| &f[header.iter().position(|h| h == n).unwrap()];
+        let id: usize = get("ID").parse().unwrap();
+        if rows.len() <= id {
+            rows.push((
+                get("Kernel Name").split('(').next().unwrap().to_string(),
+                HashMap::new(),
+            ));
+        }
+        let v = get("Metric Value")
+            .replace(',', "")
+            .parse::<f64>()
+            .unwrap_or(0.0) as u64;
+        rows[id].1.insert(get("Metric Name").clone(), v);
+    }
+    assert_eq!(rows.len(), 10);
+    for (i, (kernel, m)) in rows.iter().enumerate() {
+        let pitch = if i < 5 { "8" } else { "64" };
+        let r = Row {
+            kernel: kernel.clone(),
+            grid: "1024".into(),
+            block: "32".into(),
+            dynamic_smem: String::new(),
+            args: vec![("pitch".into(), pitch.into())],
+            m: HashMap::new(),
+        };
+        let p = predicted("nvcc_ldmatrix.ptx", &r, &r.args);
+        let g = |k: &str| m.get(k).copied().unwrap_or(0);
+        let measured = [
+            g("smsp__sass_inst_executed_op_shared_ld.sum")
+                + g("smsp__sass_inst_executed_op_ldsm.sum"),
+            g("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
+                + g("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"),
+            g("smsp__sass_inst_executed_op_shared_st.sum")
+                + g("smsp__sass_inst_executed_op_shared_stsm.sum"),
+            g("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
+                + g("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum"),
+        ];
+        assert_eq!(&p[4..], &measured, "{kernel} pitch {pitch}");
+    }
+    // The x4 load with all rows on the same banks: 8 passes per quarter-warp phase.
+    assert_eq!(
+        rows[7].1["smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"],
+        32768
+    );
+}

@@ -30,8 +30,14 @@ fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
         Match { d, p, a, .. } => (std::iter::once(*d).chain(*p).collect(), vec![*a]),
         // A call moves its arguments in and, on return, its results out.
         Call { args, rets, .. } => (
-            args.iter().map(|(d, _)| *d).chain(rets.iter().map(|(d, _)| *d)).collect(),
-            args.iter().map(|(_, s)| *s).chain(rets.iter().map(|(_, s)| Src::Reg(*s))).collect(),
+            args.iter()
+                .map(|(d, _)| *d)
+                .chain(rets.iter().map(|(d, _)| *d))
+                .collect(),
+            args.iter()
+                .map(|(_, s)| *s)
+                .chain(rets.iter().map(|(_, s)| Src::Reg(*s)))
+                .collect(),
         ),
         Matrix {
             store: false, regs, ..
@@ -92,11 +98,9 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
         reg(i.guard.map(|g| g.0))
             || match &i.instr {
                 Instr::Ld { addr, .. }
-            | Instr::St { addr, .. }
-            | Instr::Atom { addr, .. }
-            | Instr::Matrix { addr, .. } => {
-                    reg(addr.base)
-                }
+                | Instr::St { addr, .. }
+                | Instr::Atom { addr, .. }
+                | Instr::Matrix { addr, .. } => reg(addr.base),
                 Instr::CpAsync {
                     dst,
                     src,

@@ -640,9 +640,7 @@ impl<'m> Decoder<'m> {
                     Instr::Ld { site, .. }
                     | Instr::St { site, .. }
                     | Instr::Atom { site, .. }
-                    | Instr::Matrix { site, .. } => {
-                        *site = ids[0]
-                    }
+                    | Instr::Matrix { site, .. } => *site = ids[0],
                     Instr::CpAsync {
                         load_site,
                         store_site,

@@ -1076,12 +1076,27 @@ impl<'a> BlockCtx<'a> {
                 // Lanes 0 … 8N-1 give the rows' addresses; every lane moves one register
                 // per matrix.
                 let n = regs.len();
-                let rows = if n >= 4 { u32::MAX } else { (1u32 << (8 * n)) - 1 };
+                let rows = if n >= 4 {
+                    u32::MAX
+                } else {
+                    (1u32 << (8 * n)) - 1
+                };
                 let addrs = self.addresses(warp, *addr, exec);
                 let op = if *store { Op::Store } else { Op::Load };
                 let mut at = Located::default();
                 let located = values.then_some(&mut at);
-                self.emit(warp, pc, *site, MemSpace::Shared, op, 16, exec & rows, &addrs, sink, located)?;
+                self.emit(
+                    warp,
+                    pc,
+                    *site,
+                    MemSpace::Shared,
+                    op,
+                    16,
+                    exec & rows,
+                    &addrs,
+                    sink,
+                    located,
+                )?;
                 if !values {
                     return Ok(());
                 }
