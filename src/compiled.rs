@@ -117,6 +117,71 @@ pub fn compile_and_load(
     Ok(k)
 }
 
+/// The compiled path through NVRTC (loaded at run time) when no nvcc is found: the `.cu`
+/// compiled to PTX for `compute_XY` of CC 9.0 when asked for, else the newest CC (at least
+/// 7.5, the oldest NVRTC 13 targets), the kernel named by an NVRTC name expression (templates
+/// instantiated). Device code only: a file with host code needs nvcc.
+///
+/// Errors: no NVRTC library (with where it looked), NVRTC's compile log.
+#[cfg(feature = "cuda")]
+pub fn nvrtc_compile_and_load(
+    req: &AnalyzeRequest,
+    archs: &[&'static Arch],
+) -> Result<CompiledKernel> {
+    let arch = archs
+        .iter()
+        .find(|a| a.cc.major == 9 && a.cc.minor == 0)
+        .or_else(|| archs.iter().max_by_key(|a| (a.cc.major, a.cc.minor)))
+        .ok_or_else(|| anyhow!("no compute capability to compile for"))?;
+    let mut cc = (arch.cc.major as u32, arch.cc.minor as u32);
+    let mut notes = Vec::new();
+    if cc < (7, 5) {
+        notes.push(format!(
+            "CC {} is not a target of NVRTC 13; compiled for compute_75, the oldest it supports",
+            arch.cc
+        ));
+        cc = (7, 5);
+    }
+    let folder = Path::new(&req.file)
+        .parent()
+        .map(|p| p.display().to_string())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| ".".into());
+    let mut include_dirs = vec![folder];
+    include_dirs.extend(
+        req.compile
+            .include_dirs
+            .iter()
+            .map(|d| d.display().to_string()),
+    );
+    let program = warpscope_gpu::nvrtc::Program {
+        file: &req.file,
+        source: &req.source,
+        kernels: vec![req.kernel.clone()],
+        cc,
+        defines: req.defines.clone(),
+        include_dirs,
+        lineinfo: true,
+    };
+    let (ptx, lowered) = warpscope_gpu::nvrtc::compile_ptx(&program).map_err(|e| anyhow!("{e}"))?;
+    let entry = lowered
+        .first()
+        .map(|(_, l)| l.clone())
+        .unwrap_or_else(|| req.kernel.clone());
+    let mut k = load_entry(
+        req,
+        &ptx,
+        &format!("{} (NVRTC compute_{}{})", req.file, cc.0, cc.1),
+        &entry,
+    )?;
+    notes.push(format!(
+        "compiled with NVRTC for compute_{}{} (no nvcc found)",
+        cc.0, cc.1
+    ));
+    k.notes = notes;
+    Ok(k)
+}
+
 fn instantiation_wrapper(path: &Path, kernel: &str) -> Result<PathBuf> {
     let abs =
         std::fs::canonicalize(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -145,8 +210,13 @@ fn instantiation_wrapper(path: &Path, kernel: &str) -> Result<PathBuf> {
 /// listed), an unsupported instruction (its PTX line), arguments that do not match the
 /// entry's parameters.
 pub fn load_ptx(req: &AnalyzeRequest, ptx: &str, label: &str) -> Result<CompiledKernel> {
+    load_entry(req, ptx, label, &req.kernel)
+}
+
+/// [`load_ptx`] of the entry named `entry` (its mangled name, when the compiler said it).
+fn load_entry(req: &AnalyzeRequest, ptx: &str, label: &str, entry: &str) -> Result<CompiledKernel> {
     let module = warpscope_ptx::parse(ptx).map_err(|e| anyhow!("{label}:{e}"))?;
-    let entry = warpscope_ptx::find_entry(&module, &req.kernel).map_err(|e| anyhow!("{e}"))?;
+    let entry = warpscope_ptx::find_entry(&module, entry).map_err(|e| anyhow!("{e}"))?;
     let prog = Program::decode(&module, entry).map_err(|e| anyhow!("{label}: {e}"))?;
     let demangled = warpscope_ptx::demangle(&entry.name);
     let types = param_types(&demangled);

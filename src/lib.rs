@@ -238,13 +238,29 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
                 notes.append(&mut k.notes);
                 return Ok(Loaded::Compiled(Box::new(k)));
             }
-            Err(e) if req.compile.frontend == Frontend::Ptx || req.compile.nvcc.is_some() => {
-                bail!("--frontend ptx needs a CUDA compiler: {e}")
+            Err(e) => {
+                // No nvcc: NVRTC (feature `cuda`) compiles device code the same way.
+                #[cfg(feature = "cuda")]
+                if req.compile.nvcc.is_none() {
+                    match compiled::nvrtc_compile_and_load(req, archs) {
+                        Ok(mut k) => {
+                            notes.append(&mut k.notes);
+                            return Ok(Loaded::Compiled(Box::new(k)));
+                        }
+                        Err(n) if req.compile.frontend == Frontend::Ptx => {
+                            bail!("--frontend ptx needs a CUDA compiler: {e}\nNVRTC: {n}")
+                        }
+                        Err(_) => {}
+                    }
+                }
+                if req.compile.frontend == Frontend::Ptx || req.compile.nvcc.is_some() {
+                    bail!("--frontend ptx needs a CUDA compiler: {e}")
+                }
+                notes.push(format!(
+                    "source interpreter used (no CUDA compiler found, so the figures are for the accesses as written, not as compiled): {}",
+                    e.to_string().lines().next().unwrap_or_default()
+                ));
             }
-            Err(e) => notes.push(format!(
-                "source interpreter used (no CUDA compiler found, so the figures are for the accesses as written, not as compiled): {}",
-                e.to_string().lines().next().unwrap_or_default()
-            )),
         }
     }
     let src = Source::parse(&req.file, &req.source, &req.defines)?;

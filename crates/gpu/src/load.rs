@@ -56,6 +56,8 @@ const NVRTC_SYMBOLS: &[&str] = &[
     "nvrtcGetProgramLog",
     "nvrtcGetCUBINSize",
     "nvrtcGetCUBIN",
+    "nvrtcGetPTXSize",
+    "nvrtcGetPTX",
     "nvrtcDestroyProgram",
 ];
 

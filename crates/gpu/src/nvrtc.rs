@@ -76,10 +76,15 @@ impl Drop for Prog {
     }
 }
 
-/// The NVRTC options for `p`.
+/// The NVRTC options for `p`: machine code for `sm_XY` (a CUBIN).
 pub fn options(p: &Program) -> Vec<String> {
+    options_for(p, "sm")
+}
+
+/// The options with `--gpu-architecture={prefix}_XY` (`sm` for a CUBIN, `compute` for PTX).
+fn options_for(p: &Program, prefix: &str) -> Vec<String> {
     let mut o = vec![
-        format!("--gpu-architecture=sm_{}{}", p.cc.0, p.cc.1),
+        format!("--gpu-architecture={prefix}_{}{}", p.cc.0, p.cc.1),
         "-std=c++17".to_string(),
     ];
     if p.lineinfo {
@@ -101,6 +106,57 @@ pub fn options(p: &Program) -> Vec<String> {
 /// architecture, e.g. an old toolkit on a new GPU); [`Error::Argument`] for a NUL byte in the
 /// source or a name.
 pub fn compile(p: &Program) -> Result<Compiled> {
+    let (prog, lowered, log, opts) = build(p, "sm")?;
+    let image = output(
+        &prog,
+        sys::nvrtcGetCUBINSize,
+        sys::nvrtcGetCUBIN,
+        "nvrtcGetCUBIN",
+    )?;
+    Ok(Compiled {
+        image,
+        lowered,
+        log,
+        options: opts,
+    })
+}
+
+/// Compiles `p` to PTX for the virtual architecture `compute_XY` (what warpscope's compiled
+/// path runs when nvcc is missing): the PTX text and every kernel's lowered (mangled) name.
+///
+/// Errors: as [`compile`].
+pub fn compile_ptx(p: &Program) -> Result<(String, Vec<(String, String)>)> {
+    let (prog, lowered, _, _) = build(p, "compute")?;
+    let mut ptx = output(&prog, sys::nvrtcGetPTXSize, sys::nvrtcGetPTX, "nvrtcGetPTX")?;
+    // The size counts the terminating NUL.
+    while ptx.last() == Some(&0) {
+        ptx.pop();
+    }
+    Ok((String::from_utf8_lossy(&ptx).into_owned(), lowered))
+}
+
+type SizeFn = unsafe fn(sys::nvrtcProgram, *mut usize) -> sys::nvrtcResult;
+type GetFn = unsafe fn(sys::nvrtcProgram, *mut c_char) -> sys::nvrtcResult;
+
+/// One of a compiled program's outputs (CUBIN or PTX) through its size and get functions.
+fn output(prog: &Prog, size_of: SizeFn, get: GetFn, what: &str) -> Result<Vec<u8>> {
+    let mut size = 0usize;
+    // SAFETY: live, compiled program.
+    let r = unsafe { size_of(prog.0, &mut size) };
+    if r != sys::nvrtcResult::NVRTC_SUCCESS || size == 0 {
+        return Err(nvrtc_err(r, what));
+    }
+    let mut buf = vec![0u8; size];
+    // SAFETY: the buffer holds `size` bytes, as NVRTC asked.
+    let r = unsafe { get(prog.0, buf.as_mut_ptr() as *mut c_char) };
+    if r != sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(nvrtc_err(r, what));
+    }
+    Ok(buf)
+}
+
+/// Creates, names and compiles the program: (program, lowered names, log, options).
+fn build(p: &Program, prefix: &str) -> Result<(Prog, Vec<(String, String)>, String, Vec<String>)> {
     load::nvrtc()?;
     let nul = |what: &str| Error::Argument(format!("{what} contains a NUL byte"));
     let src = CString::new(p.source).map_err(|_| nul(p.file))?;
@@ -133,7 +189,7 @@ pub fn compile(p: &Program) -> Result<Compiled> {
             return Err(nvrtc_err(r, "nvrtcAddNameExpression"));
         }
     }
-    let opts = options(p);
+    let opts = options_for(p, prefix);
     let copts: Vec<CString> = opts
         .iter()
         .map(|o| CString::new(o.as_str()).map_err(|_| nul("an option")))
@@ -170,24 +226,7 @@ pub fn compile(p: &Program) -> Result<Compiled> {
             .into_owned();
         lowered.push((k.clone(), s));
     }
-    let mut size = 0usize;
-    // SAFETY: live, compiled program.
-    let r = unsafe { sys::nvrtcGetCUBINSize(prog.0, &mut size) };
-    if r != sys::nvrtcResult::NVRTC_SUCCESS || size == 0 {
-        return Err(nvrtc_err(r, "nvrtcGetCUBINSize"));
-    }
-    let mut image = vec![0u8; size];
-    // SAFETY: the buffer holds `size` bytes, as NVRTC asked.
-    let r = unsafe { sys::nvrtcGetCUBIN(prog.0, image.as_mut_ptr() as *mut c_char) };
-    if r != sys::nvrtcResult::NVRTC_SUCCESS {
-        return Err(nvrtc_err(r, "nvrtcGetCUBIN"));
-    }
-    Ok(Compiled {
-        image,
-        lowered,
-        log,
-        options: opts,
-    })
+    Ok((prog, lowered, log, opts))
 }
 
 fn program_log(prog: &Prog) -> String {
