@@ -1,0 +1,323 @@
+//! Memory instructions' addresses: per-lane address formation, the space and image offset
+//! each lane lands in, the accesses handed to the sink, and the checks that name a fault.
+
+use warpscope_model::{Op, Space, WarpAccess, WARP_SIZE};
+
+use super::*;
+use crate::decode::{window, EXTERN_SHARED};
+use crate::error::{Error, Result};
+use crate::instr::*;
+use crate::memory::{self, Global, Placement};
+
+impl<'a> BlockCtx<'a> {
+    pub(super) fn addresses(&self, warp: &Warp, a: Addr, exec: u32) -> [u64; WARP_SIZE] {
+        let mut out = [0u64; WARP_SIZE];
+        match a.base {
+            None => out.iter_mut().for_each(|x| *x = a.offset as u64),
+            Some(r) => {
+                let base = r as usize * WARP_SIZE;
+                for lane in lanes(exec) {
+                    out[lane] = warp.regs[base + lane].wrapping_add(a.offset as u64);
+                }
+            }
+        }
+        out
+    }
+
+    /// Where a lane's address goes: its space, the address the model sees, and the offset in
+    /// that space's image (global: the address; local: the lane's own frame).
+    pub(super) fn locate(
+        &self,
+        space: MemSpace,
+        a: u64,
+        warp: &Warp,
+        lane: usize,
+    ) -> (Space, u64, u64) {
+        let ext = self.prog.dynamic_shared_base();
+        let (space, a) = match space {
+            MemSpace::Global => (Space::Global, a),
+            MemSpace::Shared => (Space::Shared, a),
+            MemSpace::Const => (Space::Constant, a),
+            MemSpace::Local => (Space::Local, a),
+            MemSpace::Param | MemSpace::Generic => match a >> 60 {
+                1 => (Space::Shared, a - window::SHARED),
+                2 => (Space::Constant, a - window::CONST),
+                3 => (Space::Local, a - window::LOCAL),
+                _ => (Space::Global, a),
+            },
+        };
+        match space {
+            Space::Shared => {
+                let off = resolve_extern(a, ext) & 0xFFFF_FFFF;
+                (space, off, off)
+            }
+            Space::Local => {
+                let thread = warp.first_thread as u64 + lane as u64;
+                let image = thread * self.prog.local_bytes + a;
+                (space, self.local_model(a, warp, lane), image)
+            }
+            _ => (space, a, a),
+        }
+    }
+
+    /// Local memory is interleaved: 4-byte word *w* of thread *t* of the block at
+    /// `4·(w·threads + t)` (wider accesses interleave at their width), blocks one after
+    /// another [PG "Local Memory"]; the same layout as the source front end.
+    pub(super) fn local_model(&self, off: u64, warp: &Warp, lane: usize) -> u64 {
+        let g = 4u64;
+        let t = self.threads as u64;
+        let per_block = (self.prog.local_bytes.div_ceil(g) * g * t).div_ceil(256) * 256;
+        let thread = (warp.first_thread as usize + lane) as u64;
+        self.block_linear * per_block + (off / g) * g * t + thread * g + off % g
+    }
+
+    /// Reads `n` ≤ 8 bytes at offset `off` of `space`'s image (see [`BlockCtx::locate`]).
+    pub(super) fn load(&self, global: &Global, space: Space, off: u64, n: u32) -> u64 {
+        match space {
+            Space::Global if !self.prog.needs_memory => 0,
+            Space::Global => global.read(off, n),
+            Space::Shared => memory::read_flat(&self.shared, off, n),
+            Space::Constant => memory::read_flat(&self.prog.const_image, off, n),
+            Space::Local => memory::read_flat(&self.local, off, n),
+        }
+    }
+
+    /// Writes `n` ≤ 8 bytes of `v` at offset `off` of `space`'s image.
+    pub(super) fn store(&mut self, global: &mut Global, space: Space, off: u64, n: u32, v: u64) {
+        match space {
+            Space::Global if !self.prog.needs_memory => {}
+            Space::Global => global.write(off, n, v),
+            Space::Shared => memory::write_flat(&mut self.shared, off, n, v),
+            Space::Constant => {}
+            Space::Local => memory::write_flat(&mut self.local, off, n, v),
+        }
+    }
+
+    /// Checks every active lane's address and hands one access per space to the sink;
+    /// returns where each lane's bytes are, for the instruction's data movement.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn emit(
+        &self,
+        warp: &Warp,
+        pc: u32,
+        site: u32,
+        space: MemSpace,
+        op: Op,
+        width: u32,
+        exec: u32,
+        addrs: &[u64; WARP_SIZE],
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+        located: Option<&mut Located>,
+    ) -> Result<()> {
+        let read_only = self.prog.sites[site as usize].read_only;
+        let access = |space: Space| WarpAccess {
+            space,
+            op,
+            width,
+            mask: 0,
+            addrs: [0; WARP_SIZE],
+            read_only: read_only && space == Space::Global,
+        };
+        // A named global, shared or constant space: one access, whose model addresses are
+        // also the image offsets.
+        let single = match space {
+            MemSpace::Global => Some(Space::Global),
+            MemSpace::Shared => Some(Space::Shared),
+            MemSpace::Const => Some(Space::Constant),
+            _ => None,
+        };
+        if let Some(s) = single {
+            let mut a = access(s);
+            a.mask = exec;
+            if s == Space::Shared {
+                let ext = self.prog.dynamic_shared_base();
+                for lane in lanes(exec) {
+                    a.addrs[lane] = resolve_extern(addrs[lane], ext) & 0xFFFF_FFFF;
+                }
+            } else {
+                for lane in lanes(exec) {
+                    a.addrs[lane] = addrs[lane];
+                }
+            }
+            if let Some(at) = located {
+                at.space = [s; WARP_SIZE];
+                at.image = a.addrs;
+            }
+            return self.deliver(warp, pc, site, &a, addrs, sink);
+        }
+        let mut acc: [Option<WarpAccess>; 4] = [None; 4];
+        let mut at = located;
+        for lane in lanes(exec) {
+            let (s, m, image) = self.locate(space, addrs[lane], warp, lane);
+            if let Some(at) = at.as_deref_mut() {
+                at.space[lane] = s;
+                at.image[lane] = image;
+            }
+            let a = acc[s as usize].get_or_insert_with(|| access(s));
+            a.mask |= 1 << lane;
+            a.addrs[lane] = m;
+        }
+        for a in acc.iter().flatten() {
+            self.deliver(warp, pc, site, a, addrs, sink)?;
+        }
+        Ok(())
+    }
+
+    /// Checks one access of an instruction and hands it to the sink.
+    pub(super) fn deliver(
+        &self,
+        warp: &Warp,
+        pc: u32,
+        site: u32,
+        a: &WarpAccess,
+        addrs: &[u64; WARP_SIZE],
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+    ) -> Result<()> {
+        // Checked once per access: alignment of all lanes at once, and the lowest and
+        // highest byte against the allocations; lane by lane only to name a fault.
+        if !self.access_ok(a) {
+            for lane in lanes(a.mask) {
+                self.check(
+                    warp,
+                    pc,
+                    a.space,
+                    a.addrs[lane],
+                    addrs[lane],
+                    a.width,
+                    lane,
+                    a.op,
+                )?;
+            }
+        }
+        let origin = WarpOrigin {
+            block: self.block,
+            warp: warp.index,
+        };
+        if a.width > 16 {
+            // 256-bit accesses (sm_100 `.v8`): two 16-byte halves.
+            for h in 0..a.width / 16 {
+                let mut part = *a;
+                part.width = 16;
+                for lane in lanes(a.mask) {
+                    part.addrs[lane] = a.addrs[lane] + 16 * h as u64;
+                }
+                sink(site, &part, origin);
+            }
+        } else {
+            sink(site, a, origin);
+        }
+        Ok(())
+    }
+
+    /// Whether every lane of `a` is aligned and inside memory (a quick test; `false` means
+    /// look lane by lane).
+    pub(super) fn access_ok(&self, a: &WarpAccess) -> bool {
+        if a.space == Space::Local {
+            return true;
+        }
+        let align = a.width.min(16) as u64;
+        let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
+        for lane in lanes(a.mask) {
+            let x = a.addrs[lane];
+            lo = lo.min(x);
+            hi = hi.max(x);
+            bits |= x;
+        }
+        if bits % align != 0 {
+            return false;
+        }
+        let end = hi.saturating_add(a.width as u64);
+        match a.space {
+            Space::Global => {
+                let slot = |x: u64| x.wrapping_sub(window::ALLOC_BASE) / window::ALLOC_SPACING;
+                slot(lo) == slot(end - 1)
+                    && matches!(memory::place(self.allocs, lo), Placement::Inside)
+                    && matches!(memory::place(self.allocs, end - 1), Placement::Inside)
+            }
+            Space::Shared => end <= self.shared.len() as u64,
+            Space::Constant => end <= self.prog.const_image.len() as u64,
+            Space::Local => true,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn check(
+        &self,
+        warp: &Warp,
+        pc: u32,
+        s: Space,
+        m: u64,
+        raw: u64,
+        width: u32,
+        lane: usize,
+        op: Op,
+    ) -> Result<()> {
+        let what = match op {
+            Op::Load => "load",
+            Op::Store => "store",
+            Op::Atomic => "atomic",
+        };
+        let fault = |msg: String| Error::Fault {
+            at: self.at(pc),
+            msg,
+            thread: self.thread(warp, lane),
+            block: self.block,
+        };
+        let align = width.min(16) as u64;
+        if s != Space::Local && m % align != 0 {
+            return Err(fault(format!(
+                "misaligned {width}-byte {what} at {raw:#x}: a {width}-byte access must be {align}-byte aligned"
+            )));
+        }
+        match s {
+            Space::Global => match memory::place(self.allocs, m) {
+                Placement::Inside => Ok(()),
+                Placement::After { alloc, bytes } => Err(fault(format!(
+                    "{what} {bytes} bytes past the end of '{}' ({} bytes): size it with --alloc or fix the index",
+                    alloc.name,
+                    alloc.size.unwrap_or(0)
+                ))),
+                Placement::Before { alloc, bytes } => Err(fault(format!(
+                    "{what} {bytes} bytes before the start of '{}'",
+                    alloc.name
+                ))),
+                Placement::Nowhere => Err(fault(format!(
+                    "{what} at {raw:#x}, outside every allocation (a null or uninitialized pointer?)"
+                ))),
+            },
+            Space::Shared => {
+                if m + width as u64 > self.shared.len() as u64 {
+                    Err(fault(format!(
+                        "shared {what} at byte {m}, past the block's {} bytes of shared memory (set the dynamic size with --dynamic-smem)",
+                        self.shared.len()
+                    )))
+                } else {
+                    Ok(())
+                }
+            }
+            Space::Constant => {
+                if m + width as u64 > self.prog.const_image.len() as u64 {
+                    Err(fault(format!(
+                        "constant {what} at byte {m}, past the {} bytes of constant variables",
+                        self.prog.const_image.len()
+                    )))
+                } else {
+                    Ok(())
+                }
+            }
+            Space::Local => Ok(()),
+        }
+    }
+}
+
+pub(super) fn resolve_extern(a: u64, base: u64) -> u64 {
+    // Extern shared arrays carry a marker; 32-bit copies of it carry its low half.
+    const LOW: u64 = EXTERN_SHARED & 0xFFFF_FFFF;
+    if a >= EXTERN_SHARED {
+        a - EXTERN_SHARED + base
+    } else if (LOW..LOW + 0x1_0000).contains(&(a & 0xFFFF_FFFF)) && a >> 32 == 0 {
+        a - LOW + base
+    } else {
+        a
+    }
+}

@@ -1,0 +1,592 @@
+//! The SIMT executor: every warp of every block, in lockstep under an active mask, with a
+//! reconvergence stack; blocks' warps run in turn up to each barrier.
+
+use warpscope_model::{Space, WarpAccess, WARP_SIZE};
+
+mod access;
+mod step;
+
+use crate::decode::{window, Program};
+use crate::error::{At, Error, Result};
+use crate::instr::*;
+use crate::memory::{self, Alloc, Global};
+use crate::special::idx;
+
+/// Which warp issued an access: its block's coordinates and its index within the block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarpOrigin {
+    pub block: [u32; 3],
+    pub warp: u32,
+}
+
+/// A launch of a decoded kernel.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    /// Blocks per grid and threads per block (x, y, z).
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// The bytes of each kernel parameter, in order (pointer parameters hold an
+    /// allocation's base address).
+    pub args: Vec<Vec<u8>>,
+    /// Global allocations of the pointer parameters, and their initial bytes.
+    pub allocs: Vec<(Alloc, Vec<u8>)>,
+    /// Bytes of dynamic (`extern .shared`) shared memory per block.
+    pub dynamic_shared_bytes: u64,
+    /// Warp instructions one block may execute before the run is called runaway.
+    pub max_steps: u64,
+}
+
+/// Default for [`Launch::max_steps`].
+pub const DEFAULT_MAX_STEPS: u64 = 200_000_000;
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    pc: u32,
+    rpc: u32,
+    mask: u32,
+}
+
+struct Frame {
+    /// Stack depth below the callee's first entry.
+    base: usize,
+    /// The `call` instruction (for its return moves).
+    call: u32,
+    returned: u32,
+}
+
+enum Yield {
+    Barrier,
+    Done,
+}
+
+struct Warp {
+    /// Registers: `r·32 + lane`.
+    regs: Vec<u64>,
+    uni: Vec<bool>,
+    stack: Vec<Entry>,
+    frames: Vec<Frame>,
+    exited: u32,
+    /// Lanes that exist (a partial last warp has fewer).
+    live: u32,
+    /// Linear index of lane 0's thread in the block.
+    first_thread: u32,
+    index: u32,
+}
+
+/// Where the executing lanes of one memory instruction land: space and image offset.
+struct Located {
+    space: [Space; WARP_SIZE],
+    image: [u64; WARP_SIZE],
+}
+
+impl Default for Located {
+    fn default() -> Self {
+        Located {
+            space: [Space::Global; WARP_SIZE],
+            image: [0; WARP_SIZE],
+        }
+    }
+}
+
+struct BlockCtx<'a> {
+    prog: &'a Program,
+    launch: &'a Launch,
+    allocs: &'a [Alloc],
+    block: [u32; 3],
+    block_linear: u64,
+    threads: u32,
+    shared: Vec<u8>,
+    local: Vec<u8>,
+    steps: u64,
+}
+
+impl Program {
+    /// Runs the launch: every block in order, calling `sink(site, access, origin)` for each
+    /// warp-level memory access (site indices into [`Program::sites`]).
+    ///
+    /// Errors: a lane reading or writing outside every allocation or misaligned (naming the
+    /// thread, block, PTX line and source line), a block that runs past
+    /// [`Launch::max_steps`], a launch whose arguments do not match the parameters.
+    pub fn run(
+        &self,
+        launch: &Launch,
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+    ) -> Result<()> {
+        if launch.args.len() != self.params.len() {
+            return Err(Error::Launch(format!(
+                "{} takes {} parameters; the launch gives {}",
+                self.name,
+                self.params.len(),
+                launch.args.len()
+            )));
+        }
+        let threads = launch.block.iter().map(|&x| x as u64).product::<u64>();
+        if threads == 0 || threads > 1024 {
+            return Err(Error::Launch(format!(
+                "a block of {threads} threads: CUDA allows 1 to 1024"
+            )));
+        }
+        let threads = threads as u32;
+        let mut global = Global::default();
+        let mut allocs: Vec<Alloc> = Vec::new();
+        for (a, init) in &launch.allocs {
+            if self.needs_memory {
+                global.fill(a.base, init);
+            }
+            allocs.push(a.clone());
+        }
+        for g in &self.globals {
+            if self.needs_memory {
+                global.fill(g.base, &g.init);
+            }
+            allocs.push(Alloc {
+                name: g.name.clone(),
+                base: g.base,
+                size: Some(g.bytes),
+            });
+        }
+        let blocks = launch.grid.iter().map(|&x| x as u64).product::<u64>();
+        let run = |first: u64,
+                   end: u64,
+                   global: &mut Global,
+                   sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin)| {
+            self.run_blocks(launch, &allocs, threads, first..end, global, sink)
+        };
+        // Blocks see each other only through global memory; without a global image (no
+        // loaded value matters) they are independent and run on every core, in chunks whose
+        // accesses reach the sink in block order while the next chunks run.
+        let workers = rayon::current_num_threads() as u64;
+        if self.needs_memory || workers < 2 || blocks < 2 * workers {
+            return run(0, blocks, &mut global, sink);
+        }
+        type Accesses = Vec<(u32, WarpAccess, WarpOrigin)>;
+        // One round: a chunk of `chunk` blocks per worker from block `first`.
+        let round = |first: u64, chunk: u64, per_block: u64| -> Vec<Result<Accesses>> {
+            use rayon::prelude::*;
+            (0..workers)
+                .into_par_iter()
+                .map(|w| {
+                    let start = (first + w * chunk).min(blocks);
+                    let end = (start + chunk).min(blocks);
+                    // Sized from the last round: no regrowth copies.
+                    let mut out = Vec::with_capacity(((end - start) * per_block) as usize + 64);
+                    run(start, end, &mut Global::default(), &mut |s, a, o| {
+                        out.push((s, *a, o))
+                    })?;
+                    Ok(out)
+                })
+                .collect()
+        };
+        let mut chunk = 1;
+        let mut first = 0;
+        let mut per_block = 0;
+        let mut pending = Some(round(first, chunk, per_block));
+        while let Some(done) = pending.take() {
+            // Chunks sized to hold about CHUNK_ACCESSES accesses, from what the last held.
+            let held: usize = done.iter().map(|r| r.as_ref().map_or(0, |v| v.len())).sum();
+            first += workers * chunk;
+            per_block = (held as u64).div_ceil(workers * chunk).max(1);
+            chunk = (CHUNK_ACCESSES / per_block).clamp(1, 256);
+            // The next round runs while this one's accesses go to the sink.
+            let next = std::thread::scope(|sc| {
+                let h = (first < blocks).then(|| sc.spawn(|| round(first, chunk, per_block)));
+                for part in done {
+                    for (site, a, o) in &part? {
+                        sink(*site, a, *o);
+                    }
+                }
+                Ok::<_, Error>(h.map(|h| h.join()))
+            })?;
+            pending = match next {
+                Some(Ok(v)) => Some(v),
+                Some(Err(_)) => {
+                    return Err(Error::Launch(
+                        "an executor thread stopped unexpectedly".into(),
+                    ))
+                }
+                None => None,
+            };
+        }
+        Ok(())
+    }
+
+    /// Runs the blocks of linear indices `range` in order (x fastest).
+    fn run_blocks(
+        &self,
+        launch: &Launch,
+        allocs: &[Alloc],
+        threads: u32,
+        range: std::ops::Range<u64>,
+        global: &mut Global,
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+    ) -> Result<()> {
+        let shared_bytes = self.dynamic_shared_base() + launch.dynamic_shared_bytes;
+        let [gx, gy, _] = launch.grid.map(|x| x as u64);
+        for linear in range {
+            let block = [
+                (linear % gx) as u32,
+                ((linear / gx) % gy) as u32,
+                (linear / (gx * gy)) as u32,
+            ];
+            let mut ctx = BlockCtx {
+                prog: self,
+                launch,
+                allocs,
+                block,
+                block_linear: linear,
+                threads,
+                shared: vec![0u8; shared_bytes as usize],
+                local: vec![0u8; (self.local_bytes * threads as u64) as usize],
+                steps: 0,
+            };
+            ctx.run_block(global, sink)?;
+        }
+        Ok(())
+    }
+}
+
+/// Warp accesses one worker's chunk of blocks holds, about (~280 bytes each).
+const CHUNK_ACCESSES: u64 = 16_384;
+
+impl<'a> BlockCtx<'a> {
+    fn run_block(
+        &mut self,
+        global: &mut Global,
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+    ) -> Result<()> {
+        let nwarps = self.threads.div_ceil(WARP_SIZE as u32);
+        let mut warps: Vec<Warp> = (0..nwarps).map(|w| self.new_warp(w)).collect();
+        let mut done = vec![false; nwarps as usize];
+        loop {
+            let mut any = false;
+            for (w, warp) in warps.iter_mut().enumerate() {
+                if done[w] {
+                    continue;
+                }
+                any = true;
+                match self.run_warp(warp, global, sink)? {
+                    Yield::Done => done[w] = true,
+                    Yield::Barrier => {}
+                }
+            }
+            if !any {
+                return Ok(());
+            }
+        }
+    }
+
+    fn new_warp(&self, w: u32) -> Warp {
+        let n = self.prog.nregs as usize;
+        let mut warp = Warp {
+            regs: vec![0u64; n * WARP_SIZE],
+            uni: vec![true; n],
+            stack: Vec::with_capacity(16),
+            frames: Vec::new(),
+            exited: 0,
+            live: 0,
+            first_thread: w * WARP_SIZE as u32,
+            index: w,
+        };
+        let [bx, by, _] = self.launch.block;
+        let lanes = (self.threads - warp.first_thread).min(WARP_SIZE as u32);
+        warp.live = if lanes == 32 {
+            u32::MAX
+        } else {
+            (1u32 << lanes) - 1
+        };
+        for lane in 0..WARP_SIZE {
+            let t = warp.first_thread + lane as u32;
+            let set =
+                |warp: &mut Warp, r: Reg, v: u64| warp.regs[r as usize * WARP_SIZE + lane] = v;
+            set(&mut warp, idx::TID, (t % bx) as u64);
+            set(&mut warp, idx::TID + 1, ((t / bx) % by) as u64);
+            set(&mut warp, idx::TID + 2, (t / (bx * by)) as u64);
+            set(&mut warp, idx::LANEID, lane as u64);
+            set(&mut warp, idx::LANEMASK_EQ, 1u64 << lane);
+            set(
+                &mut warp,
+                idx::LANEMASK_EQ + 1,
+                (((1u64 << lane) << 1) - 1) & 0xFFFF_FFFF,
+            );
+            set(&mut warp, idx::LANEMASK_EQ + 2, (1u64 << lane) - 1);
+            set(
+                &mut warp,
+                idx::LANEMASK_EQ + 3,
+                (!((1u64 << lane) - 1)) & 0xFFFF_FFFF,
+            );
+            set(
+                &mut warp,
+                idx::LANEMASK_EQ + 4,
+                (!(((1u64 << lane) << 1) - 1)) & 0xFFFF_FFFF,
+            );
+        }
+        for r in [idx::TID, idx::TID + 1, idx::TID + 2, idx::LANEID] {
+            warp.uni[r as usize] = false;
+        }
+        for k in 0..5 {
+            warp.uni[(idx::LANEMASK_EQ + k) as usize] = false;
+        }
+        let uniform: [(Reg, u64); 14] = [
+            (idx::NTID, self.launch.block[0] as u64),
+            (idx::NTID + 1, self.launch.block[1] as u64),
+            (idx::NTID + 2, self.launch.block[2] as u64),
+            (idx::CTAID, self.block[0] as u64),
+            (idx::CTAID + 1, self.block[1] as u64),
+            (idx::CTAID + 2, self.block[2] as u64),
+            (idx::NCTAID, self.launch.grid[0] as u64),
+            (idx::NCTAID + 1, self.launch.grid[1] as u64),
+            (idx::NCTAID + 2, self.launch.grid[2] as u64),
+            (idx::WARPID, w as u64),
+            (idx::NWARPID, 64),
+            (idx::NSMID, 132),
+            (idx::DYN_SMEM, self.launch.dynamic_shared_bytes),
+            (idx::TOTAL_SMEM, self.shared.len() as u64),
+        ];
+        for (r, v) in uniform {
+            splat(&mut warp, r, v);
+        }
+        splat(&mut warp, idx::SMID, self.block_linear % 132);
+        splat(&mut warp, idx::NCLUSTERID_X, self.launch.grid[0] as u64);
+        splat(&mut warp, idx::CLUSTER_NCTARANK, 1);
+        for (p, bytes) in self.prog.params.iter().zip(&self.launch.args) {
+            for &(off, n, r) in &p.regs {
+                splat(&mut warp, r, memory::read_flat(bytes, off, n as u32));
+            }
+        }
+        warp.stack.push(Entry {
+            pc: 0,
+            rpc: u32::MAX,
+            mask: warp.live,
+        });
+        warp
+    }
+
+    fn at(&self, pc: u32) -> At {
+        let i = &self.prog.insts[pc as usize];
+        At {
+            ptx_line: i.ptx_line,
+            ptx_col: i.ptx_col,
+            source: i.loc.map(|(f, l, c)| {
+                let file = self
+                    .prog
+                    .files
+                    .iter()
+                    .find(|(k, _)| *k == f)
+                    .map(|(_, p)| p.as_str())
+                    .unwrap_or("?");
+                format!("{file}:{l}:{c}")
+            }),
+        }
+    }
+
+    fn thread(&self, warp: &Warp, lane: usize) -> [u32; 3] {
+        let t = warp.first_thread + lane as u32;
+        let [bx, by, _] = self.launch.block;
+        [t % bx, (t / bx) % by, t / (bx * by)]
+    }
+
+    /// Pops the top entry; completes a call whose frame empties.
+    fn pop(&self, warp: &mut Warp) {
+        warp.stack.pop();
+        while let Some(f) = warp.frames.last() {
+            if warp.stack.len() > f.base {
+                break;
+            }
+            let f = warp.frames.pop().unwrap_or(Frame {
+                base: 0,
+                call: 0,
+                returned: 0,
+            });
+            if let Instr::Call { rets, .. } = &self.prog.insts[f.call as usize].instr {
+                for &(d, s) in rets {
+                    for lane in lanes(f.returned) {
+                        let v = warp.regs[s as usize * WARP_SIZE + lane];
+                        warp.regs[d as usize * WARP_SIZE + lane] = v;
+                    }
+                    warp.uni[d as usize] = false;
+                }
+            }
+        }
+    }
+
+    fn run_warp(
+        &mut self,
+        warp: &mut Warp,
+        global: &mut Global,
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+    ) -> Result<Yield> {
+        let insts = &self.prog.insts;
+        let n = insts.len() as u32;
+        loop {
+            let Some(top) = warp.stack.last().copied() else {
+                return Ok(Yield::Done);
+            };
+            let mask = top.mask & !warp.exited;
+            if top.pc == top.rpc || top.pc >= n || mask == 0 {
+                self.pop(warp);
+                continue;
+            }
+            self.steps += 1;
+            if self.steps > self.launch.max_steps {
+                return Err(Error::Runaway {
+                    at: self.at(top.pc),
+                    steps: self.steps - 1,
+                    block: self.block,
+                });
+            }
+            let pc = top.pc;
+            let inst = &insts[pc as usize];
+            let exec = match inst.guard {
+                None => mask,
+                Some((p, neg)) => {
+                    let base = p as usize * WARP_SIZE;
+                    let mut m = 0u32;
+                    for lane in lanes(mask) {
+                        if (warp.regs[base + lane] != 0) != neg {
+                            m |= 1 << lane;
+                        }
+                    }
+                    m
+                }
+            };
+            let full = exec == (warp.live & !warp.exited);
+            let next = pc + 1;
+            let set_pc = |warp: &mut Warp, pc: u32| {
+                if let Some(t) = warp.stack.last_mut() {
+                    t.pc = pc;
+                }
+            };
+            match &inst.instr {
+                Instr::Bra { target } => {
+                    if inst.guard.is_none() || exec == mask {
+                        set_pc(warp, *target);
+                    } else if exec == 0 {
+                        set_pc(warp, next);
+                    } else {
+                        let rpc = self.prog.reconv[pc as usize];
+                        set_pc(warp, rpc);
+                        warp.stack.push(Entry {
+                            pc: next,
+                            rpc,
+                            mask: mask & !exec,
+                        });
+                        warp.stack.push(Entry {
+                            pc: *target,
+                            rpc,
+                            mask: exec,
+                        });
+                    }
+                    continue;
+                }
+                Instr::Exit => {
+                    warp.exited |= exec;
+                    set_pc(warp, next);
+                    continue;
+                }
+                Instr::Ret => {
+                    let base = warp.frames.last().map(|f| f.base).unwrap_or(0);
+                    if let Some(f) = warp.frames.last_mut() {
+                        f.returned |= exec;
+                    } else {
+                        warp.exited |= exec;
+                    }
+                    for e in warp.stack.iter_mut().skip(base) {
+                        e.mask &= !exec;
+                    }
+                    set_pc(warp, next);
+                    continue;
+                }
+                Instr::Bar => {
+                    set_pc(warp, next);
+                    if exec != 0 {
+                        return Ok(Yield::Barrier);
+                    }
+                    continue;
+                }
+                Instr::Call { target, args, .. } => {
+                    set_pc(warp, next);
+                    if exec == 0 {
+                        continue;
+                    }
+                    for &(d, s) in args {
+                        write(warp, d, s, exec, full, |v| v);
+                    }
+                    warp.frames.push(Frame {
+                        base: warp.stack.len(),
+                        call: pc,
+                        returned: 0,
+                    });
+                    warp.stack.push(Entry {
+                        pc: *target,
+                        rpc: u32::MAX,
+                        mask: exec,
+                    });
+                    continue;
+                }
+                _ => {}
+            }
+            set_pc(warp, next);
+            if exec == 0 {
+                continue;
+            }
+            self.step(warp, pc, exec, full, global, sink)?;
+        }
+    }
+}
+/// The lanes set in a mask, lowest first.
+#[inline]
+fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(l)
+        }
+    })
+}
+
+#[inline]
+fn get(warp: &Warp, s: Src, lane: usize) -> u64 {
+    match s {
+        Src::Reg(r) => warp.regs[r as usize * WARP_SIZE + lane],
+        Src::Imm(x) => x,
+    }
+}
+
+#[inline]
+fn is_uni(warp: &Warp, s: Src) -> bool {
+    match s {
+        Src::Reg(r) => warp.uni[r as usize],
+        Src::Imm(_) => true,
+    }
+}
+
+#[inline]
+fn splat(warp: &mut Warp, d: Reg, v: u64) {
+    let base = d as usize * WARP_SIZE;
+    warp.regs[base..base + WARP_SIZE].fill(v);
+    warp.uni[d as usize] = true;
+}
+
+/// `d = f(a)` for the executing lanes, once when `a` is warp-uniform and every live lane
+/// executes.
+#[inline]
+fn write(warp: &mut Warp, d: Reg, a: Src, exec: u32, full: bool, f: impl Fn(u64) -> u64) {
+    if full && is_uni(warp, a) {
+        let v = f(get(warp, a, 0));
+        splat(warp, d, v);
+    } else {
+        let base = d as usize * WARP_SIZE;
+        for lane in lanes(exec) {
+            warp.regs[base + lane] = f(get(warp, a, lane));
+        }
+        warp.uni[d as usize] = false;
+    }
+}
+
+#[inline]
+fn write_value(warp: &mut Warp, d: Reg, v: u64, exec: u32, full: bool) {
+    write(warp, d, Src::Imm(v), exec, full, |x| x)
+}
