@@ -315,7 +315,21 @@ fn site_infos(req: &AnalyzeRequest, prog: &Program) -> Vec<SiteInfo> {
     prog.sites
         .iter()
         .map(|s| {
-            let (line, column, text, file) = match s.loc {
+            // Code inlined from a header (atomicAdd's `__iAtomicAdd`, a library's device
+            // function) is attributed to the line that called it, when that line is the
+            // user's: outside the analyzed `.cu` (for a `.ptx`, inside a toolkit include
+            // folder) counts as a header.
+            let mut header = |f: u32| {
+                let sf = files.entry(f).or_insert_with(|| source_file(req, prog, f));
+                sf.shown
+                    .as_deref()
+                    .is_some_and(|p| !crate::is_ptx_file(&req.file) || p.contains("/include/"))
+            };
+            let loc = match (s.loc, s.inlined_at) {
+                (Some((f, ..)), Some(at)) if header(f) && !header(at.0) => Some(at),
+                (loc, _) => loc,
+            };
+            let (line, column, text, file) = match loc {
                 Some((f, l, c)) => {
                     let sf = files.entry(f).or_insert_with(|| source_file(req, prog, f));
                     let t = sf

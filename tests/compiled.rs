@@ -459,6 +459,13 @@ fn calls_shuffles_atomics_printf_and_cp_async_run() {
     let ptx: Vec<&str> = sites.iter().map(|s| s["ptx"].as_str().unwrap()).collect();
     assert!(ptx.contains(&"cp.async.ca.shared.global"), "{ptx:?}");
     assert!(ptx.contains(&"atom.global.add.u32"), "{ptx:?}");
+    // The atomic inlined from the toolkit's header is attributed to the kernel's call.
+    let atom = sites
+        .iter()
+        .find(|s| s["ptx"] == "atom.global.add.u32")
+        .unwrap();
+    assert_eq!(atom["text"], "atomicAdd(counter, 1);");
+    assert_eq!(atom["op"], "atomic");
     // cp.async, shared load, atomic: once per warp (8 warps).
     let reqs: u64 = sites.iter().map(|s| s["requests"].as_u64().unwrap()).sum();
     assert_eq!(reqs, 42);
