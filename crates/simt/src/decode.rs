@@ -100,6 +100,10 @@ struct Decoder<'m> {
     /// Module-scope symbols: name → (state space, address).
     globals: HashMap<String, (StateSpace, u64)>,
     shared_top: u64,
+    /// Where extern (dynamic) shared arrays start: after every static one, 16-byte aligned.
+    extern_shared_base: u64,
+    /// Addresses of function-scope static shared variables: (function, name) → address.
+    function_shared: HashMap<(String, String), u64>,
     local_top: u64,
     const_image: Vec<u8>,
     global_vars: Vec<GlobalVar>,
@@ -190,6 +194,8 @@ impl Program {
             sites: Vec::new(),
             globals: HashMap::new(),
             shared_top: 0,
+            extern_shared_base: 0,
+            function_shared: HashMap::new(),
             local_top: 0,
             const_image: Vec::new(),
             global_vars: Vec::new(),
@@ -311,13 +317,41 @@ impl<'m> Decoder<'m> {
                 _ => {}
             }
         }
-        // Function-scope shared variables are laid out when their function is decoded;
-        // extern arrays all start at the dynamic base, known only at the end: they are
-        // resolved lazily through `extern_shared_marker`.
+        // Function-scope static shared variables come next, in file order, so that the
+        // dynamic base (where every extern array starts) is known before any instruction
+        // is decoded.
+        let module = self.module;
+        for f in &module.functions {
+            if let Some(body) = &f.body {
+                self.layout_function_shared(&f.name, body, 0);
+            }
+        }
+        let base = align_up(self.shared_top, 16);
+        self.extern_shared_base = base;
         for n in extern_shared {
-            self.globals.insert(n, (StateSpace::Shared, EXTERN_SHARED));
+            self.globals.insert(n, (StateSpace::Shared, base));
         }
         Ok(())
+    }
+
+    /// Places the sized `.shared` variables declared in a function's body.
+    fn layout_function_shared(&mut self, func: &str, stmts: &[Statement], depth: u32) {
+        for s in stmts {
+            match s {
+                Statement::Variable(v) if v.space == StateSpace::Shared => {
+                    if let Some(size) = var_bytes(v) {
+                        let a = align_up(self.shared_top, var_align(v));
+                        self.shared_top = a + size;
+                        self.function_shared
+                            .insert((func.to_string(), v.name.clone()), a);
+                    }
+                }
+                Statement::Block(b, _) if depth < 64 => {
+                    self.layout_function_shared(func, b, depth + 1)
+                }
+                _ => {}
+            }
+        }
     }
 
     fn declare_params(
@@ -506,13 +540,15 @@ impl<'m> Decoder<'m> {
                 scope.params.insert(v.name.clone(), regs);
             }
             StateSpace::Shared => {
+                // Laid out before decoding (`layout_function_shared`).
+                let func = self.active.last().cloned().unwrap_or_default();
                 let a = match var_bytes(v) {
-                    Some(size) => {
-                        let a = align_up(self.shared_top, var_align(v));
-                        self.shared_top = a + size;
-                        a
-                    }
-                    None => EXTERN_SHARED,
+                    Some(_) => self
+                        .function_shared
+                        .get(&(func, v.name.clone()))
+                        .copied()
+                        .unwrap_or(self.extern_shared_base),
+                    None => self.extern_shared_base,
                 };
                 scope.symbols.insert(v.name.clone(), (StateSpace::Shared, a));
             }
@@ -576,10 +612,6 @@ impl<'m> Decoder<'m> {
         None
     }
 }
-
-/// Marks the address of an `extern .shared` array until the dynamic base is known; the
-/// executor adds the base (see [`Program::dynamic_shared_base`]).
-pub const EXTERN_SHARED: u64 = u64::MAX - 0xFFFF;
 
 /// Per-instruction context.
 pub(crate) struct Ctx {

@@ -4,7 +4,7 @@
 use warpscope_model::{Op, Space, WarpAccess, WARP_SIZE};
 
 use super::*;
-use crate::decode::{window, EXTERN_SHARED};
+use crate::decode::window;
 use crate::error::{Error, Result};
 use crate::instr::*;
 use crate::memory::{self, Global, Placement};
@@ -16,8 +16,16 @@ impl<'a> BlockCtx<'a> {
             None => out.iter_mut().for_each(|x| *x = a.offset as u64),
             Some(r) => {
                 let base = r as usize * WARP_SIZE;
-                for lane in lanes(exec) {
-                    out[lane] = warp.regs[base + lane].wrapping_add(a.offset as u64);
+                let regs = &warp.regs[base..base + WARP_SIZE];
+                if exec == u32::MAX {
+                    // Whole warps (the common case): a loop the compiler vectorizes.
+                    for (o, x) in out.iter_mut().zip(regs) {
+                        *o = x.wrapping_add(a.offset as u64);
+                    }
+                } else {
+                    for lane in lanes(exec) {
+                        out[lane] = regs[lane].wrapping_add(a.offset as u64);
+                    }
                 }
             }
         }
@@ -33,7 +41,6 @@ impl<'a> BlockCtx<'a> {
         warp: &Warp,
         lane: usize,
     ) -> (Space, u64, u64) {
-        let ext = self.prog.dynamic_shared_base();
         let (space, a) = match space {
             MemSpace::Global => (Space::Global, a),
             MemSpace::Shared => (Space::Shared, a),
@@ -48,7 +55,7 @@ impl<'a> BlockCtx<'a> {
         };
         match space {
             Space::Shared => {
-                let off = resolve_extern(a, ext) & 0xFFFF_FFFF;
+                let off = a & 0xFFFF_FFFF;
                 (space, off, off)
             }
             Space::Local => {
@@ -130,10 +137,11 @@ impl<'a> BlockCtx<'a> {
             let mut a = access(s);
             a.mask = exec;
             if s == Space::Shared {
-                let ext = self.prog.dynamic_shared_base();
                 for lane in lanes(exec) {
-                    a.addrs[lane] = resolve_extern(addrs[lane], ext) & 0xFFFF_FFFF;
+                    a.addrs[lane] = addrs[lane] & 0xFFFF_FFFF;
                 }
+            } else if exec == u32::MAX {
+                a.addrs = *addrs;
             } else {
                 for lane in lanes(exec) {
                     a.addrs[lane] = addrs[lane];
@@ -217,11 +225,19 @@ impl<'a> BlockCtx<'a> {
         }
         let align = a.width.min(16) as u64;
         let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
-        for lane in lanes(a.mask) {
-            let x = a.addrs[lane];
-            lo = lo.min(x);
-            hi = hi.max(x);
-            bits |= x;
+        if a.mask == u32::MAX {
+            for &x in &a.addrs {
+                lo = lo.min(x);
+                hi = hi.max(x);
+                bits |= x;
+            }
+        } else {
+            for lane in lanes(a.mask) {
+                let x = a.addrs[lane];
+                lo = lo.min(x);
+                hi = hi.max(x);
+                bits |= x;
+            }
         }
         if bits % align != 0 {
             return false;
@@ -307,17 +323,5 @@ impl<'a> BlockCtx<'a> {
             }
             Space::Local => Ok(()),
         }
-    }
-}
-
-pub(super) fn resolve_extern(a: u64, base: u64) -> u64 {
-    // Extern shared arrays carry a marker; 32-bit copies of it carry its low half.
-    const LOW: u64 = EXTERN_SHARED & 0xFFFF_FFFF;
-    if a >= EXTERN_SHARED {
-        a - EXTERN_SHARED + base
-    } else if (LOW..LOW + 0x1_0000).contains(&(a & 0xFFFF_FFFF)) && a >> 32 == 0 {
-        a - LOW + base
-    } else {
-        a
     }
 }

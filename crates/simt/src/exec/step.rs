@@ -6,7 +6,6 @@ use warpscope_model::{Op, WARP_SIZE};
 use super::*;
 use crate::alu;
 use crate::instr::*;
-use access::resolve_extern;
 
 impl<'a> BlockCtx<'a> {
     #[allow(clippy::too_many_arguments)]
@@ -241,16 +240,10 @@ impl<'a> BlockCtx<'a> {
                     _ => 0,
                 };
                 let to = *to;
-                let ext = self.prog.dynamic_shared_base();
                 write(warp, *d, *a, exec, full, |v| {
                     if to {
                         v.wrapping_sub(win) & if win == 0 { u64::MAX } else { 0xFFFF_FFFF }
                     } else {
-                        let v = if *space == MemSpace::Shared {
-                            resolve_extern(v, ext)
-                        } else {
-                            v
-                        };
                         v.wrapping_add(win)
                     }
                 });
