@@ -43,8 +43,54 @@ pub struct CompileRequest {
 pub struct CompiledKernel {
     pub prog: Program,
     pub launch: Launch,
+    /// The entry's parameters as the launch passes them, in order.
+    pub params: Vec<ParamDesc>,
     pub sites: Vec<SiteInfo>,
     pub notes: Vec<String>,
+}
+
+/// One kernel parameter of a compiled-path launch.
+#[derive(Clone, Debug)]
+pub struct ParamDesc {
+    /// The source's name, else `param_K`.
+    pub name: String,
+    /// Its C type from the demangled signature (`float const*`), else the PTX type (`.u64`).
+    pub ty: String,
+    /// A pointer: its allocation is `launch.allocs[alloc]`.
+    pub alloc: Option<usize>,
+    /// Bytes of one element a pointer points to (1 when unknown).
+    pub elem_size: u64,
+    /// The bytes passed for a scalar (for a pointer, its allocation's base address).
+    pub bytes: Vec<u8>,
+}
+
+impl CompiledKernel {
+    /// For each allocation of the launch, the lowest and one-past-highest byte offset any
+    /// global access of the run touched (`None`: untouched), as `warpscope run`/`verify`
+    /// size real buffers.
+    ///
+    /// Errors: what the run reports (faults, runaway loops).
+    pub fn touched_ranges(&self) -> Result<Vec<Option<(u64, u64)>>> {
+        let mut r: Vec<Option<(u64, u64)>> = vec![None; self.launch.allocs.len()];
+        let allocs = &self.launch.allocs;
+        self.prog.run(&self.launch, &mut |_, a, _| {
+            if a.space != warpscope_model::Space::Global {
+                return;
+            }
+            for lane in (0..32).filter(|l| a.mask >> l & 1 == 1) {
+                let x = a.addrs[lane];
+                let Some(k) = allocs
+                    .iter()
+                    .position(|(al, _)| x >= al.base && x - al.base < window::ALLOC_SPACING)
+                else {
+                    continue;
+                };
+                let (lo, hi) = (x - allocs[k].0.base, x - allocs[k].0.base + a.width as u64);
+                r[k] = Some(r[k].map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+            }
+        })?;
+        Ok(r)
+    }
 }
 
 impl CompiledKernel {
@@ -242,11 +288,12 @@ fn load_entry(req: &AnalyzeRequest, ptx: &str, label: &str, entry: &str) -> Resu
             }
         }
     }
-    let launch = build_launch(req, &prog, &names, &types)?;
+    let (launch, params) = build_launch(req, &prog, &names, &types)?;
     let sites = site_infos(req, &prog);
     Ok(CompiledKernel {
         prog,
         launch,
+        params,
         sites,
         notes: Vec::new(),
     })
@@ -487,7 +534,7 @@ fn build_launch(
     prog: &Program,
     names: &[String],
     types: &[String],
-) -> Result<Launch> {
+) -> Result<(Launch, Vec<ParamDesc>)> {
     let n = prog.params.len();
     // Each parameter answers to its source name, its PTX name, `param_K` and `K`.
     let label = |k: usize| -> String {
@@ -546,7 +593,12 @@ fn build_launch(
         max_steps: req.max_steps.saturating_mul(32),
     };
     let mut slot = 0u64;
+    let mut descs = Vec::with_capacity(n);
     for k in 0..n {
+        let ty = types
+            .get(k)
+            .cloned()
+            .unwrap_or_else(|| format!(".{}", prog.params[k].ty));
         let p = &prog.params[k];
         let is_ptr_type = types.get(k).map(|t| t.trim_end().ends_with('*'));
         let wide = p.bytes == 8
@@ -568,16 +620,20 @@ fn build_launch(
             slot += 1;
             launch.allocs.push((
                 Alloc {
-                    name: names
-                        .get(k)
-                        .cloned()
-                        .unwrap_or_else(|| format!("param_{k}")),
+                    name: name(k),
                     base,
                     size: sizes[k],
                 },
                 Vec::new(),
             ));
             launch.args.push(base.to_le_bytes().to_vec());
+            descs.push(ParamDesc {
+                name: name(k),
+                elem_size: pointee_bytes(&ty).unwrap_or(1),
+                ty,
+                alloc: Some(launch.allocs.len() - 1),
+                bytes: base.to_le_bytes().to_vec(),
+            });
             continue;
         }
         let Some(v) = args[k] else {
@@ -598,9 +654,16 @@ fn build_launch(
                 if float { "float" } else { "integer" }
             )
         })?;
+        descs.push(ParamDesc {
+            name: name(k),
+            ty,
+            alloc: None,
+            elem_size: 0,
+            bytes: bytes.clone(),
+        });
         launch.args.push(bytes);
     }
-    Ok(launch)
+    Ok((launch, descs))
 }
 
 fn encode_scalar(v: &str, bytes: u64, float: bool) -> Option<Vec<u8>> {

@@ -218,6 +218,27 @@ fn is_ptx_file(file: &str) -> bool {
     file.to_ascii_lowercase().ends_with(".ptx")
 }
 
+/// The kernel of `req` (a `.cu`, or a `.ptx`) through the compiled path: nvcc, else NVRTC
+/// (feature `cuda`), for the CCs of `req` (default: 9.0). For `warpscope run`/`verify`, which
+/// size real buffers from what the executor touched.
+///
+/// Errors: no compiler (how to get one), a compiler error, what [`analyze`] reports.
+pub fn load_compiled(req: &AnalyzeRequest) -> Result<compiled::CompiledKernel> {
+    let archs = match &req.archs {
+        Some(a) => a.clone(),
+        None => arch::parse_list("9.0").map_err(|e| anyhow::anyhow!("{e}"))?,
+    };
+    if is_ptx_file(&req.file) {
+        return compiled::load_ptx(req, &req.source, &req.file);
+    }
+    match compiled::toolkit(&req.compile) {
+        Ok(tk) => compiled::compile_and_load(req, &tk, &archs),
+        #[cfg(feature = "cuda")]
+        Err(_) if req.compile.nvcc.is_none() => compiled::nvrtc_compile_and_load(req, &archs),
+        Err(e) => bail!("{e}"),
+    }
+}
+
 /// Loads the kernel through the front end the request asks for.
 fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) -> Result<Loaded> {
     if is_ptx_file(&req.file) {

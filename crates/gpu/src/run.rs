@@ -186,10 +186,27 @@ pub fn compile_groups(
             kernels,
             cc,
             defines: s.defines.clone(),
-            include_dirs: vec![dir],
+            include_dirs: include_dirs(dir),
             lineinfo,
         })?;
         out.push((key, compiled));
     }
     Ok(out)
+}
+
+/// NVRTC's `-I` folders: the source's own, then the CUDA toolkit's headers where one is found
+/// (`<cooperative_groups.h>`, `<cuda_pipeline.h>` are not among NVRTC's built-in headers),
+/// and their `cccl/` folder.
+fn include_dirs(source_dir: String) -> Vec<String> {
+    let mut v = vec![source_dir];
+    if let Ok(tk) = warpscope_toolkit::find(None) {
+        for d in &tk.include_dirs {
+            v.push(d.display().to_string());
+            // CUDA 13 keeps libcu++ (`<cuda/std/…>`, used by cooperative groups) in cccl/.
+            if d.join("cccl").is_dir() {
+                v.push(d.join("cccl").display().to_string());
+            }
+        }
+    }
+    v
 }
