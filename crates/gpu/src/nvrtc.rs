@@ -106,7 +106,12 @@ fn options_for(p: &Program, prefix: &str) -> Vec<String> {
 /// architecture, e.g. an old toolkit on a new GPU); [`Error::Argument`] for a NUL byte in the
 /// source or a name.
 pub fn compile(p: &Program) -> Result<Compiled> {
-    let (prog, lowered, log, opts) = build(p, "sm")?;
+    let Built {
+        prog,
+        lowered,
+        log,
+        options: opts,
+    } = build(p, "sm")?;
     let image = output(
         &prog,
         sys::nvrtcGetCUBINSize,
@@ -126,7 +131,7 @@ pub fn compile(p: &Program) -> Result<Compiled> {
 ///
 /// Errors: as [`compile`].
 pub fn compile_ptx(p: &Program) -> Result<(String, Vec<(String, String)>)> {
-    let (prog, lowered, _, _) = build(p, "compute")?;
+    let Built { prog, lowered, .. } = build(p, "compute")?;
     let mut ptx = output(&prog, sys::nvrtcGetPTXSize, sys::nvrtcGetPTX, "nvrtcGetPTX")?;
     // The size counts the terminating NUL.
     while ptx.last() == Some(&0) {
@@ -155,8 +160,8 @@ fn output(prog: &Prog, size_of: SizeFn, get: GetFn, what: &str) -> Result<Vec<u8
     Ok(buf)
 }
 
-/// Creates, names and compiles the program: (program, lowered names, log, options).
-fn build(p: &Program, prefix: &str) -> Result<(Prog, Vec<(String, String)>, String, Vec<String>)> {
+/// Creates, names and compiles the program.
+fn build(p: &Program, prefix: &str) -> Result<Built> {
     load::nvrtc()?;
     let nul = |what: &str| Error::Argument(format!("{what} contains a NUL byte"));
     let src = CString::new(p.source).map_err(|_| nul(p.file))?;
@@ -226,7 +231,20 @@ fn build(p: &Program, prefix: &str) -> Result<(Prog, Vec<(String, String)>, Stri
             .into_owned();
         lowered.push((k.clone(), s));
     }
-    Ok((prog, lowered, log, opts))
+    Ok(Built {
+        prog,
+        lowered,
+        log,
+        options: opts,
+    })
+}
+
+/// A compiled program, before its output (CUBIN or PTX) is taken.
+struct Built {
+    prog: Prog,
+    lowered: Vec<(String, String)>,
+    log: String,
+    options: Vec<String>,
 }
 
 fn program_log(prog: &Prog) -> String {
