@@ -591,6 +591,7 @@ fn build_launch(
         allocs: Vec::new(),
         dynamic_shared_bytes: req.dynamic_shared_bytes,
         max_steps: req.max_steps.saturating_mul(32),
+        threads: 0,
     };
     let mut slot = 0u64;
     let mut descs = Vec::with_capacity(n);

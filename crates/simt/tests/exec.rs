@@ -35,6 +35,7 @@ fn launch(prog: &Program, grid: u32, block: u32, n: usize) -> Launch {
         allocs,
         dynamic_shared_bytes: 0,
         max_steps: 1 << 30,
+        threads: 0,
     }
 }
 
@@ -111,17 +112,11 @@ $J:\nst.global.u32 [%rd3+128], 3;\nret;";
 #[test]
 fn parallel_run_equals_sequential_run() {
     let p = program(COPY, ".param .u64 p0, .param .u64 p1");
-    let l = launch(&p, 300, 96, 2);
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let four = rayon::ThreadPoolBuilder::new()
-        .num_threads(4)
-        .build()
-        .unwrap();
-    let a = one.install(|| accesses(&p, &l));
-    let b = four.install(|| accesses(&p, &l));
+    let mut l = launch(&p, 300, 96, 2);
+    l.threads = 1;
+    let a = accesses(&p, &l);
+    l.threads = 4;
+    let b = accesses(&p, &l);
     assert_eq!(a.len(), 300 * 3 * 2);
     assert!(a == b);
 }

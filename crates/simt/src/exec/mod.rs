@@ -4,6 +4,7 @@
 use warpscope_model::{Space, WarpAccess, WARP_SIZE};
 
 mod access;
+mod packed;
 mod step;
 
 use crate::decode::{window, Program};
@@ -34,6 +35,8 @@ pub struct Launch {
     pub dynamic_shared_bytes: u64,
     /// Warp instructions one block may execute before the run is called runaway.
     pub max_steps: u64,
+    /// Threads that run blocks when blocks are independent; 0: one per core.
+    pub threads: usize,
 }
 
 /// Default for [`Launch::max_steps`].
@@ -153,61 +156,92 @@ impl Program {
             self.run_blocks(launch, &allocs, threads, first..end, global, sink)
         };
         // Blocks see each other only through global memory; without a global image (no
-        // loaded value matters) they are independent and run on every core, in chunks whose
-        // accesses reach the sink in block order while the next chunks run.
-        let workers = rayon::current_num_threads() as u64;
+        // loaded value matters) they are independent: worker threads run chunks of blocks
+        // while this thread hands finished chunks' accesses to the sink in block order.
+        let workers = match launch.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        } as u64;
         if self.needs_memory || workers < 2 || blocks < 2 * workers {
             return run(0, blocks, &mut global, sink);
         }
-        type Accesses = Vec<(u32, WarpAccess, WarpOrigin)>;
-        // One round: a chunk of `chunk` blocks per worker from block `first`.
-        let round = |first: u64, chunk: u64, per_block: u64| -> Vec<Result<Accesses>> {
-            use rayon::prelude::*;
-            (0..workers)
-                .into_par_iter()
-                .map(|w| {
-                    let start = (first + w * chunk).min(blocks);
-                    let end = (start + chunk).min(blocks);
-                    // Sized from the last round: no regrowth copies.
-                    let mut out = Vec::with_capacity(((end - start) * per_block) as usize + 64);
-                    run(start, end, &mut Global::default(), &mut |s, a, o| {
-                        out.push((s, *a, o))
-                    })?;
-                    Ok(out)
-                })
-                .collect()
+        // The first block, run here, sizes the chunks (~CHUNK_ACCESSES accesses each).
+        let mut first_block = 0usize;
+        run(0, 1, &mut global, &mut |s, a, o| {
+            first_block += 1;
+            sink(s, a, o)
+        })?;
+        let chunk = (CHUNK_ACCESSES / (first_block as u64).max(1)).clamp(1, 256);
+        let chunks = (blocks - 1).div_ceil(chunk) as usize;
+        let chunk_range = |c: usize| {
+            let start = 1 + c as u64 * chunk;
+            (start, (start + chunk).min(blocks))
         };
-        let mut chunk = 1;
-        let mut first = 0;
-        let mut per_block = 0;
-        let mut pending = Some(round(first, chunk, per_block));
-        while let Some(done) = pending.take() {
-            // Chunks sized to hold about CHUNK_ACCESSES accesses, from what the last held.
-            let held: usize = done.iter().map(|r| r.as_ref().map_or(0, |v| v.len())).sum();
-            first += workers * chunk;
-            per_block = (held as u64).div_ceil(workers * chunk).max(1);
-            chunk = (CHUNK_ACCESSES / per_block).clamp(1, 256);
-            // The next round runs while this one's accesses go to the sink.
-            let next = std::thread::scope(|sc| {
-                let h = (first < blocks).then(|| sc.spawn(|| round(first, chunk, per_block)));
-                for part in done {
-                    for (site, a, o) in &part? {
-                        sink(*site, a, *o);
+        // Chunks may run at most WINDOW ahead of the one being delivered: bounded memory.
+        let window = 2 * workers as usize + 2;
+        struct State {
+            next: usize,
+            delivered: usize,
+            stop: bool,
+            done: std::collections::BTreeMap<usize, Result<packed::Buffer>>,
+        }
+        let state = std::sync::Mutex::new(State {
+            next: 0,
+            delivered: 0,
+            stop: false,
+            done: Default::default(),
+        });
+        let changed = std::sync::Condvar::new();
+        let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
+        std::thread::scope(|sc| {
+            for _ in 0..workers {
+                sc.spawn(|| loop {
+                    let c = {
+                        let mut st = lock();
+                        while !st.stop && st.next < chunks && st.next >= st.delivered + window {
+                            st = changed.wait(st).unwrap_or_else(|e| e.into_inner());
+                        }
+                        if st.stop || st.next >= chunks {
+                            return;
+                        }
+                        st.next += 1;
+                        st.next - 1
+                    };
+                    let (start, end) = chunk_range(c);
+                    let mut out = packed::Buffer::with_capacity(CHUNK_ACCESSES as usize + 64);
+                    let r = run(start, end, &mut Global::default(), &mut |s, a, o| {
+                        out.push(s, a, o)
+                    })
+                    .map(|_| out);
+                    lock().done.insert(c, r);
+                    changed.notify_all();
+                });
+            }
+            let mut result = Ok(());
+            for c in 0..chunks {
+                let part = {
+                    let mut st = lock();
+                    loop {
+                        if let Some(p) = st.done.remove(&c) {
+                            st.delivered = c + 1;
+                            break p;
+                        }
+                        st = changed.wait(st).unwrap_or_else(|e| e.into_inner());
+                    }
+                };
+                changed.notify_all();
+                match part {
+                    Ok(p) => p.deliver(sink),
+                    Err(e) => {
+                        result = Err(e);
+                        break;
                     }
                 }
-                Ok::<_, Error>(h.map(|h| h.join()))
-            })?;
-            pending = match next {
-                Some(Ok(v)) => Some(v),
-                Some(Err(_)) => {
-                    return Err(Error::Launch(
-                        "an executor thread stopped unexpectedly".into(),
-                    ))
-                }
-                None => None,
-            };
-        }
-        Ok(())
+            }
+            lock().stop = true;
+            changed.notify_all();
+            result
+        })
     }
 
     /// Runs the blocks of linear indices `range` in order (x fastest).
