@@ -125,18 +125,6 @@ pub fn compile_and_load(
     if let Some(n) = &target.note {
         notes.push(n.clone());
     }
-    let others: Vec<String> = archs
-        .iter()
-        .filter(|a| tk.target_for_cc(a.cc.major as u32, a.cc.minor as u32).sm != target.sm)
-        .map(|a| a.cc.to_string())
-        .collect();
-    if !others.is_empty() {
-        notes.push(format!(
-            "CC {} costed on the instructions nvcc emits for {} (the code of their own targets may differ)",
-            others.join(", "),
-            target.sm
-        ));
-    }
     let opts = CompileOptions {
         defines: req.defines.clone(),
         include_dirs: req.compile.include_dirs.clone(),
@@ -158,9 +146,69 @@ pub fn compile_and_load(
         .compile_ptx(compile_path, &target, &opts)
         .map_err(|e| anyhow!("{e}"))?;
     let mut k = load_ptx(req, &compiled.ptx, &format!("{} ({})", req.file, target.sm))?;
+    // The other CCs' own targets: compiled too, and their memory instructions compared with
+    // the analyzed code's; where they are the same, every CC's figures are those of its own
+    // code.
+    let mut targets: Vec<(String, Vec<String>)> = Vec::new();
+    for a in archs {
+        let t = tk.target_for_cc(a.cc.major as u32, a.cc.minor as u32);
+        if t.sm == target.sm {
+            continue;
+        }
+        match targets.iter_mut().find(|(sm, _)| *sm == t.sm) {
+            Some((_, ccs)) => ccs.push(a.cc.to_string()),
+            None => targets.push((t.sm.clone(), vec![a.cc.to_string()])),
+        }
+    }
+    for (sm, ccs) in targets {
+        let t = warpscope_toolkit::Target {
+            sm: sm.clone(),
+            note: None,
+        };
+        let other = tk
+            .compile_ptx(compile_path, &t, &opts)
+            .ok()
+            .and_then(|c| memory_signature(&c.ptx, &req.kernel));
+        let same = other.is_some() && other == memory_signature(&compiled.ptx, &req.kernel);
+        if !same {
+            notes.push(format!(
+                "CC {} costed on the code for {}: nvcc emits other memory instructions for their own target {sm}; analyze them alone (--cc {}) for that code",
+                ccs.join(", "),
+                target.sm,
+                ccs[0]
+            ));
+        }
+    }
     notes.append(&mut k.notes);
     k.notes = notes;
     Ok(k)
+}
+
+/// The memory instructions of `kernel` in PTX text with their widths and source lines,
+/// sorted (the schedule may differ between targets): two compiles with the same signature
+/// issue the same accesses.
+fn memory_signature(ptx: &str, kernel: &str) -> Option<Vec<(String, Option<(u32, u32)>)>> {
+    let module = warpscope_ptx::parse(ptx).ok()?;
+    let entry = warpscope_ptx::find_entry(&module, kernel).ok()?;
+    let prog = Program::decode(&module, entry).ok()?;
+    let mut sig: Vec<(String, Option<(u32, u32)>)> = prog
+        .sites
+        .iter()
+        .map(|s| {
+            // Types by their width: `ld.global.f32` and `ld.global.b32` move the same bytes.
+            let shape: Vec<String> = s
+                .ptx
+                .split('.')
+                .map(|m| match warpscope_simt::instr::Ty::parse(m) {
+                    Some(t) => t.bits().to_string(),
+                    None => m.to_string(),
+                })
+                .collect();
+            (shape.join("."), s.loc.map(|(_, l, c)| (l, c)))
+        })
+        .collect();
+    sig.sort();
+    Some(sig)
 }
 
 /// The compiled path through NVRTC (loaded at run time) when no nvcc is found: the `.cu`

@@ -538,3 +538,48 @@ fn nvrtc_compiles_when_nvcc_is_missing() {
         assert_eq!(totals(&nvrtc, k), totals(&nvcc, k), "{k}");
     }
 }
+
+/// One compile serves every CC asked for; the other CCs' own targets are compiled too and
+/// their memory instructions compared: the same for the transposes on sm_75 … sm_120 (no
+/// note), different for cp.async on sm_75 (no cp.async there: a note says to analyze it
+/// alone).
+#[test]
+fn other_targets_are_compared_and_named_when_they_differ() {
+    if !compiler() {
+        return;
+    }
+    let v = json(&[
+        "analyze",
+        "examples/transpose.cu",
+        "--kernel",
+        "transpose_coalesced",
+        "--grid",
+        "2,2",
+        "--block",
+        "32,8",
+        "--arg",
+        "width=64",
+        "--arg",
+        "height=64",
+    ]);
+    assert_eq!(v["notes"], serde_json::json!([]), "{}", v["notes"]);
+    let v = json(&[
+        "analyze",
+        "tests/kernels/compiled/cp_async.cu",
+        "--kernel",
+        "cp_async_copy",
+        "--grid",
+        "4",
+        "--block",
+        "256",
+        "--arg",
+        "n=8192",
+        "--cc",
+        "7.5,9.0",
+    ]);
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("CC 7.5 costed on the code for sm_90") && notes.contains("--cc 7.5"),
+        "{notes}"
+    );
+}
