@@ -397,21 +397,33 @@ fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
         })
         .collect();
     let grid = req.grid.map(u64::from);
-    kernel.run(&mut |site, a, origin| {
-        agg.add(site, a);
-        if traffic.is_empty() || !matches!(a.space, Space::Global | Space::Local) {
-            return;
-        }
-        let b = origin.block.map(u64::from);
-        let block_linear = b[0] + grid[0] * (b[1] + grid[1] * b[2]);
-        for (t, per_row) in &mut traffic {
-            let x = t.add(block_linear, origin.warp, a);
-            let r = per_row.entry((site, a.space, a.width)).or_default();
-            r.l1_bytes += x.l1_bytes;
-            r.l2_bytes += x.l2_bytes;
-            r.dram_bytes += x.dram_bytes;
-        }
-    })?;
+    if let (Loaded::Compiled(k), true) = (kernel, traffic.is_empty()) {
+        // No cache model to feed in order: the accesses are summed on the threads that run
+        // the blocks, and the parts merged in block order.
+        let (archs, config) = (p.archs.clone(), req.config);
+        k.prog.run_parts(
+            &k.launch,
+            &|| Aggregator::on_this_thread(archs.clone(), config),
+            &|part, site, a, _| part.add(site as usize, a),
+            &mut |part| agg.merge(part),
+        )?;
+    } else {
+        kernel.run(&mut |site, a, origin| {
+            agg.add(site, a);
+            if traffic.is_empty() || !matches!(a.space, Space::Global | Space::Local) {
+                return;
+            }
+            let b = origin.block.map(u64::from);
+            let block_linear = b[0] + grid[0] * (b[1] + grid[1] * b[2]);
+            for (t, per_row) in &mut traffic {
+                let x = t.add(block_linear, origin.warp, a);
+                let r = per_row.entry((site, a.space, a.width)).or_default();
+                r.l1_bytes += x.l1_bytes;
+                r.l2_bytes += x.l2_bytes;
+                r.dram_bytes += x.dram_bytes;
+            }
+        })?;
+    }
     let sites: Vec<SiteInfo> = kernel.sites();
     let local_arrays = kernel.local_arrays();
     let header = Header {

@@ -73,6 +73,9 @@ pub struct Aggregator {
     /// Per arch: the cost of each access shape seen (see [`Shape`]), so that a shape is
     /// costed once however often warps repeat it.
     memo: Vec<FxHashMap<Shape, Cost>>,
+    /// Cost each access as it comes, on the calling thread (no batch, no rayon): for parts
+    /// summed on worker threads.
+    inline: bool,
 }
 
 /// An access up to a shift of all lanes by a multiple of 256 bytes, which changes no rule of
@@ -87,6 +90,27 @@ struct Shape {
     read_only: bool,
     mask: u32,
     offsets: [u32; WARP_SIZE],
+}
+
+/// The cost of `a` on `arch`, from `memo` when its shape was costed before.
+fn cost_memo(
+    arch: &Arch,
+    config: &Config,
+    a: &WarpAccess,
+    shape: Option<&Shape>,
+    memo: &mut FxHashMap<Shape, Cost>,
+) -> Cost {
+    let Some(k) = shape else {
+        return cost(arch, config, a);
+    };
+    if let Some(c) = memo.get(k) {
+        return *c;
+    }
+    let c = cost(arch, config, a);
+    if memo.len() < MEMO_CAP {
+        memo.insert(*k, c);
+    }
+    c
 }
 
 /// Shapes remembered per arch at most (scattered accesses rarely repeat).
@@ -134,6 +158,16 @@ impl Aggregator {
             start_offsets: Vec::new(),
             batch: Vec::with_capacity(BATCH),
             memo: vec![FxHashMap::default(); n],
+            inline: false,
+        }
+    }
+
+    /// An aggregator that costs every access as it is added, on the calling thread: for a
+    /// part of a launch summed on a worker thread (see [`Aggregator::merge`]).
+    pub fn on_this_thread(archs: Vec<&'static Arch>, config: Config) -> Self {
+        Aggregator {
+            inline: true,
+            ..Aggregator::new(archs, config)
         }
     }
 
@@ -153,9 +187,71 @@ impl Aggregator {
         if let Some((_, first)) = a.active().next() {
             self.start_offsets[row] |= 1u128 << (first % 128);
         }
+        if self.inline {
+            let nrows = self.keys.len();
+            let shape = Shape::of(a);
+            for (((arch, totals), worst), memo) in self
+                .archs
+                .iter()
+                .zip(&mut self.totals)
+                .zip(&mut self.worst)
+                .zip(&mut self.memo)
+            {
+                totals.resize(nrows, Cost::default());
+                worst.resize(nrows, None);
+                let c = cost_memo(arch, &self.config, a, shape.as_ref(), memo);
+                totals[row].add(&c);
+                let wt = weight(&c, a.space);
+                if worst[row].as_ref().is_none_or(|(w, _)| wt > *w) {
+                    worst[row] = Some((wt, *a));
+                }
+            }
+            return;
+        }
         self.batch.push((row, *a));
         if self.batch.len() == BATCH {
             self.flush();
+        }
+    }
+
+    /// Adds `later`: the sums of accesses that all came after this one's (another part of
+    /// the same launch, summed on another thread), exactly as if they had been added here
+    /// one by one: rows keep their first-seen order, the costliest access of a row stays the
+    /// first of the greatest weight. Both must have been made with the same architectures
+    /// and configuration.
+    pub fn merge(&mut self, mut later: Aggregator) {
+        self.flush();
+        later.flush();
+        let map: Vec<usize> = later
+            .keys
+            .iter()
+            .map(|k| {
+                let next = self.keys.len();
+                let row = *self.rows.entry(*k).or_insert(next);
+                if row == next {
+                    self.keys.push(*k);
+                    self.start_offsets.push(0);
+                }
+                row
+            })
+            .collect();
+        let nrows = self.keys.len();
+        for (from, &to) in map.iter().enumerate() {
+            self.start_offsets[to] |= later.start_offsets[from];
+        }
+        for (i, (totals, worst)) in self.totals.iter_mut().zip(&mut self.worst).enumerate() {
+            totals.resize(nrows, Cost::default());
+            worst.resize(nrows, None);
+            for (from, &to) in map.iter().enumerate() {
+                if let Some(c) = later.totals[i].get(from) {
+                    totals[to].add(c);
+                }
+                if let Some(Some((w, a))) = later.worst[i].get(from) {
+                    if worst[to].as_ref().is_none_or(|(mine, _)| *w > *mine) {
+                        worst[to] = Some((*w, *a));
+                    }
+                }
+            }
         }
     }
 
@@ -173,19 +269,7 @@ impl Aggregator {
                 totals.resize(nrows, Cost::default());
                 worst.resize(nrows, None);
                 for ((row, a), shape) in batch.iter().zip(&shapes) {
-                    let c = match shape {
-                        Some(k) => match memo.get(k) {
-                            Some(c) => *c,
-                            None => {
-                                let c = cost(arch, config, a);
-                                if memo.len() < MEMO_CAP {
-                                    memo.insert(*k, c);
-                                }
-                                c
-                            }
-                        },
-                        None => cost(arch, config, a),
-                    };
+                    let c = cost_memo(arch, config, a, shape.as_ref(), memo);
                     totals[*row].add(&c);
                     let wt = weight(&c, a.space);
                     if worst[*row].as_ref().is_none_or(|(w, _)| wt > *w) {
@@ -534,5 +618,84 @@ mod shape_tests {
                 cost(arch, &c, &shifted)
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+
+    fn access(base: u64, stride: u64, mask: u32) -> WarpAccess {
+        let mut addrs = [0u64; WARP_SIZE];
+        for (l, a) in addrs.iter_mut().enumerate() {
+            if mask >> l & 1 == 1 {
+                *a = base + stride * l as u64;
+            }
+        }
+        WarpAccess {
+            space: Space::Global,
+            op: Op::Load,
+            width: 4,
+            mask,
+            addrs,
+            read_only: false,
+        }
+    }
+
+    /// Parts summed apart (costing as they come) and merged in order give the sequential
+    /// sums: totals, row order, start offsets and the first costliest access of each row.
+    #[test]
+    fn parts_merged_in_order_equal_one_sequential_sum() {
+        let archs = warpscope_model::arch::parse_list("1.0,2.0,9.0").unwrap();
+        let config = Config::default();
+        let stream: Vec<(usize, WarpAccess)> = (0..300u64)
+            .map(|i| {
+                let site = (i % 3) as usize;
+                (
+                    site,
+                    access(
+                        (1 << 40) + 4 * (i % 7) + 512 * i,
+                        4 * (1 + i % 4),
+                        u32::MAX >> (i % 5),
+                    ),
+                )
+            })
+            .collect();
+        let mut one = Aggregator::new(archs.clone(), config);
+        for (s, a) in &stream {
+            one.add(*s, a);
+        }
+        let mut merged = Aggregator::new(archs.clone(), config);
+        for chunk in stream.chunks(37) {
+            let mut part = Aggregator::on_this_thread(archs.clone(), config);
+            for (s, a) in chunk {
+                part.add(*s, a);
+            }
+            merged.merge(part);
+        }
+        let sites: Vec<SiteInfo> = (0..3)
+            .map(|i| SiteInfo {
+                line: i,
+                column: 1,
+                text: format!("s{i}"),
+                op: Op::Load,
+                read_only: false,
+                file: None,
+                ptx: None,
+                ptx_line: None,
+            })
+            .collect();
+        let header = || Header {
+            kernel: "k".into(),
+            source: "k.cu".into(),
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            local_arrays: Vec::new(),
+            notes: Vec::new(),
+        };
+        let a = serde_json::to_string(&one.finish(header(), &sites)).unwrap();
+        let b = serde_json::to_string(&merged.finish(header(), &sites)).unwrap();
+        assert_eq!(a, b);
+        assert!(a.contains("\"requests\""));
     }
 }

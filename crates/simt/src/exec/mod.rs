@@ -115,6 +115,67 @@ impl Program {
         launch: &Launch,
         sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
     ) -> Result<()> {
+        // Accesses of chunks run on other threads are buffered and delivered in order.
+        self.schedule(
+            launch,
+            &|run, start, end| {
+                let mut out = packed::Buffer::with_capacity(CHUNK_ACCESSES as usize + 64);
+                let mut n = 0;
+                run(start, end, &mut |s, a, o| {
+                    n += 1;
+                    out.push(s, a, o)
+                })?;
+                Ok((out, n))
+            },
+            &mut |b: packed::Buffer| {
+                b.deliver(sink);
+                Ok(())
+            },
+        )
+    }
+
+    /// Runs the launch with the accesses summed in parts: `part()` makes an empty summary,
+    /// `feed` adds one access to it, and `merge` receives the parts in block order (each
+    /// covering the blocks after the previous one's). Parts are made and fed on the threads
+    /// that run blocks, so summing runs on every core; the result is what feeding one
+    /// summary with every access in order gives, provided merging does the same.
+    ///
+    /// Errors: as [`Program::run`].
+    pub fn run_parts<T: Send>(
+        &self,
+        launch: &Launch,
+        part: &(dyn Fn() -> T + Sync),
+        feed: &(dyn Fn(&mut T, u32, &WarpAccess, WarpOrigin) + Sync),
+        merge: &mut dyn FnMut(T),
+    ) -> Result<()> {
+        self.schedule(
+            launch,
+            &|run, start, end| {
+                let mut t = part();
+                let mut n = 0;
+                run(start, end, &mut |s, a, o| {
+                    n += 1;
+                    feed(&mut t, s, a, o)
+                })?;
+                Ok((t, n))
+            },
+            &mut |t| {
+                merge(t);
+                Ok(())
+            },
+        )
+    }
+
+    /// Runs every block: sequentially when blocks may see each other's stores (a memory
+    /// image is kept), else in chunks on worker threads. `produce(run, start, end)` runs
+    /// blocks `start..end` through `run` into a product and counts the accesses;
+    /// `consume` receives the products in block order.
+    fn schedule<T: Send>(
+        &self,
+        launch: &Launch,
+        produce: &(dyn Fn(&RunBlocks, u64, u64) -> Result<(T, usize)> + Sync),
+        consume: &mut dyn FnMut(T) -> Result<()>,
+    ) -> Result<()> {
         if launch.args.len() != self.params.len() {
             return Err(Error::Launch(format!(
                 "{} takes {} parameters; the launch gives {}",
@@ -149,41 +210,49 @@ impl Program {
             });
         }
         let blocks = launch.grid.iter().map(|&x| x as u64).product::<u64>();
-        let run = |first: u64,
-                   end: u64,
-                   global: &mut Global,
-                   sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin)| {
-            self.run_blocks(launch, &allocs, threads, first..end, global, sink)
-        };
-        // Blocks see each other only through global memory; without a global image (no
-        // loaded value matters) they are independent: worker threads run chunks of blocks
-        // while this thread hands finished chunks' accesses to the sink in block order.
         let workers = match launch.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         } as u64;
+        // Blocks see each other only through global memory; with a memory image they run
+        // in order, here, on that one image.
         if self.needs_memory || workers < 2 || blocks < 2 * workers {
-            return run(0, blocks, &mut global, sink);
+            let global = std::sync::Mutex::new(global);
+            let run: &RunBlocks = &|start, end, sink| {
+                let mut g = global.lock().unwrap_or_else(|e| e.into_inner());
+                self.run_blocks(launch, &allocs, threads, start..end, &mut g, sink)
+            };
+            let (t, _) = produce(run, 0, blocks)?;
+            return consume(t);
         }
+        // Without one they are independent: worker threads run chunks of blocks while this
+        // thread consumes finished chunks in block order.
+        let run: &RunBlocks = &|start, end, sink| {
+            self.run_blocks(
+                launch,
+                &allocs,
+                threads,
+                start..end,
+                &mut Global::default(),
+                sink,
+            )
+        };
         // The first block, run here, sizes the chunks (~CHUNK_ACCESSES accesses each).
-        let mut first_block = 0usize;
-        run(0, 1, &mut global, &mut |s, a, o| {
-            first_block += 1;
-            sink(s, a, o)
-        })?;
+        let (t, first_block) = produce(run, 0, 1)?;
+        consume(t)?;
         let chunk = (CHUNK_ACCESSES / (first_block as u64).max(1)).clamp(1, 256);
         let chunks = (blocks - 1).div_ceil(chunk) as usize;
         let chunk_range = |c: usize| {
             let start = 1 + c as u64 * chunk;
             (start, (start + chunk).min(blocks))
         };
-        // Chunks may run at most WINDOW ahead of the one being delivered: bounded memory.
+        // Chunks may run at most WINDOW ahead of the one being consumed: bounded memory.
         let window = 2 * workers as usize + 2;
-        struct State {
+        struct State<T> {
             next: usize,
             delivered: usize,
             stop: bool,
-            done: std::collections::BTreeMap<usize, Result<packed::Buffer>>,
+            done: std::collections::BTreeMap<usize, Result<(T, usize)>>,
         }
         let state = std::sync::Mutex::new(State {
             next: 0,
@@ -208,11 +277,7 @@ impl Program {
                         st.next - 1
                     };
                     let (start, end) = chunk_range(c);
-                    let mut out = packed::Buffer::with_capacity(CHUNK_ACCESSES as usize + 64);
-                    let r = run(start, end, &mut Global::default(), &mut |s, a, o| {
-                        out.push(s, a, o)
-                    })
-                    .map(|_| out);
+                    let r = produce(run, start, end);
                     lock().done.insert(c, r);
                     changed.notify_all();
                 });
@@ -230,12 +295,9 @@ impl Program {
                     }
                 };
                 changed.notify_all();
-                match part {
-                    Ok(p) => p.deliver(sink),
-                    Err(e) => {
-                        result = Err(e);
-                        break;
-                    }
+                if let Err(e) = part.and_then(|(t, _)| consume(t)) {
+                    result = Err(e);
+                    break;
                 }
             }
             lock().stop = true;
@@ -279,7 +341,11 @@ impl Program {
     }
 }
 
-/// Warp accesses one worker's chunk of blocks holds, about (~280 bytes each).
+/// Runs blocks `start..end` into a sink.
+type RunBlocks<'a> =
+    dyn Fn(u64, u64, &mut dyn FnMut(u32, &WarpAccess, WarpOrigin)) -> Result<()> + Sync + 'a;
+
+/// Warp accesses one worker's chunk of blocks holds, about.
 const CHUNK_ACCESSES: u64 = 16_384;
 
 impl<'a> BlockCtx<'a> {
