@@ -1,0 +1,65 @@
+//! `warpscope analyze`: the table or JSON of every access of a launch, or a sweep of it.
+
+use super::launch::{job, LaunchArgs};
+use super::{emit, quick, Format};
+use anyhow::{Context, Result};
+use std::io::IsTerminal;
+
+#[derive(clap::Args)]
+pub struct AnalyzeArgs {
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+    /// Also predict the bytes at L1, L2 and DRAM and the time on this GPU (fixes the CC);
+    /// `warpscope gpus` lists them.
+    #[arg(long, value_name = "NAME")]
+    gpu: Option<String>,
+    /// Rates measured by `warpscope calibrate` for --gpu, instead of the datasheet's.
+    #[arg(long, value_name = "FILE", requires = "gpu")]
+    profile: Option<String>,
+    /// Run once per value of a scalar parameter, NAME=A..B[:STEP] (both ends included),
+    /// and print one row per value.
+    #[arg(long, value_name = "NAME=A..B[:STEP]")]
+    sweep: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn analyze(a: AnalyzeArgs) -> Result<()> {
+    let sweep = a.sweep.as_deref().map(quick::Sweep::parse).transpose()?;
+    let mut job = job(&a.launch, sweep.as_ref().zip(a.sweep.as_deref()))?;
+    if let Some(name) = &a.gpu {
+        let json = a
+            .profile
+            .as_deref()
+            .map(|p| {
+                std::fs::read_to_string(p).with_context(|| format!("cannot read --profile {p}"))
+            })
+            .transpose()?;
+        job.req.gpus = vec![warpscope::GpuTarget::new(name, json.as_deref())?];
+    }
+    let color = std::io::stdout().is_terminal();
+    let Some(sw) = sweep else {
+        let analysis = job.analyze(&job.req)?;
+        return match a.format {
+            Format::Json => emit(None, &(serde_json::to_string_pretty(&analysis)? + "\n")),
+            Format::Table => emit(None, &warpscope::report::render_table(&analysis, color)),
+        };
+    };
+    let mut points = Vec::with_capacity(sw.values.len());
+    for &v in &sw.values {
+        let mut r = job.req.clone();
+        r.args.push((sw.name.clone(), v.to_string()));
+        let analysis = job
+            .analyze(&r)
+            .with_context(|| format!("--sweep {}={v}", sw.name))?;
+        points.push(warpscope::report::SweepPoint { value: v, analysis });
+    }
+    match a.format {
+        Format::Json => emit(None, &(serde_json::to_string_pretty(&points)? + "\n")),
+        Format::Table => emit(
+            None,
+            &warpscope::report::render_sweep(&sw.name, &points, color),
+        ),
+    }
+}

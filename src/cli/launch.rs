@@ -1,0 +1,257 @@
+//! The launch flags shared by `analyze` and `explain`, and the request built from them.
+
+use super::quick;
+use anyhow::{bail, Context, Result};
+use clap::ValueEnum;
+use warpscope::model::{Config, L1Mode, SmemBankMode};
+use warpscope::AnalyzeRequest;
+
+/// The launch: the kernel (a file's or an -e pattern's), its configuration and the
+/// architectures, shared by `analyze` and `explain`.
+#[derive(clap::Args)]
+pub struct LaunchArgs {
+    /// The CUDA source file (.cu); or give a pattern with -e.
+    #[arg(required_unless_present = "expr", conflicts_with = "expr")]
+    file: Option<String>,
+    /// A quick pattern instead of a file: declarations, then one access, ';'-separated, e.g.
+    /// 'float a[]; a[(blockIdx.x*blockDim.x + threadIdx.x) * 2]' or
+    /// '__shared__ float t[32][33]; t[threadIdx.x][threadIdx.y]'. Undeclared names are int
+    /// parameters (--arg, --sweep).
+    #[arg(short = 'e', long = "expr", value_name = "EXPR")]
+    expr: Option<String>,
+    /// Kernel name; a template with its arguments, e.g. 'stride<float>' (with a FILE).
+    #[arg(long, required_unless_present = "expr", conflicts_with = "expr")]
+    kernel: Option<String>,
+    /// Grid dimensions X[,Y[,Z]] (blocks; with -e the default is 1).
+    #[arg(long, required_unless_present = "expr")]
+    grid: Option<String>,
+    /// Block dimensions X[,Y[,Z]] (threads; with -e the default is 32: one warp).
+    #[arg(long, required_unless_present = "expr")]
+    block: Option<String>,
+    /// Scalar kernel parameter NAME=VALUE (repeatable).
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    args: Vec<String>,
+    /// Size of a pointer parameter's allocation in elements, NAME=ELEMENTS (enables bounds checks).
+    #[arg(long = "alloc", value_name = "NAME=ELEMENTS")]
+    allocs: Vec<String>,
+    /// Preprocessor macro NAME[=VALUE], as nvcc takes it.
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    defines: Vec<String>,
+    /// Compute capabilities: a list like 9.0 or 1.0,1.3,2.0,9.0, or 'all' (default: a representative set).
+    #[arg(long)]
+    cc: Option<String>,
+    /// Bytes of extern __shared__ memory per block.
+    #[arg(long, default_value_t = 0, value_name = "BYTES")]
+    dynamic_smem: u64,
+    /// Caching of global loads on CC 2.x/3.x (-Xptxas -dlcm).
+    #[arg(long, value_enum, default_value_t = L1Arg::Default)]
+    l1: L1Arg,
+    /// Shared-memory bank width in bytes on CC 3.x.
+    #[arg(long, default_value = "4", value_parser = ["4", "8"])]
+    smem_bank_size: String,
+    /// Iterations a loop may run in one block before it is reported as runaway (the
+    /// compiled path allows 32 warp instructions per step and block).
+    #[arg(long, default_value_t = warpscope::cuda::DEFAULT_MAX_STEPS)]
+    max_steps: u64,
+    /// How a .cu file is read: 'auto' compiles it to PTX when a CUDA compiler is found
+    /// (nvcc from --nvcc, CUDA_HOME, CUDA_PATH, PATH or the pip wheels), else interprets the
+    /// source; 'ptx' always compiles; 'source' never does. A .ptx file is always run as PTX.
+    #[arg(long, value_enum, default_value_t = FrontendArg::Auto)]
+    frontend: FrontendArg,
+    /// The nvcc to compile with (default: searched).
+    #[arg(long, value_name = "PATH")]
+    nvcc: Option<std::path::PathBuf>,
+    /// Include folder for the compiler (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    include_dirs: Vec<std::path::PathBuf>,
+    /// C++ standard for the compiler, e.g. c++17.
+    #[arg(long, value_name = "STD")]
+    std: Option<String>,
+    /// Optimization level for the compiler (nvcc's default is 3).
+    #[arg(short = 'O', value_name = "LEVEL")]
+    opt_level: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum FrontendArg {
+    Auto,
+    Ptx,
+    Source,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum L1Arg {
+    Default,
+    Ca,
+    Cg,
+}
+
+pub fn dims(s: &str, what: &str) -> Result<[u32; 3]> {
+    let parts: Vec<&str> = s.split([',', 'x']).map(str::trim).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        bail!("--{what} {s}: expected X, X,Y or X,Y,Z");
+    }
+    let mut d = [1u32; 3];
+    for (i, p) in parts.iter().enumerate() {
+        d[i] = p
+            .parse()
+            .with_context(|| format!("--{what} {s}: '{p}' is not a positive integer"))?;
+        if d[i] == 0 {
+            bail!("--{what} {s}: dimensions must be at least 1");
+        }
+    }
+    Ok(d)
+}
+
+pub fn pairs(v: &[String], flag: &str) -> Result<Vec<(String, String)>> {
+    v.iter()
+        .map(|s| match s.split_once('=') {
+            Some((n, x)) if !n.trim().is_empty() => {
+                Ok((n.trim().to_string(), x.trim().to_string()))
+            }
+            _ => bail!("--{flag} {s}: expected NAME=VALUE"),
+        })
+        .collect()
+}
+
+/// A request built from the command line, and the -e pattern it came from, if any.
+pub struct Job {
+    pub quick: Option<quick::Quick>,
+    pub req: AnalyzeRequest,
+}
+
+impl Job {
+    /// Positions in the generated kernel of -e are reported in the -e text.
+    pub fn relocate(&self, e: anyhow::Error) -> anyhow::Error {
+        match &self.quick {
+            Some(q) => anyhow::anyhow!(q.relocate(&format!("{e:#}"))),
+            None => e,
+        }
+    }
+
+    pub fn analyze(&self, req: &AnalyzeRequest) -> Result<warpscope::report::Analysis> {
+        let mut an = warpscope::analyze(req).map_err(|e| self.relocate(e))?;
+        if let Some(q) = &self.quick {
+            q.fix_analysis(&mut an);
+        }
+        Ok(an)
+    }
+}
+
+/// Builds the request of `l`, checking that the names given to --arg (for -e) and to
+/// `sweep` are scalar parameters.
+pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> {
+    // The kernel: a file's, or the one generated from the -e pattern.
+    let (quick, file, source, kernel) = match (&l.expr, &l.file, &l.kernel) {
+        (Some(e), _, _) => {
+            let q = quick::generate(e, &l.defines)?;
+            let src = q.source.clone();
+            (
+                Some(q),
+                quick::FILE.to_string(),
+                src,
+                quick::KERNEL.to_string(),
+            )
+        }
+        (None, Some(f), Some(k)) => {
+            let src = std::fs::read_to_string(f).with_context(|| format!("cannot read {f}"))?;
+            (None, f.clone(), src, k.clone())
+        }
+        _ => bail!("give a FILE with --kernel NAME, or a pattern with -e"),
+    };
+    let mut req = AnalyzeRequest::new(
+        &file,
+        &source,
+        &kernel,
+        dims(l.grid.as_deref().unwrap_or("1"), "grid")?,
+        dims(l.block.as_deref().unwrap_or("32"), "block")?,
+    );
+    req.args = pairs(&l.args, "arg")?;
+    req.allocs = pairs(&l.allocs, "alloc")?
+        .into_iter()
+        .map(|(n, v)| {
+            v.parse::<u64>()
+                .map(|e| (n.clone(), e))
+                .with_context(|| format!("--alloc {n}={v}: expected a number of elements"))
+        })
+        .collect::<Result<_>>()?;
+    req.defines = l.defines.clone();
+    if let Some(cc) = &l.cc {
+        req = req.ccs(cc)?;
+    }
+    req.dynamic_shared_bytes = l.dynamic_smem;
+    req.max_steps = l.max_steps;
+    req.compile = warpscope::CompileRequest {
+        frontend: match l.frontend {
+            FrontendArg::Auto => warpscope::Frontend::Auto,
+            FrontendArg::Ptx => warpscope::Frontend::Ptx,
+            FrontendArg::Source => warpscope::Frontend::Source,
+        },
+        nvcc: l.nvcc.clone(),
+        include_dirs: l.include_dirs.clone(),
+        std: l.std.clone(),
+        opt_level: l.opt_level.clone(),
+    };
+    req.config = Config {
+        l1: match l.l1 {
+            L1Arg::Default => L1Mode::Default,
+            L1Arg::Ca => L1Mode::Ca,
+            L1Arg::Cg => L1Mode::Cg,
+        },
+        smem_bank_mode: if l.smem_bank_size == "8" {
+            SmemBankMode::EightByte
+        } else {
+            SmemBankMode::FourByte
+        },
+    };
+    let job = Job { quick, req };
+    // Names given to --arg and --sweep must be scalar parameters; for a file the front end
+    // checks --arg itself, for -e a clearer message names the pattern.
+    if job.quick.is_some() || sweep.is_some() {
+        let req = &job.req;
+        let params = warpscope::cuda::Source::parse(&req.file, &req.source, &req.defines)
+            .and_then(|s| s.kernel(&req.kernel))
+            .map_err(|e| job.relocate(e.into()))?
+            .params();
+        let scalars: Vec<&str> = params
+            .iter()
+            .filter(|p| !p.is_pointer)
+            .map(|p| p.name.as_str())
+            .collect();
+        let list = if scalars.is_empty() {
+            "none".to_string()
+        } else {
+            scalars.join(", ")
+        };
+        let mut names: Vec<(String, &str)> = Vec::new();
+        if job.quick.is_some() {
+            names.extend(
+                req.args
+                    .iter()
+                    .map(|(n, _)| (format!("--arg {n}"), n.as_str())),
+            );
+        }
+        if let Some((sw, text)) = sweep {
+            if req.args.iter().any(|(n, _)| n == &sw.name) {
+                bail!(
+                    "--sweep {text} and --arg {0}=... both set '{0}'; drop the --arg",
+                    sw.name
+                );
+            }
+            names.push((format!("--sweep {text}"), sw.name.as_str()));
+        }
+        for (flag, n) in names {
+            match params.iter().find(|p| p.name == n) {
+                Some(p) if p.is_pointer => bail!(
+                    "{flag}: '{n}' is a pointer parameter; only scalar parameters take values"
+                ),
+                Some(_) => {}
+                None if job.quick.is_some() => bail!(
+                    "{flag}: '{n}' is not a parameter of the -e pattern (an undeclared name in the access, or a declared scalar); its parameters: {list}"
+                ),
+                None => bail!("{flag}: {kernel} has no scalar parameter '{n}'; its scalar parameters: {list}"),
+            }
+        }
+    }
+    Ok(job)
+}

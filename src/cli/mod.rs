@@ -1,0 +1,96 @@
+//! The `warpscope` command line, one module per subcommand; the launch flags that
+//! `analyze` and `explain` share live in [`launch`].
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::process::ExitCode;
+
+mod analyze;
+mod explain;
+#[cfg(feature = "cuda")]
+mod gpu;
+mod launch;
+mod lists;
+mod quick;
+mod sweep;
+
+#[derive(Parser)]
+#[command(
+    name = "warpscope",
+    version,
+    about = "Why is this CUDA kernel slow on its memory? Requests, transactions, sectors and bank conflicts of every access, for every compute capability, without a GPU."
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Count the requests, transactions, sectors and wavefronts of every memory access of a kernel launch.
+    Analyze(analyze::AnalyzeArgs),
+    /// Show why one access costs what it costs, warp by warp and CC by CC, and how to fix it.
+    Explain(explain::ExplainArgs),
+    /// The seeds' experiment: predicted effective bandwidth of Harris's copy kernels against
+    /// offset or stride, for each GPU, as a table and an SVG plot.
+    Sweep(sweep::SweepArgs),
+    /// List the compute capabilities warpscope models.
+    Archs,
+    /// List the GPUs --gpu knows, with their compute capability, SMs, L2 and DRAM bandwidth.
+    Gpus,
+    /// Compile a kernel with NVRTC for the GPU at hand, run and time it: median time, spread, requested bytes, effective GB/s.
+    #[cfg(feature = "cuda")]
+    Run(gpu::RunArgs),
+    /// Run a kernel under Nsight Compute and compare its requests, sectors and wavefronts with warpscope's; non-zero exit on disagreement.
+    #[cfg(feature = "cuda")]
+    Verify(gpu::VerifyArgs),
+    /// Measure the GPU at hand (copy bandwidth, latency, DRAM granularity, L2/L1) and write a traffic profile JSON for --profile.
+    #[cfg(feature = "cuda")]
+    Calibrate(gpu::CalibrateArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+/// Writes `text` to `path`, or to standard output (a closed pipe, as with `| head`, is not
+/// an error).
+pub fn emit(path: Option<&str>, text: &str) -> Result<()> {
+    use std::io::Write;
+    match path {
+        Some(p) => std::fs::write(p, text).with_context(|| {
+            format!("cannot write {p}: check that its folder exists and is writable")
+        }),
+        None => match std::io::stdout().lock().write_all(text.as_bytes()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            r => r.context("cannot write to standard output"),
+        },
+    }
+}
+
+/// Parses the command line and runs the subcommand; errors are printed with their causes.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Analyze(a) => analyze::analyze(a),
+        Cmd::Explain(a) => explain::explain(a),
+        Cmd::Sweep(a) => sweep::sweep(a),
+        #[cfg(feature = "cuda")]
+        Cmd::Run(a) => gpu::run(a),
+        #[cfg(feature = "cuda")]
+        Cmd::Verify(a) => gpu::verify(a),
+        #[cfg(feature = "cuda")]
+        Cmd::Calibrate(a) => gpu::calibrate(a),
+        Cmd::Gpus => lists::gpus(),
+        Cmd::Archs => lists::archs(),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
