@@ -361,6 +361,34 @@ fn find_source(path: &str) -> Option<PathBuf> {
     })
 }
 
+/// `p` as shown: relative to the working folder when it is inside it (compared through
+/// symbolic links), or when the working folder holds the same file under a trailing part of
+/// `p` (a checkout of the same project at another path); else as found.
+fn shown_path(p: &Path) -> String {
+    let Ok(dir) = std::env::current_dir() else {
+        return p.display().to_string();
+    };
+    let canon = |q: &Path| std::fs::canonicalize(q).ok();
+    if let (Some(cp), Some(cd)) = (canon(p), canon(&dir)) {
+        if let Ok(rel) = cp.strip_prefix(&cd) {
+            return rel.display().to_string();
+        }
+    }
+    if let Ok(rel) = p.strip_prefix(&dir) {
+        return rel.display().to_string();
+    }
+    let parts: Vec<_> = p.components().collect();
+    if let Ok(text) = std::fs::read(p) {
+        for k in 1..parts.len() {
+            let q: PathBuf = parts[k..].iter().collect();
+            if q.is_relative() && std::fs::read(&q).is_ok_and(|t| t == text) {
+                return q.display().to_string();
+            }
+        }
+    }
+    p.display().to_string()
+}
+
 /// A `.file` of the PTX: the name to show for it (`None` when it is the analyzed file) and
 /// its lines, when it can be read.
 struct SourceFile {
@@ -392,13 +420,7 @@ fn source_file(req: &AnalyzeRequest, prog: &Program, index: u32) -> SourceFile {
     };
     SourceFile {
         shown: (!same).then(|| match found {
-            // Shown relative to the working folder when it is inside it.
-            Some(p) => std::env::current_dir()
-                .ok()
-                .and_then(|d| p.strip_prefix(d).ok().map(Path::to_path_buf))
-                .unwrap_or(p)
-                .display()
-                .to_string(),
+            Some(p) => shown_path(&p),
             None => path.to_string(),
         }),
         lines: text.map(|t| t.lines().map(|l| l.to_string()).collect()),
