@@ -139,7 +139,7 @@ device() {
         $W --version
         echo "== GPU tests"
     } > "$D/env.txt" 2>&1
-    timeout "$(lim 240)" .gpu-carry/gpu-tests --test-threads=1 > "$D/tests.txt" 2>&1
+    timeout "$(lim 240)" .gpu-carry/gpu-tests --test-threads=1 --include-ignored > "$D/tests.txt" 2>&1
     say "$(head -4 "$D/env.txt" | tail -2 | tr '\n' ' ')"
     say "tests: $(grep -E '^test result' "$D/tests.txt" || echo 'no result')"
     grep -E '^skipping|FAILED|panicked' "$D/tests.txt" | head -6 | sed 's/^/  /' | tee -a "$S"
