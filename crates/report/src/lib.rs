@@ -354,8 +354,8 @@ impl Aggregator {
 }
 
 /// Diagnoses one site on each architecture from its representative access there, and
-/// merges the findings by cause: one [`Advice`] per cause, with the fix costed before and
-/// after on every architecture where the cause was found.
+/// merges the findings by cause and fix text: one [`Advice`] per cause and fix, with the fix
+/// costed before and after on every architecture where it was found.
 pub fn advise(facts: &SiteFacts, config: &Config, worst: &[(&Arch, WarpAccess)]) -> Vec<Advice> {
     let mut out: Vec<Advice> = Vec::new();
     for (arch, a) in worst {
@@ -365,8 +365,11 @@ pub fn advise(facts: &SiteFacts, config: &Config, worst: &[(&Arch, WarpAccess)])
                 before: cost(arch, config, a).into(),
                 after: f.fixed.as_ref().map(|x| cost(arch, config, x).into()),
             };
-            let same =
-                |x: &Advice| std::mem::discriminant(&x.cause) == std::mem::discriminant(&f.cause);
+            // One advice per cause and fix: a fix that differs by CC (a padding) is its own.
+            let same = |x: &Advice| {
+                std::mem::discriminant(&x.cause) == std::mem::discriminant(&f.cause)
+                    && x.fix == f.fix
+            };
             match out.iter_mut().find(|x| same(x)) {
                 Some(x) => x.outcomes.push(outcome),
                 None => out.push(Advice {

@@ -315,22 +315,9 @@ pub fn render_advice(a: &Analysis, color: bool) -> String {
     out
 }
 
-/// The cause's name in the guides' terms.
+/// The cause's name in the guides' terms ([`warpscope_advice::Cause::name`]).
 pub fn cause_name(c: &warpscope_advice::Cause) -> &'static str {
-    use warpscope_advice::Cause::*;
-    match c {
-        MisalignedStart { .. } => "misaligned start",
-        RowPitch => "row width not a multiple of 32 elements (pitch)",
-        Stride { .. } => "stride between lanes",
-        ArrayOfStructures { .. } => "array of structures",
-        ColumnWalk { .. } => "column-wise walk of a row-major array",
-        VectorWidth { .. } => "narrow loads where a vector type would do",
-        Scattered => "scattered addresses",
-        BankStride { .. } => "bank conflict: stride shares a factor with the bank count",
-        NarrowSharedOn1x { .. } => "8/16-bit shared-memory access on 1.x",
-        BankConflicts => "bank conflicts",
-        DivergentConstant { .. } => "divergent constant addresses",
-    }
+    c.name()
 }
 
 fn cells(c: &Counters, space: Space, color: bool) -> [Cell; 3] {

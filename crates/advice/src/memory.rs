@@ -1,0 +1,507 @@
+//! Global and local memory: why a warp access moves more bytes than [`contiguous`] would,
+//! read from the warp's [`Layout`].
+
+use std::collections::BTreeSet;
+
+use warpscope_model::arch::GlobalPath;
+
+use crate::layout::Layout;
+use crate::{
+    contiguous, cost, plural, reads_field, two_dimensional, vector_names, verb, Arch, Cause,
+    Config, Cost, Finding, Op, SiteFacts, Space, WarpAccess,
+};
+
+pub(crate) fn memory(
+    facts: &SiteFacts,
+    arch: &Arch,
+    config: &Config,
+    a: &WarpAccess,
+) -> Vec<Finding> {
+    let w = u64::from(a.width.max(1));
+    let before = cost(arch, config, a);
+    let ideal = contiguous(a);
+    let least = cost(arch, config, &ideal);
+    // At the minimum for these lanes, or at 100 % efficiency: nothing to fix.
+    if before.transaction_bytes <= least.transaction_bytes.max(before.bytes_requested) {
+        return Vec::new();
+    }
+    let Some(lay) = Layout::of(a) else {
+        return scattered(arch, config, a, &before);
+    };
+    let d = lay.inner;
+    if d == w as i64 {
+        return if lay.rows == 1 {
+            one_row(facts, a, ideal)
+        } else {
+            rows(arch, config, a, &lay, &before, &least, ideal)
+        };
+    }
+    if d > 0 && d % w as i64 == 0 {
+        let found = strided(facts, a, &lay, ideal);
+        return if lay.rows > 1 {
+            with_narrow_rows(arch, config, a, &lay, &before, found)
+        } else {
+            found
+        };
+    }
+    let (why, fix, fixed) = if d == 0 {
+        (
+            format!(
+                "the active lanes of each row {} one and the same address",
+                verb(a.op)
+            ),
+            if a.op == Op::Load {
+                "read the value once per block (into shared memory) or keep it in constant \
+                 memory, which broadcasts one address to the whole warp"
+            } else {
+                "let one thread of each row write the address (the others' values are lost \
+                 anyway), or give each thread its own element"
+            }
+            .to_string(),
+            None,
+        )
+    } else if d < 0 {
+        (
+            format!(
+                "consecutive lanes {} descending addresses, {} bytes apart",
+                verb(a.op),
+                -d
+            ),
+            "reverse the index so that consecutive threads access ascending consecutive \
+             elements"
+                .to_string(),
+            Some(ideal),
+        )
+    } else {
+        (
+            format!("lanes are {d} bytes apart, not a multiple of the {w}-byte width"),
+            "have consecutive threads access consecutive elements".to_string(),
+            Some(ideal),
+        )
+    };
+    vec![Finding {
+        cause: Cause::Scattered,
+        why,
+        fix,
+        fixed,
+    }]
+}
+
+/// No row pattern: the addresses of one warp follow no stride. Sorting is the fix (not
+/// modelled); for a load that is not on the read-only path, the read-only data cache is
+/// offered too when it costs less on this CC (32-byte lines on 3.5/3.7 where loads through
+/// L1 fetch 128-byte lines) — never for a store or atomic.
+fn scattered(arch: &Arch, config: &Config, a: &WarpAccess, before: &Cost) -> Vec<Finding> {
+    let w = u64::from(a.width.max(1));
+    let blocks: BTreeSet<u64> = a
+        .active()
+        .flat_map(|(_, x)| (x >> 5)..=(x.saturating_add(w - 1) >> 5))
+        .collect();
+    let bytes = u64::from(a.active_lanes()) * w;
+    let why = format!(
+        "the {} active lanes follow no stride, neither across the warp nor in rows: they \
+         touch {} blocks of 32 bytes where {} would hold the {bytes} bytes {}",
+        a.active_lanes(),
+        blocks.len(),
+        bytes.div_ceil(32),
+        if a.op == Op::Load { "read" } else { "written" }
+    );
+    let mut out = vec![Finding {
+        cause: Cause::Scattered,
+        why: why.clone(),
+        fix: format!(
+            "reorder the data or the index so that neighbouring threads {} neighbouring \
+             elements (sort or bin the indices, or stage the data through shared memory)",
+            verb(a.op)
+        ),
+        fixed: None,
+    }];
+    if a.op == Op::Load && !a.read_only && a.space == Space::Global {
+        let mut ro = *a;
+        ro.read_only = true;
+        if cost(arch, config, &ro).transaction_bytes < before.transaction_bytes {
+            out.push(Finding {
+                cause: Cause::Scattered,
+                why,
+                fix: "the data is only read: load it through the read-only data cache \
+                      (__ldg, or a const __restrict__ pointer), which fetches 32-byte lines \
+                      where loads through L1 fetch 128-byte ones"
+                    .into(),
+                fixed: Some(ro),
+            });
+        }
+    }
+    out
+}
+
+/// One row of consecutive elements: a misaligned start, or rows of varying alignment over
+/// the site's warps (a pitch problem).
+fn one_row(facts: &SiteFacts, a: &WarpAccess, ideal: WarpAccess) -> Vec<Finding> {
+    let w = u64::from(a.width.max(1));
+    let first = a.active().next().map(|(_, x)| x).unwrap_or(0);
+    let offset = first % 128;
+    let varying = facts.start_offsets.count_ones() > 1;
+    if varying && two_dimensional(facts.text) {
+        return vec![Finding {
+            cause: Cause::RowPitch,
+            why: format!(
+                "consecutive lanes {} consecutive {w}-byte elements, but warps start at {} \
+                 different offsets within a 128-byte line (this one {offset} bytes in): the \
+                 rows of the 2-D array are not aligned, because its row width is not a \
+                 multiple of 32 elements",
+                verb(a.op),
+                facts.start_offsets.count_ones()
+            ),
+            fix: "allocate the array with cudaMallocPitch (or pad each row to a multiple of \
+                  32 elements) and index rows with the pitch"
+                .into(),
+            fixed: Some(ideal),
+        }];
+    }
+    vec![Finding {
+        cause: Cause::MisalignedStart {
+            offset_bytes: offset,
+        },
+        why: format!(
+            "consecutive lanes {} consecutive {w}-byte elements, but the warp's range starts \
+             {offset} bytes ({}) into a 128-byte line, so it straddles one more segment than \
+             it fills",
+            verb(a.op),
+            plural(offset / w, "element")
+        ),
+        fix: format!(
+            "align the range: start each warp on a multiple of {} elements (shift the index \
+             by {}, or pad the array's front)",
+            128 / w,
+            plural(offset / w, "element")
+        ),
+        fixed: Some(ideal),
+    }]
+}
+
+/// Several rows of consecutive elements (a 2-D block narrower than a warp): at the minimum
+/// when each row's piece is aligned and fills its transactions; otherwise the rows are
+/// misaligned (all alike: a start offset; differently: the pitch), or narrower than the
+/// transactions that fetch them.
+fn rows(
+    arch: &Arch,
+    config: &Config,
+    a: &WarpAccess,
+    lay: &Layout,
+    before: &Cost,
+    least: &Cost,
+    ideal: WarpAccess,
+) -> Vec<Finding> {
+    let w = u64::from(a.width.max(1));
+    let n = lay.row_lanes;
+    let row_bytes = lay.row_bytes(a.width);
+    let shape = format!(
+        "each warp covers {} rows of {n} threads ({row_bytes} bytes of each row; the rows are \
+         {} bytes apart)",
+        lay.rows, lay.outer
+    );
+    // Each row moved down to the boundary its piece would fill: its size rounded up to a
+    // power of two, at most a 128-byte line.
+    let grain = row_bytes.next_power_of_two().min(128);
+    let offset_of = |j: u64| lay.row_start(j).rem_euclid(i128::from(grain)) as u64;
+    let mut aligned = *a;
+    let mut offsets = BTreeSet::new();
+    for (l, x) in a.active() {
+        let off = offset_of(lay.coords(l).1);
+        offsets.insert(off);
+        aligned.addrs[l] = x.saturating_sub(off);
+    }
+    let mut out = Vec::new();
+    let mut after = before.transaction_bytes;
+    let aligned_bytes = cost(arch, config, &aligned).transaction_bytes;
+    if aligned_bytes < before.transaction_bytes {
+        after = aligned_bytes;
+        if let [off] = offsets.iter().copied().collect::<Vec<_>>()[..] {
+            out.push(Finding {
+                cause: Cause::MisalignedStart { offset_bytes: off },
+                why: format!(
+                    "{shape}, and every row starts {off} bytes ({}) past a {grain}-byte \
+                     boundary, so each row straddles more blocks than it fills",
+                    plural(off / w, "element")
+                ),
+                fix: format!(
+                    "start the rows on a multiple of {} elements: shift the index by {} (or \
+                     pad the array's front)",
+                    grain / w,
+                    plural(off / w, "element")
+                ),
+                fixed: Some(aligned),
+            });
+        } else {
+            let list: Vec<String> = offsets.iter().map(|o| o.to_string()).collect();
+            out.push(Finding {
+                cause: Cause::RowPitch,
+                why: format!(
+                    "{shape}, and the rows start at different offsets within a {grain}-byte \
+                     block ({} bytes): the row pitch of {} bytes is not a multiple of {grain}",
+                    list.join(", "),
+                    lay.outer
+                ),
+                fix: "pad each row to a multiple of 32 elements (allocate the array with \
+                      cudaMallocPitch) and index rows with the pitch"
+                    .into(),
+                fixed: Some(aligned),
+            });
+        }
+    }
+    if after > least.transaction_bytes {
+        let l1_lines = a.space == Space::Global
+            && a.op == Op::Load
+            && arch.global_path(config, a.op, a.read_only, false) == GlobalPath::L1Lines;
+        out.push(Finding {
+            cause: Cause::NarrowRows {
+                rows: lay.rows,
+                row_lanes: n,
+            },
+            why: format!(
+                "{shape}: each row's {row_bytes}-byte piece is fetched by transactions of its \
+                 own, which it does not fill"
+            ),
+            fix: format!(
+                "make the block 32 threads wide (blockDim.x a multiple of 32, and blockDim.y \
+                 smaller for as many threads: 32×8 instead of 16×16) so that each warp {} 32 \
+                 consecutive elements of one row{}",
+                if a.op == Op::Load { "reads" } else { "writes" },
+                if l1_lines {
+                    "; or compile with -Xptxas -dlcm=cg so that global loads are cached in L2 \
+                     only (32-byte segments instead of 128-byte lines)"
+                } else {
+                    ""
+                }
+            ),
+            fixed: Some(ideal),
+        });
+    }
+    out
+}
+
+/// Lanes (of one row, or of each row) a positive multiple of the width apart: an array of
+/// structures, a column walk, or a plain stride.
+fn strided(facts: &SiteFacts, a: &WarpAccess, lay: &Layout, ideal: WarpAccess) -> Vec<Finding> {
+    let w = u64::from(a.width.max(1));
+    let d = lay.inner as u64;
+    let k = d / w;
+    let field = reads_field(facts.text);
+    // A stride of 3, 5, 6 or 7 elements is a structure's size (float3, RGB pixels), not a
+    // step anyone chooses.
+    let structure = field || (!d.is_power_of_two() && k <= 8);
+    let in_rows = if lay.rows > 1 {
+        format!(
+            " (each warp covers {} rows of {} threads)",
+            lay.rows, lay.row_lanes
+        )
+    } else {
+        String::new()
+    };
+    // The row pitch after changing the element from `d` to `e` bytes, when it is a whole
+    // number of elements.
+    let outer_for = |e: u64| {
+        if lay.rows > 1 && lay.outer % lay.inner == 0 {
+            lay.outer / lay.inner * e as i64
+        } else {
+            lay.outer
+        }
+    };
+    let useful = 100 * w / d.min(32).max(w);
+    let mut out = Vec::new();
+    if structure {
+        out.push(Finding {
+            cause: Cause::ArrayOfStructures { struct_bytes: d },
+            why: format!(
+                "each lane {}s one {w}-byte field of a {d}-byte structure{}{in_rows}: an \
+                 array of structures, so only {useful}% of the bytes fetched belong to this \
+                 field",
+                verb(a.op),
+                element_name(w, d)
+            ),
+            fix: format!(
+                "store the field in its own array (structure of arrays) so consecutive \
+                 threads {} consecutive elements",
+                verb(a.op)
+            ),
+            fixed: Some(lay.relaid(a, w as i64, outer_for(w), a.width)),
+        });
+        let padded = d.next_power_of_two();
+        if !d.is_power_of_two() && padded <= 16 {
+            out.push(Finding {
+                cause: Cause::PadStructure {
+                    struct_bytes: d,
+                    padded_bytes: padded,
+                },
+                why: format!(
+                    "no single access moves {d} bytes, so a thread that uses its whole \
+                     element {}s it in {} accesses of {w} bytes, each fetching the same \
+                     blocks",
+                    verb(a.op),
+                    k
+                ),
+                fix: format!(
+                    "pad the element to {padded} bytes ({}, or a struct declared \
+                     __align__({padded}) with a spare field) and {} each element with one \
+                     {padded}-byte access — the figures after the fix are for that one \
+                     access, which replaces the {k} accesses of {w} bytes: compare them with \
+                     {k} × the figures before (the padding is moved too)",
+                    vector_names(w, padded),
+                    if a.op == Op::Load { "load" } else { "store" }
+                ),
+                fixed: Some(lay.relaid(a, padded as i64, outer_for(padded), padded as u32)),
+            });
+        }
+        if (d == 8 || d == 16) && field {
+            out.push(Finding {
+                cause: Cause::VectorWidth {
+                    elements: k,
+                    vector_bytes: d,
+                },
+                why: format!(
+                    "the lane's whole {d}-byte structure could come in one access; it is \
+                     {} {w} bytes at a time",
+                    if a.op == Op::Load { "read" } else { "written" }
+                ),
+                fix: format!(
+                    "when the thread uses every field, {} the structure with one {d}-byte \
+                     access (a built-in vector type such as {}, or a struct declared \
+                     __align__({d})) — the figures after the fix are for that one access, \
+                     which replaces one access per field",
+                    if a.op == Op::Load { "load" } else { "store" },
+                    vector_names(w, d)
+                ),
+                fixed: Some(lay.relaid(a, d as i64, lay.outer, d as u32)),
+            });
+        }
+        return out;
+    }
+    let adjacent_columns = lay.rows > 1 && lay.outer.unsigned_abs() == w;
+    if adjacent_columns || (d >= 128 && two_dimensional(facts.text)) {
+        let (why, fixed) = if adjacent_columns {
+            (
+                format!(
+                    "each warp covers {} neighbouring columns of {} threads: consecutive \
+                     threads are {d} bytes ({k} elements) apart, walking down a column of a \
+                     row-major 2-D array",
+                    lay.rows, lay.row_lanes
+                ),
+                // Swapped indices: the threads of a column run along a row, and the
+                // warp's columns become rows `d` bytes apart.
+                lay.relaid(a, w as i64, d as i64, a.width),
+            )
+        } else {
+            (
+                format!(
+                    "consecutive lanes are {d} bytes ({k} elements) apart{in_rows}: the warp \
+                     walks down a column of a row-major 2-D array, one row per lane"
+                ),
+                ideal,
+            )
+        };
+        out.push(Finding {
+            cause: Cause::ColumnWalk { row_bytes: d },
+            why,
+            fix: "swap the roles of the indices so that threadIdx.x runs along a row (the \
+                  figures after the fix are for that), or stage the tile through shared \
+                  memory (the coalesced transpose: read rows, write rows, transpose in a \
+                  shared tile padded by one element, [N][N+1])"
+                .into(),
+            fixed: Some(fixed),
+        });
+        return out;
+    }
+    out.push(Finding {
+        cause: Cause::Stride {
+            elements: k,
+            bytes: d,
+        },
+        why: format!(
+            "consecutive lanes are {k} elements ({d} bytes) apart{in_rows}, so only {useful}% \
+             of the bytes fetched are used"
+        ),
+        fix: format!(
+            "have consecutive threads {} consecutive elements (change the index or the \
+             layout); if the stride comes from a loop over a tile, stage it through shared \
+             memory",
+            verb(a.op)
+        ),
+        fixed: Some(if lay.rows > 1 {
+            lay.relaid(a, w as i64, lay.outer, a.width)
+        } else {
+            ideal
+        }),
+    });
+    out
+}
+
+/// Fixes of a strided access that keep a 2-D block's rows: where the rows alone still cost
+/// more than one row of 32 would (1.x half-warps, 2.x lines), a fix that then does not help
+/// at all is modelled together with a 32-wide block (and says so), and a fix that helps is
+/// followed by [`Cause::NarrowRows`].
+fn with_narrow_rows(
+    arch: &Arch,
+    config: &Config,
+    a: &WarpAccess,
+    lay: &Layout,
+    before: &Cost,
+    mut found: Vec<Finding>,
+) -> Vec<Finding> {
+    let bytes = |x: &WarpAccess| cost(arch, config, x).transaction_bytes;
+    let mut narrow = false;
+    for f in &mut found {
+        let Some(fixed) = f.fixed else { continue };
+        let wide = contiguous(&fixed);
+        if bytes(&fixed) <= bytes(&wide) {
+            continue;
+        }
+        let replaces = match f.cause {
+            Cause::PadStructure { struct_bytes, .. } => struct_bytes / u64::from(a.width.max(1)),
+            Cause::VectorWidth { elements, .. } => elements,
+            _ => 1,
+        };
+        if bytes(&fixed) < replaces * before.transaction_bytes {
+            narrow = true;
+        } else {
+            f.fixed = Some(wide);
+            f.fix.push_str(&format!(
+                "; on this CC only together with a block 32 threads wide, as rows of {} \
+                 threads cost as much on their own (the figures after the fix are for both)",
+                lay.row_lanes
+            ));
+        }
+    }
+    if narrow {
+        let ideal = contiguous(a);
+        found.push(Finding {
+            cause: Cause::NarrowRows {
+                rows: lay.rows,
+                row_lanes: lay.row_lanes,
+            },
+            why: format!(
+                "each warp covers {} rows of {} threads: even after the fix, each row's piece \
+                 is fetched by transactions of its own, which it does not fill",
+                lay.rows, lay.row_lanes
+            ),
+            fix: format!(
+                "also make the block 32 threads wide (blockDim.x a multiple of 32) so that \
+                 each warp {} 32 consecutive elements of one row",
+                if a.op == Op::Load { "reads" } else { "writes" }
+            ),
+            fixed: Some(ideal),
+        });
+    }
+    found
+}
+
+/// What a `d`-byte structure of `w`-byte fields usually is, when its size says so: ""
+/// for sizes that are a power of two (any structure).
+fn element_name(w: u64, d: u64) -> &'static str {
+    match (w, d) {
+        (4, 12) => " (a float3, or three 4-byte fields)",
+        (8, 24) => " (a double3, or three 8-byte fields)",
+        (2, 6) => " (a short3, or three 2-byte fields)",
+        (1, 3) => " (a uchar3 such as an RGB pixel)",
+        _ => "",
+    }
+}

@@ -1,0 +1,292 @@
+//! Advice through the binary (`analyze --format json`): the cause found from what each
+//! warp's lanes cover, and the fix's figures re-modelled per CC. No advice for an access at
+//! its minimum (16×16 blocks reading half-rows), padding for `float3` and for shared column
+//! walks, never the read-only path for a store. The per-pattern sweep is the advice crate's
+//! unit test (`sweep_no_advice_at_the_minimum_and_no_ldg_for_stores`).
+
+use serde_json::Value;
+mod common;
+
+fn json(args: &[&str]) -> Value {
+    let mut a = vec!["analyze"];
+    a.extend_from_slice(args);
+    a.extend(["--format", "json"]);
+    let (ok, out, err) = common::warpscope(&a);
+    assert!(ok, "{args:?} failed: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// Every advice of the analysis: (site text, advice).
+fn advice(v: &Value) -> Vec<(String, Value)> {
+    v["advice"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| {
+            let text = s["text"].as_str().unwrap().to_string();
+            s["advice"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |a| (text.clone(), a.clone()))
+        })
+        .collect()
+}
+
+/// The outcome of `adv` on `cc`: (before, after) counters.
+fn outcome<'a>(adv: &'a Value, cc: &str) -> (&'a Value, &'a Value) {
+    let o = adv["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["cc"] == cc)
+        .unwrap_or_else(|| panic!("no outcome on {cc} in {adv}"));
+    (&o["before"], &o["after"])
+}
+
+fn site<'a>(v: &'a Value, cc: &str, row: usize) -> &'a Value {
+    &v["architectures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["cc"] == cc)
+        .unwrap()["sites"][row]
+}
+
+const ROWS_16: &str = "float a[]; a[(blockIdx.y*16+threadIdx.y)*1024 + blockIdx.x*16+threadIdx.x]";
+const BLOCK_16: &[&str] = &["--grid", "4,4", "--block", "16,16"];
+
+#[test]
+fn half_rows_of_16x16_blocks_at_100_percent_get_no_advice() {
+    for pattern in [ROWS_16.to_string(), format!("{ROWS_16} = 1")] {
+        let mut args = vec!["-e", pattern.as_str(), "--cc", "1.0,1.3,3.5,5.0,7.0,9.0"];
+        args.extend_from_slice(BLOCK_16);
+        let v = json(&args);
+        // 16 blocks × 8 warps, each 2 half-rows of 64 bytes = 4 sectors, 100 %.
+        for cc in ["7.0", "9.0"] {
+            let s = site(&v, cc, 0);
+            assert_eq!(
+                (s["requests"].as_u64(), s["sectors"].as_u64()),
+                (Some(128), Some(512))
+            );
+            assert_eq!(s["efficiency"].as_f64(), Some(1.0));
+        }
+        assert_eq!(advice(&v), [], "{pattern}");
+    }
+    // 2.0: loads through L1 take a 128-byte line per half-row (50 %): the block's width is
+    // the cause, and a 32-wide block the fix (1 line). Its stores (32-byte L2 segments) are
+    // at 100 %: nothing.
+    let mut args = vec!["-e", ROWS_16, "--cc", "2.0"];
+    args.extend_from_slice(BLOCK_16);
+    let a = advice(&json(&args));
+    assert_eq!(a.len(), 1);
+    let adv = &a[0].1;
+    assert_eq!(adv["cause"]["kind"], "narrow_rows");
+    assert_eq!(
+        (
+            adv["cause"]["rows"].as_u64(),
+            adv["cause"]["row_lanes"].as_u64()
+        ),
+        (Some(2), Some(16))
+    );
+    let (before, after) = outcome(adv, "2.0");
+    assert_eq!(
+        (
+            before["transactions"].as_u64(),
+            after["transactions"].as_u64()
+        ),
+        (Some(2), Some(1))
+    );
+    let store = format!("{ROWS_16} = 1");
+    let mut args = vec!["-e", store.as_str(), "--cc", "2.0"];
+    args.extend_from_slice(BLOCK_16);
+    assert_eq!(advice(&json(&args)), []);
+}
+
+#[test]
+fn column_walk_of_16x16_blocks_swaps_the_indices() {
+    let e = "float a[]; a[(blockIdx.x*16+threadIdx.x)*1024 + blockIdx.y*16+threadIdx.y]";
+    let mut args = vec!["-e", e, "--cc", "2.0,9.0"];
+    args.extend_from_slice(BLOCK_16);
+    let a = advice(&json(&args));
+    assert_eq!(a.len(), 2, "{a:?}");
+    let adv = &a[0].1;
+    assert_eq!(adv["cause"]["kind"], "column_walk");
+    assert_eq!(adv["cause"]["row_bytes"], 4096);
+    assert!(adv["why"]
+        .as_str()
+        .unwrap()
+        .contains("2 neighbouring columns of 16 threads"));
+    // 9.0: each lane pair (l, l + 16) shares a sector: 16 sectors, 25 %; swapped: 2
+    // half-rows, 4 sectors. 2.0: 16 lines → 2 (a line per half-row) …
+    let (before, after) = outcome(adv, "9.0");
+    assert_eq!(
+        (before["sectors"].as_u64(), after["sectors"].as_u64()),
+        (Some(16), Some(4))
+    );
+    assert_eq!(before["efficiency"].as_f64(), Some(0.25));
+    let (before, after) = outcome(adv, "2.0");
+    assert_eq!(
+        (
+            before["transactions"].as_u64(),
+            after["transactions"].as_u64()
+        ),
+        (Some(16), Some(2))
+    );
+    // … so on 2.0 alone the block's width follows: a 32-wide block reads 1 line.
+    let narrow = &a[1].1;
+    assert_eq!(narrow["cause"]["kind"], "narrow_rows");
+    assert_eq!(narrow["outcomes"].as_array().unwrap().len(), 1);
+    let (before, after) = outcome(narrow, "2.0");
+    assert_eq!(
+        (
+            before["transactions"].as_u64(),
+            after["transactions"].as_u64()
+        ),
+        (Some(16), Some(1))
+    );
+}
+
+#[test]
+fn float3_particles_get_structure_of_arrays_and_float4_padding() {
+    let v = json(&[
+        "tests/kernels/advice/float3_aos.cu",
+        "--kernel",
+        "move",
+        "--frontend",
+        "source",
+        "--grid",
+        "4",
+        "--block",
+        "128",
+        "--arg",
+        "n=512",
+        "--arg",
+        "dt=1",
+        "--cc",
+        "9.0",
+    ]);
+    // Each of pos[i] (load), vel[i], pos[i] (store) moves 3 fields of 4 bytes, 12 bytes
+    // apart: 16 warps × 3 = 48 requests of 12 sectors (384 bytes for 128 used).
+    for row in 0..3 {
+        let s = site(&v, "9.0", row);
+        assert_eq!(
+            (s["requests"].as_u64(), s["sectors"].as_u64()),
+            (Some(48), Some(576))
+        );
+    }
+    let a = advice(&v);
+    assert_eq!(a.len(), 6, "{a:?}");
+    for pair in a.chunks(2) {
+        let (soa, pad) = (&pair[0].1, &pair[1].1);
+        assert_eq!(soa["cause"]["kind"], "array_of_structures");
+        assert_eq!(soa["cause"]["struct_bytes"], 12);
+        let (before, after) = outcome(soa, "9.0");
+        assert_eq!(
+            (before["sectors"].as_u64(), after["sectors"].as_u64()),
+            (Some(12), Some(4))
+        );
+        assert_eq!(pad["cause"]["kind"], "pad_structure");
+        assert_eq!(pad["cause"]["padded_bytes"], 16);
+        // One float4 per lane: 512 bytes = 16 sectors, replacing 3 × 12 = 36.
+        let (_, after) = outcome(pad, "9.0");
+        assert_eq!(
+            (after["sectors"].as_u64(), after["bytes_requested"].as_u64()),
+            (Some(16), Some(512))
+        );
+        assert!(pad["fix"].as_str().unwrap().contains("float4"));
+        for x in pair {
+            assert!(!x.1["fix"].as_str().unwrap().contains("__ldg"));
+        }
+    }
+    // The store's padding stores each element with one access.
+    assert!(a[5].1["fix"]
+        .as_str()
+        .unwrap()
+        .contains("store each element"));
+}
+
+#[test]
+fn shared_column_walks_get_padding_first() {
+    // t[16][16] under 16×16 blocks: 1.3 16-way per half-warp (32) → [16][17], 1 per
+    // half-warp; 9.0 8 wavefronts → [16][18], 1 ([16][17] leaves 2).
+    let v = json(&[
+        "-e",
+        "__shared__ float t[16][16]; t[threadIdx.x][threadIdx.y]",
+        "--block",
+        "16,16",
+        "--cc",
+        "1.3,9.0",
+    ]);
+    let a = advice(&v);
+    assert_eq!(a.len(), 2, "{a:?}");
+    for (adv, cc, pad, before, after) in [
+        (&a[0].1, "1.3", "[N][17]", 32, 2),
+        (&a[1].1, "9.0", "[N][18]", 8, 1),
+    ] {
+        assert_eq!(adv["cause"]["kind"], "bank_stride");
+        let fix = adv["fix"].as_str().unwrap();
+        assert!(
+            fix.starts_with("pad each row") && fix.contains(pad),
+            "{fix}"
+        );
+        assert!(fix.find(pad) < fix.find("XOR"), "{fix}");
+        let (b, f) = outcome(adv, cc);
+        assert_eq!(
+            (b["wavefronts"].as_u64(), f["wavefronts"].as_u64()),
+            (Some(before), Some(after))
+        );
+    }
+    // t[32][32] under 32×32 blocks: 32-way → [32][33], 1 wavefront.
+    let v = json(&[
+        "-e",
+        "__shared__ float t[32][32]; t[threadIdx.x][threadIdx.y]",
+        "--block",
+        "32,32",
+        "--cc",
+        "9.0",
+    ]);
+    let a = advice(&v);
+    assert_eq!(a.len(), 1);
+    assert!(a[0].1["fix"]
+        .as_str()
+        .unwrap()
+        .contains("declare [N][33] instead of [N][32]"));
+    let (b, f) = outcome(&a[0].1, "9.0");
+    assert_eq!(
+        (b["wavefronts"].as_u64(), f["wavefronts"].as_u64()),
+        (Some(32), Some(1))
+    );
+}
+
+#[test]
+fn scattered_stores_never_get_ldg() {
+    let load = "float a[]; a[(threadIdx.x * 37) % 32 * 1024 + threadIdx.x % 3]";
+    let store = format!("{load} = 1");
+    // 3.5 with loads cached in L1: the read-only cache's 32-byte lines help the load
+    // (32 lines of 128 bytes → 32 of 32), never the store.
+    let a = advice(&json(&["-e", load, "--cc", "3.5,9.0", "--l1", "ca"]));
+    let ldg: Vec<_> = a
+        .iter()
+        .filter(|x| x.1["fix"].as_str().unwrap().contains("__ldg"))
+        .collect();
+    assert_eq!(ldg.len(), 1, "{a:?}");
+    let (b, f) = outcome(&ldg[0].1, "3.5");
+    assert_eq!(
+        (
+            b["transaction_bytes"].as_u64(),
+            f["transaction_bytes"].as_u64()
+        ),
+        (Some(4096), Some(1024))
+    );
+    let a = advice(&json(&["-e", &store, "--cc", "all", "--l1", "ca"]));
+    assert!(!a.is_empty());
+    for (_, adv) in &a {
+        assert_eq!(adv["cause"]["kind"], "scattered");
+        let fix = adv["fix"].as_str().unwrap();
+        assert!(
+            !fix.contains("__ldg") && !fix.contains("read-only"),
+            "{fix}"
+        );
+    }
+}
