@@ -124,6 +124,10 @@ impl Limit {
     }
 }
 
+/// The `#` of the first row of `analyze`'s table: `site = N` and the rows named in
+/// violations count from it.
+pub const FIRST_ROW: usize = 1;
+
 /// Which accesses a budget covers.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Scope {
@@ -131,7 +135,7 @@ pub enum Scope {
     Launch,
     /// The accesses of a source line (1-based), or the one at `line:column`.
     Line { line: u32, column: Option<u32> },
-    /// One row of `analyze`'s table, by its `#` (1-based).
+    /// One row of `analyze`'s table, by its `#` (from [`FIRST_ROW`]).
     Row(usize),
 }
 
@@ -199,7 +203,9 @@ impl Budget {
             bail!("min_efficiency is in percent: at most 100");
         }
         match self.scope {
-            Scope::Row(0) => bail!("site = 0: rows are numbered from 1 (the # of analyze's table)"),
+            Scope::Row(n) if n < FIRST_ROW => {
+                bail!("site = {n}: rows are numbered from {FIRST_ROW} (the # of analyze's table)")
+            }
             Scope::Line { line: 0, .. }
             | Scope::Line {
                 column: Some(0), ..
@@ -227,7 +233,7 @@ impl Budget {
 /// An access named in a violation: its rows in `analyze`'s table and where it is.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SiteRef {
-    /// The `#` of `analyze`'s table (1-based) of each row of the access that broke the
+    /// The `#` of `analyze`'s table (from [`FIRST_ROW`]) of each row of the access that broke the
     /// budget: one source access may be several rows (an unrolled loop's copies of the
     /// compiled path).
     pub rows: Vec<usize>,
@@ -345,15 +351,15 @@ pub fn evaluate(analysis: &Analysis, budget: &Budget) -> Result<Vec<Checked>> {
         (_, None) => Vec::new(),
         (Scope::Launch, Some(a)) => (0..a.sites.len()).collect(),
         (Scope::Row(n), Some(a)) => {
-            if *n > a.sites.len() {
+            let last = a.sites.len() + FIRST_ROW - 1;
+            if *n > last {
                 bail!(
-                    "site = {n}: {} has {} accesses (rows #1 to #{})",
+                    "site = {n}: {} has {} accesses (rows #{FIRST_ROW} to #{last})",
                     analysis.kernel,
                     a.sites.len(),
-                    a.sites.len()
                 );
             }
-            vec![n - 1]
+            vec![n - FIRST_ROW]
         }
         (Scope::Line { line, column }, Some(a)) => {
             let rows: Vec<usize> = (0..a.sites.len())
@@ -417,7 +423,7 @@ pub fn evaluate(analysis: &Analysis, budget: &Budget) -> Result<Vec<Checked>> {
                 };
                 if let Some(v) = c.violations.iter_mut().find(same) {
                     if let Some(x) = v.site.as_mut() {
-                        x.rows.push(i + 1);
+                        x.rows.push(i + FIRST_ROW);
                     }
                     let worse = if limit == Limit::MinEfficiency {
                         figure < v.figure
@@ -433,7 +439,7 @@ pub fn evaluate(analysis: &Analysis, budget: &Budget) -> Result<Vec<Checked>> {
                     limit,
                     cc: arch.cc.clone(),
                     site: Some(SiteRef {
-                        rows: vec![i + 1],
+                        rows: vec![i + FIRST_ROW],
                         file,
                         line: s.line,
                         column: s.column,

@@ -443,67 +443,7 @@ pub fn load(path: &Path) -> Result<Project> {
                 prev.at
             );
         }
-        let mut flags = vec![
-            format!("--kernel={}", l.kernel),
-            format!("--grid={}", l.grid.flag()),
-            format!("--block={}", l.block.flag()),
-        ];
-        flags.extend(
-            l.args
-                .iter()
-                .map(|(n, v)| format!("--arg={n}={}", v.text())),
-        );
-        flags.extend(l.allocs.iter().map(|(n, v)| format!("--alloc={n}={v}")));
-        flags.extend(l.init.iter().map(|(n, mode)| {
-            // A data file is relative to the launch file's folder, like every path here.
-            let mode = match mode.strip_prefix("file:") {
-                Some(p) => format!("file:{}", resolve(&base, p)),
-                None => mode.clone(),
-            };
-            format!("--init={n}={mode}")
-        }));
-        match &l.defines {
-            Some(Defines::List(v)) => flags.extend(v.iter().map(|d| format!("-D{d}"))),
-            Some(Defines::Table(t)) => flags.extend(t.iter().map(|(n, v)| match v {
-                Scalar::Bool(true) => format!("-D{n}"),
-                v => format!("-D{n}={}", v.text()),
-            })),
-            None => {}
-        }
-        flags.extend(
-            l.include_dirs
-                .iter()
-                .map(|d| format!("-I{}", resolve(&base, d))),
-        );
-        if let Some(s) = &l.std {
-            flags.push(format!("--std={s}"));
-        }
-        if let Some(o) = &l.opt_level {
-            flags.push(format!("-O{}", o.text()));
-        }
-        if let Some(f) = &l.frontend {
-            flags.push(format!("--frontend={f}"));
-        }
-        if let Some(n) = &l.nvcc {
-            flags.push(format!("--nvcc={}", resolve(&base, n)));
-        }
-        if let Some(cc) = l.cc.as_ref().map(Ccs::flag).or(default_cc.clone()) {
-            flags.push(format!("--cc={cc}"));
-        }
-        if let Some(n) = l.dynamic_smem {
-            flags.push(format!("--dynamic-smem={n}"));
-        }
-        if let Some(m) = &l.l1 {
-            flags.push(format!("--l1={m}"));
-        }
-        if let Some(b) = l.smem_bank_size {
-            flags.push(format!("--smem-bank-size={b}"));
-        }
-        if let Some(n) = l.max_steps {
-            flags.push(format!("--max-steps={n}"));
-        }
-        flags.push("--".into());
-        flags.push(resolve(&base, &l.file));
+        let flags = flags_of(&l, &base, default_cc.as_deref());
         let args = LaunchFlags::try_parse_from(&flags)
             .map_err(|e| anyhow::anyhow!("{at}: launch '{}': {}", l.name, clap_message(&e)))?
             .launch;
@@ -529,6 +469,77 @@ pub fn load(path: &Path) -> Result<Project> {
         path: path.to_path_buf(),
         launches,
     })
+}
+
+/// The flags of `analyze` that launch `l` stands for, paths resolved against `base` (the
+/// launch file's folder), the file's `cc` as the default: `--kernel=K --grid=X,Y ... -- FILE`.
+fn flags_of(l: &LaunchToml, base: &Path, default_cc: Option<&str>) -> Vec<String> {
+    let mut flags = vec![
+        format!("--kernel={}", l.kernel),
+        format!("--grid={}", l.grid.flag()),
+        format!("--block={}", l.block.flag()),
+    ];
+    flags.extend(
+        l.args
+            .iter()
+            .map(|(n, v)| format!("--arg={n}={}", v.text())),
+    );
+    flags.extend(l.allocs.iter().map(|(n, v)| format!("--alloc={n}={v}")));
+    flags.extend(l.init.iter().map(|(n, mode)| {
+        // A data file is relative to the launch file's folder, like every path here.
+        let mode = match mode.strip_prefix("file:") {
+            Some(p) => format!("file:{}", resolve(base, p)),
+            None => mode.clone(),
+        };
+        format!("--init={n}={mode}")
+    }));
+    match &l.defines {
+        Some(Defines::List(v)) => flags.extend(v.iter().map(|d| format!("-D{d}"))),
+        Some(Defines::Table(t)) => flags.extend(t.iter().map(|(n, v)| match v {
+            Scalar::Bool(true) => format!("-D{n}"),
+            v => format!("-D{n}={}", v.text()),
+        })),
+        None => {}
+    }
+    flags.extend(
+        l.include_dirs
+            .iter()
+            .map(|d| format!("-I{}", resolve(base, d))),
+    );
+    if let Some(s) = &l.std {
+        flags.push(format!("--std={s}"));
+    }
+    if let Some(o) = &l.opt_level {
+        flags.push(format!("-O{}", o.text()));
+    }
+    if let Some(f) = &l.frontend {
+        flags.push(format!("--frontend={f}"));
+    }
+    if let Some(n) = &l.nvcc {
+        flags.push(format!("--nvcc={}", resolve(base, n)));
+    }
+    if let Some(cc) =
+        l.cc.as_ref()
+            .map(Ccs::flag)
+            .or(default_cc.map(str::to_string))
+    {
+        flags.push(format!("--cc={cc}"));
+    }
+    if let Some(n) = l.dynamic_smem {
+        flags.push(format!("--dynamic-smem={n}"));
+    }
+    if let Some(m) = &l.l1 {
+        flags.push(format!("--l1={m}"));
+    }
+    if let Some(b) = l.smem_bank_size {
+        flags.push(format!("--smem-bank-size={b}"));
+    }
+    if let Some(n) = l.max_steps {
+        flags.push(format!("--max-steps={n}"));
+    }
+    flags.push("--".into());
+    flags.push(resolve(base, &l.file));
+    flags
 }
 
 /// The CCs of a list, normalized to the report's names (`"9.0"`).
@@ -598,6 +609,39 @@ mod tests {
         assert!(f.contains(&"--dynamic-smem=1024".to_string()));
         assert_eq!(f.last().unwrap(), &dir.join("k.cu").display().to_string());
         assert_eq!((l.at.line, l.at.column), (1, 1));
+    }
+
+    /// `init` becomes `--init NAME=MODE` (the flag of analyze that fills a pointer
+    /// parameter), a `file:` path relative to the launch file's folder.
+    #[test]
+    fn init_becomes_init_flags_with_data_files_from_the_files_folder() {
+        let text = format!(
+            "{}init = {{ idx = \"iota\", x = \"random:7\", w = \"file:data/w.npy\", y = \"file:/abs/y.bin\" }}\n",
+            ONE.replace("[[launch]]\n", "")
+        );
+        let l: LaunchToml = toml::from_str(&text).unwrap();
+        let f = flags_of(&l, Path::new("proj"), None);
+        let init: Vec<&str> = f
+            .iter()
+            .filter(|x| x.starts_with("--init="))
+            .map(String::as_str)
+            .collect();
+        let data = Path::new("proj").join("data/w.npy");
+        assert_eq!(
+            init,
+            [
+                "--init=idx=iota".to_string(),
+                format!("--init=w=file:{}", data.display()),
+                "--init=x=random:7".to_string(),
+                "--init=y=file:/abs/y.bin".to_string(),
+            ]
+        );
+        // The launch's own cc wins over the file's.
+        assert!(f.contains(&"--cc=9.0,8.0".to_string()), "{f:?}");
+        let mut no_cc: LaunchToml = toml::from_str(&text).unwrap();
+        no_cc.cc = None;
+        let f = flags_of(&no_cc, Path::new("proj"), Some("7.0"));
+        assert!(f.contains(&"--cc=7.0".to_string()), "{f:?}");
     }
 
     #[test]
