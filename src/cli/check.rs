@@ -97,13 +97,15 @@ fn run(a: &CheckArgs) -> Result<bool> {
         )
     } else if violations == 0 {
         format!(
-            "check: all {limits} budget limits of {} met",
+            "check: all {} of {} met",
+            limits_text(limits),
             launches(outcomes.len())
         )
     } else {
         format!(
-            "check: {violations} violation{} of {limits} budget limits in {}",
+            "check: {violations} violation{} of {} in {}",
             if violations == 1 { "" } else { "s" },
+            limits_text(limits),
             launches(outcomes.len())
         )
     };
@@ -117,6 +119,10 @@ fn run(a: &CheckArgs) -> Result<bool> {
         eprintln!("{summary}");
     }
     Ok(violations == 0)
+}
+
+fn limits_text(n: usize) -> String {
+    format!("{n} budget limit{}", if n == 1 { "" } else { "s" })
 }
 
 fn launches(n: usize) -> String {
