@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command of the README and CI: installs the CUDA compiler from PyPI into a virtual
 # environment (no GPU needed; reused when present), so the compiled path (.cu → nvcc → PTX →
-# SIMT executor) is tested too, then runs every test. GPU tests skip without a GPU.
+# SIMT executor) is tested too, then runs every test (GPU tests skip without a GPU) and
+# `warpscope check` on the examples' launch file.
 #
 #   scripts/test.sh            (WARPSCOPE_VENV=DIR to put the environment elsewhere)
 set -euo pipefail
@@ -16,3 +17,7 @@ if ! "$venv/bin/python" -c 'import nvidia' 2>/dev/null || [ -z "$(ls -d "$venv"/
 fi
 export VIRTUAL_ENV="$PWD/$venv"
 cargo test --workspace --release --features cuda "$@"
+# The examples' memory budgets (examples/warpscope.toml), as a project's CI would check its
+# own: exit 1 names each access over its budget.
+cargo build --release --features cuda --quiet
+target/release/warpscope check --launches examples/warpscope.toml

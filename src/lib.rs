@@ -16,7 +16,9 @@ use warpscope_report::{
 };
 use warpscope_traffic::{AccessTraffic, Gpu, Profile, TrafficModel};
 
+pub mod budget;
 pub mod compiled;
+pub mod diff;
 mod explain;
 pub mod sweep;
 

@@ -1,14 +1,27 @@
 //! `warpscope analyze`: the table or JSON of every access of a launch, or a sweep of it.
 
 use super::launch::{job, LaunchArgs};
-use super::{emit, quick, Format};
+use super::{emit, project, quick, Format};
 use anyhow::{Context, Result};
 use std::io::IsTerminal;
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("file", |a| a.required_unless_present_any(["expr", "launches"])),
+    mut_arg("kernel", |a| a.required_unless_present_any(["expr", "launches"])),
+    mut_arg("grid", |a| a.required_unless_present_any(["expr", "launches"])),
+    mut_arg("block", |a| a.required_unless_present_any(["expr", "launches"]))
+)]
 pub struct AnalyzeArgs {
     #[command(flatten)]
     pub launch: LaunchArgs,
+    /// Analyze every launch of a launch file (warpscope.toml; examples/warpscope.toml
+    /// documents its keys) instead of one launch given by flags.
+    #[arg(long, value_name = "FILE", conflicts_with_all = project::LAUNCH_FLAGS)]
+    launches: Option<std::path::PathBuf>,
+    /// With --launches: only the launch of this name (repeatable).
+    #[arg(long, value_name = "NAME", requires = "launches")]
+    only: Vec<String>,
     /// Also predict the bytes at L1, L2 and DRAM and the time on this GPU (fixes the CC);
     /// `warpscope gpus` lists them.
     #[arg(long, value_name = "NAME")]
@@ -26,6 +39,11 @@ pub struct AnalyzeArgs {
 }
 
 pub fn analyze(a: AnalyzeArgs) -> Result<()> {
+    if let Some(path) = &a.launches {
+        let profile = a.profile.as_deref().map(std::path::Path::new);
+        let gpu = a.gpu.as_deref().map(|g| (g, profile));
+        return project::analyze_all(path, &a.only, gpu, a.format);
+    }
     let sweep = a.sweep.as_deref().map(quick::Sweep::parse).transpose()?;
     let mut job = job(&a.launch, sweep.as_ref().zip(a.sweep.as_deref()))?;
     if let Some(name) = &a.gpu {

@@ -6,11 +6,14 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 
 mod analyze;
+mod check;
+mod diff;
 mod explain;
 #[cfg(feature = "cuda")]
 mod gpu;
 mod launch;
 mod lists;
+mod project;
 mod quick;
 mod sweep;
 
@@ -34,6 +37,12 @@ enum Cmd {
     /// The seeds' experiment: predicted effective bandwidth of Harris's copy kernels against
     /// offset or stride, for each GPU, as a table and an SVG plot.
     Sweep(sweep::SweepArgs),
+    /// Check the budgets of a launch file (warpscope.toml): exit 1 on a violation, naming
+    /// the access, the CC, the figure and the budget; 2 on an error. Text, JUnit or SARIF.
+    Check(check::CheckArgs),
+    /// Compare two results of `analyze --format json` (or two launches of a launch file)
+    /// access by access and in total; --fail-on-regression exits 1 when a total grew.
+    Diff(diff::DiffArgs),
     /// List the compute capabilities warpscope models.
     Archs,
     /// List the GPUs --gpu knows, with their compute capability, SMs, L2 and DRAM bandwidth.
@@ -77,6 +86,8 @@ pub fn main() -> ExitCode {
         Cmd::Analyze(a) => analyze::analyze(a),
         Cmd::Explain(a) => explain::explain(a),
         Cmd::Sweep(a) => sweep::sweep(a),
+        Cmd::Check(a) => return check::check(a),
+        Cmd::Diff(a) => return diff::diff_main(a),
         #[cfg(feature = "cuda")]
         Cmd::Run(a) => gpu::run(a),
         #[cfg(feature = "cuda")]
