@@ -14,6 +14,7 @@
 //! `cudaMallocPitch`, shared-memory banks, constant memory); Harris, "How to Access Global
 //! Memory Efficiently" (offset and stride).
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use warpscope_model::arch::Family;
 use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess};
@@ -30,7 +31,7 @@ pub struct SiteFacts<'a> {
 }
 
 /// The cause of a cost above the ideal, in the guides' terms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Cause {
     /// Consecutive lanes read consecutive elements, but the warp's range starts
