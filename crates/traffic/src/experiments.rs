@@ -317,9 +317,9 @@ fn speed_probe() {
         let t = copy(g, &p, n, pat);
         let dt = t0.elapsed().as_secs_f64();
         println!(
-            "{pat:?}: {} accesses in {dt:.3} s = {:.0} ns/access",
-            t.accesses,
-            dt * 1e9 / t.accesses as f64
+            "{pat:?}: {} requests in {dt:.3} s = {:.0} ns/request",
+            t.requests,
+            dt * 1e9 / t.requests as f64
         );
     }
     let t0 = std::time::Instant::now();
@@ -328,6 +328,6 @@ fn speed_probe() {
     println!(
         "new+finish empty: {:.3} s {}",
         t0.elapsed().as_secs_f64(),
-        t.accesses
+        t.requests
     );
 }
