@@ -621,27 +621,26 @@ fn source_args(clock: &str, what: &str) -> Vec<String> {
     .collect()
 }
 
-/// warpscope's counts per line and counter, next to the instrumented ones.
+/// warpscope's figures of `site` in `verify`'s columns ([`ncu::COUNTERS`], named by
+/// [`warpscope::report::ncu`]): (column, value).
+fn site_figures(s: &warpscope::report::SiteReport) -> Vec<(&'static str, u64)> {
+    warpscope::report::ncu::row_metrics(s.space, s.op, s.ptx.as_deref(), &s.counters)
+        .into_iter()
+        .filter(|(m, _)| ncu::COUNTERS.iter().any(|c| c.column == m.column))
+        .map(|(m, v)| (m.column, v))
+        .collect()
+}
+
+/// warpscope's counts per line and counter, next to the instrumented ones (the compared
+/// counters: those ncu's source page counts).
 fn line_reports(an: &Analysis, sc: &ncu::SourceCounts) -> Vec<LineReport> {
-    use warpscope::model::{Op, Space};
+    let compared = |k: &str| ncu::COUNTERS.iter().any(|c| c.column == k && c.compared);
     let mut pred: BTreeMap<(u32, &'static str), u64> = BTreeMap::new();
     for s in &an.architectures[0].sites {
-        let c = &s.counters;
-        let add: Vec<(&'static str, u64)> = match (s.space, s.op) {
-            (Space::Global, Op::Load) => vec![
-                ("global_ld_requests", c.requests),
-                ("global_ld_sectors", c.sectors),
-            ],
-            (Space::Global, Op::Store) => vec![
-                ("global_st_requests", c.requests),
-                ("global_st_sectors", c.sectors),
-            ],
-            (Space::Shared, Op::Load) => vec![("shared_ld_wavefronts", c.wavefronts)],
-            (Space::Shared, Op::Store) => vec![("shared_st_wavefronts", c.wavefronts)],
-            _ => vec![],
-        };
-        for (k, v) in add {
-            *pred.entry((s.line, k)).or_default() += v;
+        for (k, v) in site_figures(s) {
+            if compared(k) {
+                *pred.entry((s.line, k)).or_default() += v;
+            }
         }
     }
     // Lines where ncu counted something warpscope did not predict, too.
@@ -669,38 +668,35 @@ fn line_reports(an: &Analysis, sc: &ncu::SourceCounts) -> Vec<LineReport> {
         .collect()
 }
 
-/// warpscope's figures in ncu's columns. Nsight Compute counts the shared side of
-/// `ldmatrix`/`stmatrix` (LDSM/STSM) and of `cp.async` (LDGSTS) apart from shared loads and
-/// stores (its `op_ld`/`op_st`; measured on H100, tests/data/h100/compiled/), so those sites
-/// are left out of the shared columns here; LDGSTS's global side is in ncu's global loads.
+/// warpscope's figures in ncu's columns, summed over the sites. Nsight Compute counts the
+/// shared side of `ldmatrix`/`stmatrix` (LDSM/STSM) and of `cp.async` (LDGSTS) apart from
+/// shared loads and stores (its `op_ld`/`op_st`; measured on H100,
+/// tests/data/h100/compiled/), so those sites are left out of the shared columns here;
+/// LDGSTS's global side is in ncu's global loads.
 fn predicted(a: &Analysis) -> ncu::Predicted {
-    let arch = &a.architectures[0];
-    let t = &arch.totals;
-    let apart = |op: warpscope::model::Op| -> (u64, u64) {
-        arch.sites
-            .iter()
-            .filter(|s| s.space == warpscope::model::Space::Shared && s.op == op)
-            .filter(|s| {
-                s.ptx.as_deref().is_some_and(|p| {
-                    ["ldmatrix", "stmatrix", "cp.async"]
-                        .iter()
-                        .any(|x| p.starts_with(x))
-                })
-            })
-            .fold((0, 0), |(w, e), s| {
-                (w + s.counters.wavefronts, e + s.counters.executions)
-            })
-    };
-    let (ld_wf, ld_ex) = apart(warpscope::model::Op::Load);
-    let (st_wf, _) = apart(warpscope::model::Op::Store);
     let mut m = ncu::Predicted::new();
-    m.insert("global_ld_requests", t.global_load.requests);
-    m.insert("global_ld_sectors", t.global_load.sectors);
-    m.insert("global_st_requests", t.global_store.requests);
-    m.insert("global_st_sectors", t.global_store.sectors);
-    m.insert("shared_ld_wavefronts", t.shared_load.wavefronts - ld_wf);
-    m.insert("shared_st_wavefronts", t.shared_store.wavefronts - st_wf);
-    m.insert("shared_ld_instructions", t.shared_load.executions - ld_ex);
+    for c in ncu::COUNTERS {
+        if warpscope::report::ncu::METRICS
+            .iter()
+            .any(|x| x.column == c.column)
+        {
+            m.insert(c.column, 0);
+        }
+    }
+    for s in &a.architectures[0].sites {
+        let apart = s.space == warpscope::model::Space::Shared
+            && s.ptx.as_deref().is_some_and(|p| {
+                ["ldmatrix", "stmatrix", "cp.async"]
+                    .iter()
+                    .any(|x| p.starts_with(x))
+            });
+        if apart {
+            continue;
+        }
+        for (k, v) in site_figures(s) {
+            *m.entry(k).or_default() += v;
+        }
+    }
     m
 }
 

@@ -175,20 +175,25 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     }
     let cmp = measured.as_ref().and_then(|m| compare(&curves[which], m));
     if let Format::Json = a.format {
-        #[derive(serde::Serialize)]
-        struct Out<'a> {
-            curves: &'a [warpscope::sweep::Curve],
-            measured: &'a Option<Vec<(u32, f64)>>,
-            median_error: Option<f64>,
-            worst_error: Option<f64>,
-        }
-        let out = Out {
-            curves: &curves,
-            measured: &measured,
+        let out = warpscope::sweep::HarrisOutput {
+            experiment: s.kind,
+            elem: s.elem.to_string(),
+            n: s.n,
+            block: s.block,
+            measured_gpu: measured.as_ref().map(|_| curves[which].gpu.clone()),
+            measured: measured.as_ref().map(|m| {
+                m.iter()
+                    .map(|&(value, gbps)| warpscope::sweep::MeasuredPoint { value, gbps })
+                    .collect()
+            }),
             median_error: cmp.as_ref().map(|c| c.0),
             worst_error: cmp.as_ref().map(|c| c.1),
+            curves,
         };
-        return emit(None, &(serde_json::to_string_pretty(&out)? + "\n"));
+        return emit(
+            None,
+            &super::analyze::json(&warpscope::report::Versioned::new(&out))?,
+        );
     }
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)
