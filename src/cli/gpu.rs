@@ -1247,3 +1247,44 @@ fn dram_probe(a: &CalibrateArgs) -> Result<(f64, f64)> {
     let n = bench::PROBE_THREADS as f64;
     Ok((get("ws_probe_load")? / n, get("ws_probe_store")? / n))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The H100 histogram's PTX (`tests/data/h100/compiled/`): `verify`'s predicted columns,
+    /// named by the report's ncu table, equal ncu's measurement (compiled.csv), with every
+    /// column warpscope predicts present even at 0; its atomics are in no compared column.
+    #[test]
+    fn predicted_columns_of_the_histogram() {
+        let file = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/h100/compiled/nvcc_histogram.ptx"
+        );
+        let source = std::fs::read_to_string(file).unwrap();
+        let req = warpscope::AnalyzeRequest::new(
+            file,
+            &source,
+            "histogram256",
+            [1024, 1, 1],
+            [256, 1, 1],
+        )
+        .arg("n", 4194304)
+        .ccs("9.0")
+        .unwrap();
+        let an = warpscope::analyze(&req).unwrap();
+        let p = predicted(&an);
+        let want: ncu::Predicted = [
+            ("global_ld_requests", 131072),
+            ("global_ld_sectors", 131072),
+            ("global_st_requests", 0),
+            ("global_st_sectors", 0),
+            ("shared_ld_wavefronts", 8192),
+            ("shared_st_wavefronts", 8192),
+            ("shared_ld_instructions", 8192),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(p, want);
+    }
+}

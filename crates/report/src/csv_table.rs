@@ -108,8 +108,9 @@ fn write(header: Vec<&str>, rows: Vec<Vec<String>>) -> Result<String, csv::Error
 /// one per Nsight Compute metric of [`METRICS`] (named as `ncu --metrics` takes it), filled
 /// with warpscope's figure on the rows that metric counts (its memory space and operation)
 /// and left empty elsewhere, and on every row of a compute capability below 7.0, which
-/// Nsight Compute does not profile. Atomics of the source interpreter (no PTX) leave them
-/// empty too: whether ncu counts them as `op_atom` or `op_red` depends on the compiled code.
+/// Nsight Compute does not profile. Global atomics other than PTX `red` leave them empty too:
+/// whether ncu counts one as `op_atom` or `op_red` depends on whether its result is used
+/// ([`ncu::ncu_op`]).
 ///
 /// Errors: only the CSV writer's, which writing to memory does not produce in practice.
 pub fn render_csv(a: &Analysis) -> Result<String, csv::Error> {

@@ -263,24 +263,19 @@ pub fn profiled(cc: ComputeCapability) -> bool {
     cc.at_least(7, 0)
 }
 
-/// Nsight Compute's operation for a row of `op`: loads `op_ld`, stores `op_st`; an atomic
-/// `op_red` or `op_atom` by its PTX instruction (`red.…` or `atom.…`), or `None` without
-/// one (the source interpreter's sites): which of the two the compiler emits depends on
-/// whether the result is used.
-pub fn ncu_op(op: Op, ptx: Option<&str>) -> Option<NcuOp> {
-    match op {
-        Op::Load => Some(Ld),
-        Op::Store => Some(St),
-        Op::Atomic => {
-            let p = ptx?;
-            if p.starts_with("red.") {
-                Some(Red)
-            } else if p.starts_with("atom.") {
-                Some(Atom)
-            } else {
-                None
-            }
-        }
+/// Nsight Compute's operation for a row of `space` and `op`: loads `op_ld`, stores `op_st`;
+/// shared-memory atomics `op_atom` (ATOMS; measured on H100, the histogram of
+/// `tests/data/h100/compiled/`); a global atomic `op_red` when its PTX instruction is `red.…`,
+/// else `None`: ptxas turns an `atom.global` whose result is unused into a reduction (RED,
+/// ncu's `op_red`; measured on H100, the same histogram) and one whose result is used into
+/// ATOM (`op_atom`), which the instruction's name does not tell, and the source interpreter's
+/// sites have no instruction at all.
+pub fn ncu_op(space: Space, op: Op, ptx: Option<&str>) -> Option<NcuOp> {
+    match (op, space) {
+        (Op::Load, _) => Some(Ld),
+        (Op::Store, _) => Some(St),
+        (Op::Atomic, Shared) => Some(Atom),
+        (Op::Atomic, _) => ptx.filter(|p| p.starts_with("red.")).map(|_| Red),
     }
 }
 
@@ -296,14 +291,14 @@ pub fn figure(c: &Counters, figure: Figure) -> u64 {
 
 /// The metrics a row (an access of `space` and `op`, PTX instruction `ptx` when compiled)
 /// adds to, each with warpscope's value from `c`, in [`METRICS`] order. Empty for constant
-/// memory and for an atomic of unknown kind (see [`ncu_op`]).
+/// memory and for a global atomic of unknown kind (see [`ncu_op`]).
 pub fn row_metrics(
     space: Space,
     op: Op,
     ptx: Option<&str>,
     c: &Counters,
 ) -> Vec<(&'static Metric, u64)> {
-    let Some(nop) = ncu_op(op, ptx) else {
+    let Some(nop) = ncu_op(space, op, ptx) else {
         return Vec::new();
     };
     METRICS
