@@ -462,7 +462,7 @@ fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
         analysis.traffic.push(TrafficReport {
             profile: g.profile.origin.clone(),
             copy_gbps: g.profile.copy_gbps,
-            effective_gbps: launch.effective_gbps(launch.requested_bytes),
+            effective_gbps: launch.effective_gbps(launch.bytes_requested),
             launch,
             sites: rows,
         });

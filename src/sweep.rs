@@ -67,9 +67,9 @@ pub struct SweepPoint {
     pub value: u32,
     /// Effective bandwidth, GB/s (1e9 B/s): bytes read plus written by the active threads
     /// (Harris's count) ÷ predicted time.
-    pub gbps: f64,
+    pub effective_gbps: f64,
     /// Predicted kernel time, seconds.
-    pub seconds: f64,
+    pub predicted_seconds: f64,
     /// The bound that set the time ("dram", "l2", "l1", "latency").
     pub limit: String,
     /// Transactions (sectors from 5.x) per request of the load.
@@ -95,7 +95,7 @@ pub struct MeasuredPoint {
     /// The offset or stride, in elements.
     pub value: u32,
     /// Measured effective bandwidth, GB/s (1e9 B/s).
-    pub gbps: f64,
+    pub effective_gbps: f64,
 }
 
 /// The result of `warpscope sweep offset|stride`: the predicted curves, and when measured
@@ -209,8 +209,8 @@ fn points(s: &HarrisSweep, gpus: &[GpuTarget], v: u32) -> Result<Vec<SweepPoint>
                 .unwrap_or_default();
             SweepPoint {
                 value: v,
-                gbps: t.effective_gbps,
-                seconds: t.launch.predicted_seconds,
+                effective_gbps: t.effective_gbps,
+                predicted_seconds: t.launch.predicted_seconds,
                 limit: format!("{:?}", t.launch.bounds.limit).to_lowercase(),
                 load_transactions_per_request: if load.requests > 0 {
                     load.transactions as f64 / load.requests as f64
@@ -264,7 +264,7 @@ pub fn compare(curve: &Curve, measured: &[(u32, f64)]) -> Option<(f64, f64, Vec<
     let mut rows = Vec::new();
     for &(v, m) in measured {
         if let Some(p) = curve.points.iter().find(|p| p.value == v) {
-            rows.push((v, p.gbps, m, (p.gbps - m).abs() / m));
+            rows.push((v, p.effective_gbps, m, (p.effective_gbps - m).abs() / m));
         }
     }
     if rows.is_empty() {

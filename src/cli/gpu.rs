@@ -424,8 +424,8 @@ struct RunReport {
     /// Seconds per launch.
     seconds: Stats,
     /// Bytes of global loads + stores requested (warpscope, device CC).
-    requested_bytes: Option<u64>,
-    /// requested_bytes / median seconds / 1e9.
+    bytes_requested: Option<u64>,
+    /// bytes_requested / median seconds / 1e9.
     effective_gbps: Option<f64>,
     notes: Vec<String>,
 }
@@ -485,7 +485,7 @@ pub fn run(a: RunArgs) -> Result<()> {
             warmup: a.warmup,
             repeat: a.repeat.max(1),
             seconds: st,
-            requested_bytes: req,
+            bytes_requested: req,
             effective_gbps: req.map(|b| b as f64 / st.median / 1e9),
             notes,
         });
@@ -520,7 +520,7 @@ pub fn run(a: RunArgs) -> Result<()> {
                     r.repeat,
                     r.warmup
                 );
-                if let (Some(b), Some(g)) = (r.requested_bytes, r.effective_gbps) {
+                if let (Some(b), Some(g)) = (r.bytes_requested, r.effective_gbps) {
                     t += &format!(
                         "  requested: {} B of global loads and stores (warpscope, CC {})\n",
                         thousands(b),

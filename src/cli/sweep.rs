@@ -152,7 +152,11 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             .iter()
             .map(|c| warpscope::report::plot::Series {
                 name: format!("{} (predicted)", c.gpu),
-                points: c.points.iter().map(|p| (p.value as f64, p.gbps)).collect(),
+                points: c
+                    .points
+                    .iter()
+                    .map(|p| (p.value as f64, p.effective_gbps))
+                    .collect(),
                 measured: false,
             })
             .collect();
@@ -183,7 +187,10 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             measured_gpu: measured.as_ref().map(|_| curves[which].gpu.clone()),
             measured: measured.as_ref().map(|m| {
                 m.iter()
-                    .map(|&(value, gbps)| warpscope::sweep::MeasuredPoint { value, gbps })
+                    .map(|&(value, effective_gbps)| warpscope::sweep::MeasuredPoint {
+                        value,
+                        effective_gbps,
+                    })
                     .collect()
             }),
             median_error: cmp.as_ref().map(|c| c.0),
@@ -211,7 +218,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         let mut row = vec![v.to_string()];
         for c in &curves {
             let p = &c.points[i];
-            row.push(format!("{:.1} ({})", p.gbps, p.limit));
+            row.push(format!("{:.1} ({})", p.effective_gbps, p.limit));
         }
         if let Some(m) = &measured {
             match m.iter().find(|x| x.0 == v) {
@@ -219,7 +226,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                     row.push(format!("{g:.1}"));
                     row.push(format!(
                         "{:+.1}%",
-                        100.0 * (curves[which].points[i].gbps - g) / g
+                        100.0 * (curves[which].points[i].effective_gbps - g) / g
                     ));
                 }
                 None => row.extend(["-".to_string(), "-".to_string()]),

@@ -302,7 +302,7 @@ pub fn render_traffic(t: &crate::TrafficReport) -> String {
         l.cc,
         t.profile,
         t.copy_gbps,
-        bytes(l.requested_bytes),
+        bytes(l.bytes_requested),
         bytes(l.transaction_bytes),
         bytes(l.l1.bytes),
         hit(l.l1.hits, l.l1.misses),

@@ -66,7 +66,7 @@ fn copy(gpu: &Gpu, profile: &Profile, n: u64, pattern: Pattern) -> Traffic {
 /// Effective GB/s of `pattern` (8 useful bytes per active thread = the requested bytes).
 fn gbps(gpu: &Gpu, profile: &Profile, n: u64, pattern: Pattern) -> f64 {
     let t = copy(gpu, profile, n, pattern);
-    t.effective_gbps(t.requested_bytes)
+    t.effective_gbps(t.bytes_requested)
 }
 
 const N: u64 = 1 << 20;
@@ -239,7 +239,7 @@ fn compare(label: &str, runs: &[(String, u64, f64, Traffic)], seconds: &[f64]) -
     println!("experiment,parameter,measured_GBps,predicted_GBps,error,limit");
     let mut errs = Vec::new();
     for ((exp, k, measured, t), &s) in runs.iter().zip(seconds) {
-        let predicted = t.requested_bytes as f64 / s / 1e9;
+        let predicted = t.bytes_requested as f64 / s / 1e9;
         let e = (predicted - measured) / measured;
         println!(
             "{exp},{k},{measured},{predicted:.1},{:+.1}%,{:?}",

@@ -130,7 +130,7 @@ pub struct Traffic {
     pub requests: u64,
     /// Bytes the active lanes asked for (width × active lanes, loads and stores): the useful
     /// bytes of Harris's effective bandwidth.
-    pub requested_bytes: u64,
+    pub bytes_requested: u64,
     /// Bytes of the transactions of the coalescing rules (the model's `transaction_bytes`).
     pub transaction_bytes: u64,
     /// Per-SM L1s, summed.
@@ -159,7 +159,7 @@ impl Traffic {
     }
 
     /// Effective bandwidth, GB/s: `useful_bytes` / predicted time (Harris counts the bytes
-    /// the kernel reads plus writes, e.g. [`Traffic::requested_bytes`]). 0 when nothing ran.
+    /// the kernel reads plus writes, e.g. [`Traffic::bytes_requested`]). 0 when nothing ran.
     pub fn effective_gbps(&self, useful_bytes: u64) -> f64 {
         if self.predicted_seconds > 0.0 {
             useful_bytes as f64 / self.predicted_seconds / 1e9
@@ -256,7 +256,7 @@ impl TrafficModel {
                 gpu: gpu.name.to_string(),
                 cc: arch.cc,
                 requests: 0,
-                requested_bytes: 0,
+                bytes_requested: 0,
                 transaction_bytes: 0,
                 l1: Level::default(),
                 l2: Level::default(),
@@ -309,7 +309,7 @@ impl TrafficModel {
             (c.transaction_bytes, c.requests)
         };
         self.t.requests += requests;
-        self.t.requested_bytes += u64::from(a.active_lanes()) * u64::from(a.width);
+        self.t.bytes_requested += u64::from(a.active_lanes()) * u64::from(a.width);
         self.t.transaction_bytes += transaction_bytes;
 
         let mut out = AccessTraffic::default();
