@@ -161,6 +161,17 @@ pub struct CalibrateArgs {
     probe_dram: bool,
 }
 
+/// A list of launches as a JSON object, beside `schema_version` (run and verify).
+#[derive(serde::Serialize)]
+struct Launches<'a, T> {
+    launches: &'a [T],
+}
+
+/// `launches` as versioned, pretty JSON.
+fn launches_json<T: serde::Serialize>(launches: &[T]) -> Result<String> {
+    super::analyze::json(&warpscope::report::Versioned::new(Launches { launches }))
+}
+
 fn out(text: &str) -> Result<()> {
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -491,7 +502,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         });
     }
     match a.format {
-        Format::Json => out(&(serde_json::to_string_pretty(&reports)? + "\n")),
+        Format::Json => out(&launches_json(&reports)?),
         Format::Table => {
             let mut t = String::new();
             for r in &reports {
@@ -860,7 +871,7 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
         .iter()
         .any(|r| r.lines.iter().any(|l| l.compared && !l.equal()));
     match a.format {
-        Format::Json => out(&(serde_json::to_string_pretty(&reports)? + "\n"))?,
+        Format::Json => out(&launches_json(&reports)?)?,
         Format::Table => out(&verify_table(&info, &reports, a.strict))?,
     }
     if differs > 0 || (a.strict && noisy > 0) || lines_bad {
@@ -1152,13 +1163,15 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
                 sweep_offset_gbps: Option<&'a Vec<f64>>,
                 sweep_stride_gbps: Option<&'a Vec<f64>>,
             }
-            out(&(serde_json::to_string_pretty(&J {
-                device: &info,
-                calibration: &cal,
-                profile_file: &path,
-                sweep_offset_gbps: sweep.as_ref().map(|s| &s.0),
-                sweep_stride_gbps: sweep.as_ref().map(|s| &s.1),
-            })? + "\n"))
+            out(&super::analyze::json(&warpscope::report::Versioned::new(
+                J {
+                    device: &info,
+                    calibration: &cal,
+                    profile_file: &path,
+                    sweep_offset_gbps: sweep.as_ref().map(|s| &s.0),
+                    sweep_stride_gbps: sweep.as_ref().map(|s| &s.1),
+                },
+            ))?)
         }
         Format::Table => {
             let p = &cal.profile;
