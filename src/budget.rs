@@ -126,7 +126,7 @@ impl Limit {
 
 /// The `#` of the first row of `analyze`'s table: `site = N` and the rows named in
 /// violations count from it.
-pub const FIRST_ROW: usize = 1;
+pub const FIRST_ROW: usize = 0;
 
 /// Which accesses a budget covers.
 #[derive(Clone, Debug, PartialEq)]
@@ -203,9 +203,6 @@ impl Budget {
             bail!("min_efficiency is in percent: at most 100");
         }
         match self.scope {
-            Scope::Row(n) if n < FIRST_ROW => {
-                bail!("site = {n}: rows are numbered from {FIRST_ROW} (the # of analyze's table)")
-            }
             Scope::Line { line: 0, .. }
             | Scope::Line {
                 column: Some(0), ..
@@ -351,15 +348,15 @@ pub fn evaluate(analysis: &Analysis, budget: &Budget) -> Result<Vec<Checked>> {
         (_, None) => Vec::new(),
         (Scope::Launch, Some(a)) => (0..a.sites.len()).collect(),
         (Scope::Row(n), Some(a)) => {
-            let last = a.sites.len() + FIRST_ROW - 1;
-            if *n > last {
+            let Some(i) = n.checked_sub(FIRST_ROW).filter(|&i| i < a.sites.len()) else {
                 bail!(
-                    "site = {n}: {} has {} accesses (rows #{FIRST_ROW} to #{last})",
+                    "site = {n}: {} has {} accesses (rows #{FIRST_ROW} to #{})",
                     analysis.kernel,
                     a.sites.len(),
+                    (a.sites.len() + FIRST_ROW).saturating_sub(1),
                 );
-            }
-            vec![n - FIRST_ROW]
+            };
+            vec![i]
         }
         (Scope::Line { line, column }, Some(a)) => {
             let rows: Vec<usize> = (0..a.sites.len())

@@ -16,7 +16,7 @@ use crate::{analyze_prepared, prepare, AnalyzeRequest};
 pub enum SiteSelector {
     /// The access at this line (and column, 1-based) of the source.
     Line { line: u32, column: Option<u32> },
-    /// Row `n` (1-based) of `analyze`'s table, in its order (by line, column, op).
+    /// Row `n` (0-based: the `#` of `analyze`'s table), in its order (by line, column, op).
     Number(usize),
 }
 
@@ -96,22 +96,22 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
     let listing = || {
         rows.iter()
             .enumerate()
-            .map(|(i, s)| format!("  #{} {}", i + 1, describe(s)))
+            .map(|(i, s)| format!("  #{i} {}", describe(s)))
             .collect::<Vec<_>>()
             .join("\n")
     };
     let row = match req.site {
         SiteSelector::Number(n) => {
-            if n == 0 || n > rows.len() {
+            if n >= rows.len() {
                 bail!(
-                    "--site {n}: {} has {} accesses, numbered 1 to {}:\n{}",
+                    "--site {n}: {} has {} accesses, numbered 0 to {}:\n{}",
                     req.analyze.kernel,
                     rows.len(),
-                    rows.len(),
+                    rows.len().saturating_sub(1),
                     listing()
                 );
             }
-            n - 1
+            n
         }
         SiteSelector::Line { line, column } => {
             let hits: Vec<usize> = (0..rows.len())
@@ -132,7 +132,7 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
                     "{at} has {} accesses; choose one with --line {line}:COLUMN or --site N:\n{}",
                     many.len(),
                     many.iter()
-                        .map(|&i| format!("  #{} {}", i + 1, describe(&rows[i])))
+                        .map(|&i| format!("  #{i} {}", describe(&rows[i])))
                         .collect::<Vec<_>>()
                         .join("\n")
                 ),
@@ -147,10 +147,7 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
             && s.text == target.text
             && s.ptx_line == target.ptx_line
     }) else {
-        bail!(
-            "internal: the report's row {} has no front-end site",
-            row + 1
-        );
+        bail!("internal: the report's row #{row} has no front-end site");
     };
     // Second run: find the execution.
     let mut count = 0u64;

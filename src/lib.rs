@@ -20,6 +20,7 @@ pub mod budget;
 pub mod compiled;
 pub mod diff;
 mod explain;
+pub mod schema;
 pub mod sweep;
 
 pub use compiled::{CompileRequest, Frontend};
@@ -46,8 +47,14 @@ pub struct AnalyzeRequest {
     pub allocs: Vec<(String, u64)>,
     /// `-D` macros (`NAME` or `NAME=VALUE`).
     pub defines: Vec<String>,
-    /// Compute capabilities; `None` means the representative default set.
+    /// Compute capabilities; `None` means the default, CC 9.0 ([`arch::default_set`]).
     pub archs: Option<Vec<&'static Arch>>,
+    /// Leave out, with a note, the capabilities of `archs` that cannot run the launch (too
+    /// many threads, too much shared memory) instead of failing: set for the named sets
+    /// `all` and `guide` by [`AnalyzeRequest::ccs`].
+    pub leave_out_unfit: bool,
+    /// Notes to carry into the report (e.g. where the default compute capability came from).
+    pub notes: Vec<String>,
     /// Bytes of `extern __shared__` memory per block.
     pub dynamic_shared_bytes: u64,
     pub config: Config,
@@ -102,6 +109,8 @@ impl AnalyzeRequest {
             allocs: Vec::new(),
             defines: Vec::new(),
             archs: None,
+            leave_out_unfit: false,
+            notes: Vec::new(),
             dynamic_shared_bytes: 0,
             config: Config::default(),
             max_steps: warpscope_cuda::DEFAULT_MAX_STEPS,
@@ -116,9 +125,14 @@ impl AnalyzeRequest {
         self
     }
 
-    /// Sets the compute capabilities (`"9.0"`, `"1.0,2.0"`, `"all"`).
+    /// Sets the compute capabilities: `"9.0"`, `"sm_90"`, `"hopper"`, `"1.0,2.0"`, or the
+    /// named sets `"all"` and `"guide"` ([`arch::parse_list`]); a list of named sets only
+    /// also sets [`AnalyzeRequest::leave_out_unfit`].
+    ///
+    /// Errors: what [`arch::parse_list`] reports, prefixed with `--cc LIST`.
     pub fn ccs(mut self, list: &str) -> Result<Self> {
         self.archs = Some(arch::parse_list(list).map_err(|e| anyhow::anyhow!("--cc {list}: {e}"))?);
+        self.leave_out_unfit = arch::is_named_set(list);
         Ok(self)
     }
 }
@@ -128,8 +142,9 @@ impl AnalyzeRequest {
 ///
 /// Errors: everything the front end reports (syntax, unsupported constructs, bad
 /// arguments, out-of-bounds or misaligned accesses, runaway loops), and a launch over the
-/// limits of an explicitly requested compute capability. Architectures of the default set
-/// that cannot run the launch are left out with a note.
+/// limits of a requested compute capability. With [`AnalyzeRequest::leave_out_unfit`] (the
+/// named sets `all`, `guide`) the capabilities that cannot run the launch are left out with
+/// a note instead, and it is an error only when none is left.
 pub fn analyze(req: &AnalyzeRequest) -> Result<Analysis> {
     let p = prepare(req)?;
     analyze_prepared(req, &p)
@@ -228,7 +243,7 @@ fn is_ptx_file(file: &str) -> bool {
 pub fn load_compiled(req: &AnalyzeRequest) -> Result<compiled::CompiledKernel> {
     let archs = match &req.archs {
         Some(a) => a.clone(),
-        None => arch::parse_list("9.0").map_err(|e| anyhow::anyhow!("{e}"))?,
+        None => arch::default_set(),
     };
     if is_ptx_file(&req.file) {
         return compiled::load_ptx(req, &req.source, &req.file);
@@ -323,57 +338,47 @@ fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
             fixed.push(a);
         }
     }
-    let fixed = (!fixed.is_empty()).then_some(fixed);
-    let requested = if fixed.is_some() { &fixed } else { &req.archs };
-    let candidates: Vec<&'static Arch> = match requested {
-        Some(list) => {
-            for a in list {
-                a.check_launch(grid, block).with_context(|| {
-                    "the launch cannot run on this compute capability; choose another with --cc"
-                        .to_string()
-                })?;
-            }
-            list.clone()
-        }
-        None => {
-            let mut keep = Vec::new();
-            for a in arch::default_set() {
-                match a.check_launch(grid, block) {
-                    Ok(()) => keep.push(a),
-                    Err(e) => notes.push(format!("CC {} left out: {e}", a.cc)),
-                }
-            }
-            keep
-        }
+    let lenient = fixed.is_empty() && req.leave_out_unfit;
+    let requested: Vec<&'static Arch> = if !fixed.is_empty() {
+        fixed
+    } else {
+        req.archs.clone().unwrap_or_else(arch::default_set)
     };
+    notes.extend(req.notes.iter().cloned());
+    let mut candidates: Vec<&'static Arch> = Vec::new();
+    for a in requested {
+        match a.check_launch(grid, block) {
+            Ok(()) => candidates.push(a),
+            Err(e) if lenient => notes.push(format!("CC {} left out: {e}", a.cc)),
+            Err(e) => {
+                return Err(e).context(
+                    "the launch cannot run on this compute capability; choose another with --cc",
+                )
+            }
+        }
+    }
+    if candidates.is_empty() {
+        bail!(
+            "no compute capability of the set can run this launch: {}",
+            notes.join("; ")
+        );
+    }
     let kernel = load(req, &candidates, &mut notes)?;
     let shared = kernel.shared_bytes(req.dynamic_shared_bytes);
-    let archs: Vec<&'static Arch> = match requested {
-        Some(list) => {
-            for a in list {
-                a.limits
-                    .check_shared(shared)
-                    .with_context(|| "choose another compute capability with --cc".to_string())?;
-            }
-            list.clone()
+    let mut archs: Vec<&'static Arch> = Vec::new();
+    for a in candidates {
+        match a.limits.check_shared(shared) {
+            Ok(()) => archs.push(a),
+            Err(e) if lenient => notes.push(format!("CC {} left out: {e}", a.cc)),
+            Err(e) => return Err(e).context("choose another compute capability with --cc"),
         }
-        None => {
-            let mut keep = Vec::new();
-            for a in candidates {
-                match a.limits.check_shared(shared) {
-                    Ok(()) => keep.push(a),
-                    Err(e) => notes.push(format!("CC {} left out: {e}", a.cc)),
-                }
-            }
-            if keep.is_empty() {
-                bail!(
-                    "no compute capability of the default set can run this launch: {}",
-                    notes.join("; ")
-                );
-            }
-            keep
-        }
-    };
+    }
+    if archs.is_empty() {
+        bail!(
+            "no compute capability of the set can run this launch: {}",
+            notes.join("; ")
+        );
+    }
     Ok(Prepared {
         kernel,
         archs,
@@ -459,7 +464,7 @@ fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
         analysis.traffic.push(TrafficReport {
             profile: g.profile.origin.clone(),
             copy_gbps: g.profile.copy_gbps,
-            effective_gbps: launch.effective_gbps(launch.requested_bytes),
+            effective_gbps: launch.effective_gbps(launch.bytes_requested),
             launch,
             sites: rows,
         });

@@ -3,6 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::{analyze, AnalyzeRequest, GpuTarget};
@@ -27,7 +28,7 @@ __global__ void stride_copy(const T* a, T* b, int n, int stride)
 "#;
 
 /// Which of the two experiments.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SweepKind {
     /// `i = blockIdx.x·blockDim.x + threadIdx.x + offset`, n threads.
@@ -60,14 +61,15 @@ pub struct HarrisSweep {
 }
 
 /// One predicted point.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SweepPoint {
+    /// The offset or stride, in elements.
     pub value: u32,
     /// Effective bandwidth, GB/s (1e9 B/s): bytes read plus written by the active threads
     /// (Harris's count) ÷ predicted time.
-    pub gbps: f64,
+    pub effective_gbps: f64,
     /// Predicted kernel time, seconds.
-    pub seconds: f64,
+    pub predicted_seconds: f64,
     /// The bound that set the time ("dram", "l2", "l1", "latency").
     pub limit: String,
     /// Transactions (sectors from 5.x) per request of the load.
@@ -75,13 +77,51 @@ pub struct SweepPoint {
 }
 
 /// One GPU's predicted curve.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Curve {
+    /// The GPU's table name (`warpscope gpus`).
     pub gpu: String,
+    /// Its compute capability, major.minor.
     pub cc: String,
     /// "datasheet" or the calibration profile's origin.
     pub profile: String,
+    /// One point per value, in the order swept.
     pub points: Vec<SweepPoint>,
+}
+
+/// One measured point of a GPU.
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+pub struct MeasuredPoint {
+    /// The offset or stride, in elements.
+    pub value: u32,
+    /// Measured effective bandwidth, GB/s (1e9 B/s).
+    pub effective_gbps: f64,
+}
+
+/// The result of `warpscope sweep offset|stride`: the predicted curves, and when measured
+/// figures were given (`--measured`, `--measure`) those and the errors of the measured GPU's
+/// curve.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct HarrisOutput {
+    /// The experiment.
+    pub experiment: SweepKind,
+    /// Element type of the copied arrays: `float` or `double`.
+    pub elem: String,
+    /// Elements per array.
+    pub n: u64,
+    /// Threads per block.
+    pub block: u32,
+    /// One predicted curve per GPU, in the order asked for.
+    pub curves: Vec<Curve>,
+    /// The GPU whose figures were measured (a name of `curves`), when any.
+    pub measured_gpu: Option<String>,
+    /// Its measured points; absent when nothing was measured.
+    pub measured: Option<Vec<MeasuredPoint>>,
+    /// Median of |predicted − measured| ÷ measured over the common values, as a fraction
+    /// (0.05 = 5 %); absent without measured figures.
+    pub median_error: Option<f64>,
+    /// The largest such relative error, as a fraction.
+    pub worst_error: Option<f64>,
 }
 
 /// Interprets the copy kernel at each value and predicts its time on each GPU: one
@@ -169,8 +209,8 @@ fn points(s: &HarrisSweep, gpus: &[GpuTarget], v: u32) -> Result<Vec<SweepPoint>
                 .unwrap_or_default();
             SweepPoint {
                 value: v,
-                gbps: t.effective_gbps,
-                seconds: t.launch.predicted_seconds,
+                effective_gbps: t.effective_gbps,
+                predicted_seconds: t.launch.predicted_seconds,
                 limit: format!("{:?}", t.launch.bounds.limit).to_lowercase(),
                 load_transactions_per_request: if load.requests > 0 {
                     load.transactions as f64 / load.requests as f64
@@ -224,7 +264,7 @@ pub fn compare(curve: &Curve, measured: &[(u32, f64)]) -> Option<(f64, f64, Vec<
     let mut rows = Vec::new();
     for &(v, m) in measured {
         if let Some(p) = curve.points.iter().find(|p| p.value == v) {
-            rows.push((v, p.gbps, m, (p.gbps - m).abs() / m));
+            rows.push((v, p.effective_gbps, m, (p.effective_gbps - m).abs() / m));
         }
     }
     if rows.is_empty() {

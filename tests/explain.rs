@@ -84,8 +84,8 @@ fn harris_offset_one_load_per_cc() {
 
 #[test]
 fn site_number_and_warp_index_select_the_execution() {
-    // Row 2 of the analyze table is the load at 26:12 (rows go by line, column).
-    let by_site = json(&["--site", "2", "--warp", "9"]);
+    // Row #1 (0-based) of the analyze table is the load at 26:12 (rows go by line, column).
+    let by_site = json(&["--site", "1", "--warp", "9"]);
     let by_line = json(&["--line", "26:12", "--warp", "9"]);
     assert_eq!(by_site["column"], 12);
     assert_eq!(by_site["execution"], 9);
@@ -109,7 +109,7 @@ fn fails(extra: &[&str], needles: &[&str]) {
 fn a_line_without_an_access_lists_the_accesses() {
     fails(
         &["--line", "3"],
-        &["no memory access", "harris.cu:3", "#2 26:12 a[i]"],
+        &["no memory access", "harris.cu:3", "#1 26:12 a[i]"],
     );
 }
 
@@ -128,7 +128,11 @@ fn warp_index_out_of_range_says_how_many_there_are() {
 
 #[test]
 fn site_number_out_of_range() {
-    fails(&["--site", "7"], &["--site 7", "numbered 1 to 2"]);
+    fails(&["--site", "7"], &["--site 7", "numbered 0 to 1"]);
+    fails(
+        &["--site", "2"],
+        &["--site 2", "has 2 accesses, numbered 0 to 1"],
+    );
 }
 
 #[test]

@@ -194,7 +194,8 @@ fn harris_offset_sweep() {
     let v = json(&[
         "-e", OFFSET, "--sweep", "s=0..32", "--grid", "1", "--block", "32", "--cc", "9.0",
     ]);
-    let points = v.as_array().unwrap();
+    assert_eq!(v["parameter"], "s");
+    let points = v["points"].as_array().unwrap();
     assert_eq!(points.len(), 33);
     for (i, p) in points.iter().enumerate() {
         assert_eq!(p["value"], i as i64);
@@ -270,7 +271,7 @@ fn sweep_of_a_file_parameter() {
         "--cc",
         "9.0",
     ]);
-    let tx: Vec<u64> = v
+    let tx: Vec<u64> = v["points"]
         .as_array()
         .unwrap()
         .iter()

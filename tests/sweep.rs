@@ -19,7 +19,11 @@ fn curves(kind: SweepKind, values: Vec<u32>, gpus: &[&str], n: u64) -> Vec<Curve
 }
 
 fn at(c: &Curve, v: u32) -> f64 {
-    c.points.iter().find(|p| p.value == v).unwrap().gbps
+    c.points
+        .iter()
+        .find(|p| p.value == v)
+        .unwrap()
+        .effective_gbps
 }
 
 #[test]
@@ -56,7 +60,12 @@ fn bandwidth_falls_with_stride() {
     );
     for g in &c {
         for w in g.points.windows(2) {
-            assert!(w[1].gbps <= w[0].gbps * 1.001, "{}: {:?}", g.gpu, w);
+            assert!(
+                w[1].effective_gbps <= w[0].effective_gbps * 1.001,
+                "{}: {:?}",
+                g.gpu,
+                w
+            );
         }
         // Stride 2 uses half of every sector or line: at most about half the bandwidth.
         assert!(at(g, 2) < 0.6 * at(g, 1), "{}", g.gpu);

@@ -29,7 +29,7 @@ fn misaligned_copy_on_h100_moves_only_useful_bytes_in_dram() {
     assert_eq!(v["architectures"][0]["cc"], "9.0");
     let t = &v["traffic"][0]["launch"];
     // 2^20 - 1 threads copy one float each: 4 bytes read + 4 written.
-    let requested = t["requested_bytes"].as_u64().unwrap();
+    let requested = t["bytes_requested"].as_u64().unwrap();
     assert_eq!(requested, 8 * ((1 << 20) - 1));
     // 5 sectors per request for 4 useful: transactions exceed the useful bytes by about 25 %,
     // but the neighbouring warp finds the extra sector in L2, so DRAM reads stay at the
@@ -57,7 +57,7 @@ fn c870_pays_for_every_transaction_in_dram() {
     let dram = t["dram_read_bytes"].as_u64().unwrap() + t["dram_write_bytes"].as_u64().unwrap();
     assert_eq!(dram, t["transaction_bytes"].as_u64().unwrap());
     // 16 transactions of 32 B for every 16 lanes × 4 B: 8 times the useful bytes.
-    assert_eq!(dram, 8 * t["requested_bytes"].as_u64().unwrap());
+    assert_eq!(dram, 8 * t["bytes_requested"].as_u64().unwrap());
 }
 
 #[test]

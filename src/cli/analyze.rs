@@ -1,9 +1,11 @@
-//! `warpscope analyze`: the table or JSON of every access of a launch, or a sweep of it.
+//! `warpscope analyze`: the table, JSON or CSV of every access of a launch, or a sweep of it.
 
 use super::launch::{job, LaunchArgs};
-use super::{emit, project, quick, Format};
+use super::{emit, project, quick};
 use anyhow::{Context, Result};
+use clap::ValueEnum;
 use std::io::IsTerminal;
+use warpscope::report::{SweepOutput, Versioned};
 
 #[derive(clap::Args)]
 #[command(
@@ -33,9 +35,18 @@ pub struct AnalyzeArgs {
     /// and print one row per value.
     #[arg(long, value_name = "NAME=A..B[:STEP]")]
     sweep: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
+    /// Output format: a table (fitted to the terminal's width, or COLUMNS), JSON
+    /// (docs/schema/analyze.schema.json; with --sweep analyze-sweep.schema.json), or CSV (one
+    /// row per site and CC, with Nsight Compute's metric names as extra columns).
+    #[arg(long, value_enum, default_value_t = AnalyzeFormat::Table)]
+    format: AnalyzeFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum AnalyzeFormat {
+    Table,
+    Json,
+    Csv,
 }
 
 pub fn analyze(a: AnalyzeArgs) -> Result<()> {
@@ -55,13 +66,23 @@ pub fn analyze(a: AnalyzeArgs) -> Result<()> {
             })
             .transpose()?;
         job.req.gpus = vec![warpscope::GpuTarget::new(name, json.as_deref())?];
+        // The GPU fixes the CC: the default (the GPU at hand's) gives way.
+        if !a.launch.cc_given() {
+            job.req.archs = None;
+            job.req.notes.clear();
+        }
     }
     let color = std::io::stdout().is_terminal();
+    let width = warpscope::report::table_width();
     let Some(sw) = sweep else {
         let analysis = job.analyze(&job.req)?;
         return match a.format {
-            Format::Json => emit(None, &(serde_json::to_string_pretty(&analysis)? + "\n")),
-            Format::Table => emit(None, &warpscope::report::render_table(&analysis, color)),
+            AnalyzeFormat::Json => emit(None, &json(&Versioned::new(&analysis))?),
+            AnalyzeFormat::Csv => emit(None, &warpscope::report::render_csv(&analysis)?),
+            AnalyzeFormat::Table => emit(
+                None,
+                &warpscope::report::render_table_fit(&analysis, color, width),
+            ),
         };
     };
     let mut points = Vec::with_capacity(sw.values.len());
@@ -73,11 +94,21 @@ pub fn analyze(a: AnalyzeArgs) -> Result<()> {
             .with_context(|| format!("--sweep {}={v}", sw.name))?;
         points.push(warpscope::report::SweepPoint { value: v, analysis });
     }
+    let out = SweepOutput {
+        parameter: sw.name.clone(),
+        points,
+    };
     match a.format {
-        Format::Json => emit(None, &(serde_json::to_string_pretty(&points)? + "\n")),
-        Format::Table => emit(
+        AnalyzeFormat::Json => emit(None, &json(&Versioned::new(&out))?),
+        AnalyzeFormat::Csv => emit(None, &warpscope::report::render_sweep_csv(&out)?),
+        AnalyzeFormat::Table => emit(
             None,
-            &warpscope::report::render_sweep(&sw.name, &points, color),
+            &warpscope::report::render_sweep_fit(&sw.name, &out.points, color, width),
         ),
     }
+}
+
+/// Pretty JSON with a final newline.
+pub fn json(v: &impl serde::Serialize) -> Result<String> {
+    Ok(serde_json::to_string_pretty(v)? + "\n")
 }

@@ -13,14 +13,14 @@ pub struct ExplainArgs {
     /// The access to explain: LINE or LINE:COLUMN of the source (with -e, the default is its access).
     #[arg(long, value_name = "L[:COL]", conflicts_with = "site")]
     line: Option<String>,
-    /// The access to explain by its number (#) in analyze's table.
+    /// The access to explain by its number (#) in analyze's table (0-based).
     #[arg(long, value_name = "N")]
     site: Option<usize>,
     /// Which warp-level execution of the access, 0-based in launch order (default: the costliest).
     #[arg(long, value_name = "N")]
     warp: Option<u64>,
     /// Output format: a terminal picture, a standalone SVG figure, a self-contained HTML page,
-    /// or JSON.
+    /// or JSON (docs/schema/explain.schema.json).
     #[arg(long, value_enum, default_value_t = ExplainFormat::Text)]
     format: ExplainFormat,
     /// Write the output to FILE instead of standard output.
@@ -58,7 +58,7 @@ pub fn explain(a: ExplainArgs) -> Result<()> {
             warpscope::SiteSelector::Line { line, column }
         }
         // A pattern has one access (two with an assignment's right side: the first row).
-        (None, None) if job.quick.is_some() => warpscope::SiteSelector::Number(1),
+        (None, None) if job.quick.is_some() => warpscope::SiteSelector::Number(0),
         (None, None) => {
             bail!("choose the access with --line L[:COL] or --site N (the # of analyze's table)")
         }
@@ -79,7 +79,7 @@ pub fn explain(a: ExplainArgs) -> Result<()> {
         }
         ExplainFormat::Svg => render::render_svg_all(&e),
         ExplainFormat::Html => render::render_html(&e),
-        ExplainFormat::Json => serde_json::to_string_pretty(&e)? + "\n",
+        ExplainFormat::Json => super::analyze::json(&warpscope::report::Versioned::new(&e))?,
     };
     emit(out, &text)
 }

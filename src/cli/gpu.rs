@@ -161,6 +161,17 @@ pub struct CalibrateArgs {
     probe_dram: bool,
 }
 
+/// A list of launches as a JSON object, beside `schema_version` (run and verify).
+#[derive(serde::Serialize)]
+struct Launches<'a, T> {
+    launches: &'a [T],
+}
+
+/// `launches` as versioned, pretty JSON.
+fn launches_json<T: serde::Serialize>(launches: &[T]) -> Result<String> {
+    super::analyze::json(&warpscope::report::Versioned::new(Launches { launches }))
+}
+
 fn out(text: &str) -> Result<()> {
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -424,8 +435,8 @@ struct RunReport {
     /// Seconds per launch.
     seconds: Stats,
     /// Bytes of global loads + stores requested (warpscope, device CC).
-    requested_bytes: Option<u64>,
-    /// requested_bytes / median seconds / 1e9.
+    bytes_requested: Option<u64>,
+    /// bytes_requested / median seconds / 1e9.
     effective_gbps: Option<f64>,
     notes: Vec<String>,
 }
@@ -485,13 +496,13 @@ pub fn run(a: RunArgs) -> Result<()> {
             warmup: a.warmup,
             repeat: a.repeat.max(1),
             seconds: st,
-            requested_bytes: req,
+            bytes_requested: req,
             effective_gbps: req.map(|b| b as f64 / st.median / 1e9),
             notes,
         });
     }
     match a.format {
-        Format::Json => out(&(serde_json::to_string_pretty(&reports)? + "\n")),
+        Format::Json => out(&launches_json(&reports)?),
         Format::Table => {
             let mut t = String::new();
             for r in &reports {
@@ -520,7 +531,7 @@ pub fn run(a: RunArgs) -> Result<()> {
                     r.repeat,
                     r.warmup
                 );
-                if let (Some(b), Some(g)) = (r.requested_bytes, r.effective_gbps) {
+                if let (Some(b), Some(g)) = (r.bytes_requested, r.effective_gbps) {
                     t += &format!(
                         "  requested: {} B of global loads and stores (warpscope, CC {})\n",
                         thousands(b),
@@ -621,27 +632,26 @@ fn source_args(clock: &str, what: &str) -> Vec<String> {
     .collect()
 }
 
-/// warpscope's counts per line and counter, next to the instrumented ones.
+/// warpscope's figures of `site` in `verify`'s columns ([`ncu::COUNTERS`], named by
+/// [`warpscope::report::ncu`]): (column, value).
+fn site_figures(s: &warpscope::report::SiteReport) -> Vec<(&'static str, u64)> {
+    warpscope::report::ncu::row_metrics(s.space, s.op, s.ptx.as_deref(), &s.counters)
+        .into_iter()
+        .filter(|(m, _)| ncu::COUNTERS.iter().any(|c| c.column == m.column))
+        .map(|(m, v)| (m.column, v))
+        .collect()
+}
+
+/// warpscope's counts per line and counter, next to the instrumented ones (the compared
+/// counters: those ncu's source page counts).
 fn line_reports(an: &Analysis, sc: &ncu::SourceCounts) -> Vec<LineReport> {
-    use warpscope::model::{Op, Space};
+    let compared = |k: &str| ncu::COUNTERS.iter().any(|c| c.column == k && c.compared);
     let mut pred: BTreeMap<(u32, &'static str), u64> = BTreeMap::new();
     for s in &an.architectures[0].sites {
-        let c = &s.counters;
-        let add: Vec<(&'static str, u64)> = match (s.space, s.op) {
-            (Space::Global, Op::Load) => vec![
-                ("global_ld_requests", c.requests),
-                ("global_ld_sectors", c.sectors),
-            ],
-            (Space::Global, Op::Store) => vec![
-                ("global_st_requests", c.requests),
-                ("global_st_sectors", c.sectors),
-            ],
-            (Space::Shared, Op::Load) => vec![("shared_ld_wavefronts", c.wavefronts)],
-            (Space::Shared, Op::Store) => vec![("shared_st_wavefronts", c.wavefronts)],
-            _ => vec![],
-        };
-        for (k, v) in add {
-            *pred.entry((s.line, k)).or_default() += v;
+        for (k, v) in site_figures(s) {
+            if compared(k) {
+                *pred.entry((s.line, k)).or_default() += v;
+            }
         }
     }
     // Lines where ncu counted something warpscope did not predict, too.
@@ -669,38 +679,35 @@ fn line_reports(an: &Analysis, sc: &ncu::SourceCounts) -> Vec<LineReport> {
         .collect()
 }
 
-/// warpscope's figures in ncu's columns. Nsight Compute counts the shared side of
-/// `ldmatrix`/`stmatrix` (LDSM/STSM) and of `cp.async` (LDGSTS) apart from shared loads and
-/// stores (its `op_ld`/`op_st`; measured on H100, tests/data/h100/compiled/), so those sites
-/// are left out of the shared columns here; LDGSTS's global side is in ncu's global loads.
+/// warpscope's figures in ncu's columns, summed over the sites. Nsight Compute counts the
+/// shared side of `ldmatrix`/`stmatrix` (LDSM/STSM) and of `cp.async` (LDGSTS) apart from
+/// shared loads and stores (its `op_ld`/`op_st`; measured on H100,
+/// tests/data/h100/compiled/), so those sites are left out of the shared columns here;
+/// LDGSTS's global side is in ncu's global loads.
 fn predicted(a: &Analysis) -> ncu::Predicted {
-    let arch = &a.architectures[0];
-    let t = &arch.totals;
-    let apart = |op: warpscope::model::Op| -> (u64, u64) {
-        arch.sites
-            .iter()
-            .filter(|s| s.space == warpscope::model::Space::Shared && s.op == op)
-            .filter(|s| {
-                s.ptx.as_deref().is_some_and(|p| {
-                    ["ldmatrix", "stmatrix", "cp.async"]
-                        .iter()
-                        .any(|x| p.starts_with(x))
-                })
-            })
-            .fold((0, 0), |(w, e), s| {
-                (w + s.counters.wavefronts, e + s.counters.executions)
-            })
-    };
-    let (ld_wf, ld_ex) = apart(warpscope::model::Op::Load);
-    let (st_wf, _) = apart(warpscope::model::Op::Store);
     let mut m = ncu::Predicted::new();
-    m.insert("global_ld_requests", t.global_load.requests);
-    m.insert("global_ld_sectors", t.global_load.sectors);
-    m.insert("global_st_requests", t.global_store.requests);
-    m.insert("global_st_sectors", t.global_store.sectors);
-    m.insert("shared_ld_wavefronts", t.shared_load.wavefronts - ld_wf);
-    m.insert("shared_st_wavefronts", t.shared_store.wavefronts - st_wf);
-    m.insert("shared_ld_instructions", t.shared_load.executions - ld_ex);
+    for c in ncu::COUNTERS {
+        if warpscope::report::ncu::METRICS
+            .iter()
+            .any(|x| x.column == c.column)
+        {
+            m.insert(c.column, 0);
+        }
+    }
+    for s in &a.architectures[0].sites {
+        let apart = s.space == warpscope::model::Space::Shared
+            && s.ptx.as_deref().is_some_and(|p| {
+                ["ldmatrix", "stmatrix", "cp.async"]
+                    .iter()
+                    .any(|x| p.starts_with(x))
+            });
+        if apart {
+            continue;
+        }
+        for (k, v) in site_figures(s) {
+            *m.entry(k).or_default() += v;
+        }
+    }
     m
 }
 
@@ -864,7 +871,7 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
         .iter()
         .any(|r| r.lines.iter().any(|l| l.compared && !l.equal()));
     match a.format {
-        Format::Json => out(&(serde_json::to_string_pretty(&reports)? + "\n"))?,
+        Format::Json => out(&launches_json(&reports)?)?,
         Format::Table => out(&verify_table(&info, &reports, a.strict))?,
     }
     if differs > 0 || (a.strict && noisy > 0) || lines_bad {
@@ -1156,13 +1163,15 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
                 sweep_offset_gbps: Option<&'a Vec<f64>>,
                 sweep_stride_gbps: Option<&'a Vec<f64>>,
             }
-            out(&(serde_json::to_string_pretty(&J {
-                device: &info,
-                calibration: &cal,
-                profile_file: &path,
-                sweep_offset_gbps: sweep.as_ref().map(|s| &s.0),
-                sweep_stride_gbps: sweep.as_ref().map(|s| &s.1),
-            })? + "\n"))
+            out(&super::analyze::json(&warpscope::report::Versioned::new(
+                J {
+                    device: &info,
+                    calibration: &cal,
+                    profile_file: &path,
+                    sweep_offset_gbps: sweep.as_ref().map(|s| &s.0),
+                    sweep_stride_gbps: sweep.as_ref().map(|s| &s.1),
+                },
+            ))?)
         }
         Format::Table => {
             let p = &cal.profile;
@@ -1250,4 +1259,45 @@ fn dram_probe(a: &CalibrateArgs) -> Result<(f64, f64)> {
     };
     let n = bench::PROBE_THREADS as f64;
     Ok((get("ws_probe_load")? / n, get("ws_probe_store")? / n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The H100 histogram's PTX (`tests/data/h100/compiled/`): `verify`'s predicted columns,
+    /// named by the report's ncu table, equal ncu's measurement (compiled.csv), with every
+    /// column warpscope predicts present even at 0; its atomics are in no compared column.
+    #[test]
+    fn predicted_columns_of_the_histogram() {
+        let file = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/h100/compiled/nvcc_histogram.ptx"
+        );
+        let source = std::fs::read_to_string(file).unwrap();
+        let req = warpscope::AnalyzeRequest::new(
+            file,
+            &source,
+            "histogram256",
+            [1024, 1, 1],
+            [256, 1, 1],
+        )
+        .arg("n", 4194304)
+        .ccs("9.0")
+        .unwrap();
+        let an = warpscope::analyze(&req).unwrap();
+        let p = predicted(&an);
+        let want: ncu::Predicted = [
+            ("global_ld_requests", 131072),
+            ("global_ld_sectors", 131072),
+            ("global_st_requests", 0),
+            ("global_st_sectors", 0),
+            ("shared_ld_wavefronts", 8192),
+            ("shared_st_wavefronts", 8192),
+            ("shared_ld_instructions", 8192),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(p, want);
+    }
 }

@@ -37,8 +37,13 @@ pub struct LaunchArgs {
     /// Preprocessor macro NAME[=VALUE], as nvcc takes it.
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     defines: Vec<String>,
-    /// Compute capabilities: a list like 9.0 or 1.0,1.3,2.0,9.0, or 'all' (default: a representative set).
-    #[arg(long)]
+    /// Compute capabilities, comma-separated: 9.0, 90, sm_90 or compute_90; an architecture
+    /// name for its first CC (tesla 1.0, fermi 2.0, kepler 3.0, maxwell 5.0, pascal 6.0,
+    /// volta 7.0, turing 7.5, ampere 8.0, ada 8.9, hopper 9.0, blackwell 10.0); 'all'; or
+    /// 'guide' (1.0,1.3,2.0,3.5,5.2,7.0,8.0,9.0,12.0: the Programming Guide's classic
+    /// comparison, then one per later generation). `warpscope archs` lists them. Default: the
+    /// GPU at hand's CC in a build with the `cuda` feature, else 9.0.
+    #[arg(long, value_name = "LIST")]
     cc: Option<String>,
     /// Bytes of extern __shared__ memory per block.
     #[arg(long, default_value_t = 0, value_name = "BYTES")]
@@ -84,6 +89,37 @@ pub enum L1Arg {
     Default,
     Ca,
     Cg,
+}
+
+impl LaunchArgs {
+    /// Whether `--cc` was given.
+    pub fn cc_given(&self) -> bool {
+        self.cc.is_some()
+    }
+}
+
+/// The default compute capability when `--cc` is not given, and a note saying where it came
+/// from: the GPU at hand's (device 0) when the driver finds one and warpscope models its CC.
+/// `None`: the library's default, 9.0.
+#[cfg(feature = "cuda")]
+fn device_default() -> Option<(&'static warpscope::model::Arch, String)> {
+    let info = warpscope_gpu::device_info(0).ok()?;
+    let cc = warpscope::model::ComputeCapability::new(
+        u8::try_from(info.cc.0).ok()?,
+        u8::try_from(info.cc.1).ok()?,
+    );
+    warpscope::model::arch::lookup(cc).map(|a| {
+        let note = format!(
+            "CC {cc} is the GPU at hand's ({}); choose others with --cc",
+            info.name
+        );
+        (a, note)
+    })
+}
+
+#[cfg(not(feature = "cuda"))]
+fn device_default() -> Option<(&'static warpscope::model::Arch, String)> {
+    None
 }
 
 pub fn dims(s: &str, what: &str) -> Result<[u32; 3]> {
@@ -176,8 +212,14 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
         })
         .collect::<Result<_>>()?;
     req.defines = l.defines.clone();
-    if let Some(cc) = &l.cc {
-        req = req.ccs(cc)?;
+    match &l.cc {
+        Some(cc) => req = req.ccs(cc)?,
+        None => {
+            if let Some((arch, note)) = device_default() {
+                req.archs = Some(vec![arch]);
+                req.notes.push(note);
+            }
+        }
     }
     req.dynamic_shared_bytes = l.dynamic_smem;
     req.max_steps = l.max_steps;

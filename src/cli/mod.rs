@@ -43,9 +43,11 @@ enum Cmd {
     /// Compare two results of `analyze --format json` (or two launches of a launch file)
     /// access by access and in total; --fail-on-regression exits 1 when a total grew.
     Diff(diff::DiffArgs),
-    /// List the compute capabilities warpscope models.
+    /// List the compute capabilities warpscope models: architecture, chips and products, the
+    /// rules of global memory, where the rules come from, and what --cc takes.
     Archs,
-    /// List the GPUs --gpu knows, with their compute capability, SMs, L2 and DRAM bandwidth.
+    /// List the GPUs --gpu knows, with their compute capability, SMs, L2, DRAM bandwidth and
+    /// the datasheets the figures come from.
     Gpus,
     /// Compile a kernel with NVRTC for the GPU at hand, run and time it: median time, spread, requested bytes, effective GB/s.
     #[cfg(feature = "cuda")]

@@ -3,8 +3,9 @@
 //! into [`LaunchArgs`], so a key means exactly what its flag means. The keys are documented
 //! in `examples/warpscope.toml`.
 
+use super::analyze::AnalyzeFormat;
+use super::emit;
 use super::launch::{job, LaunchArgs};
-use super::{emit, Format};
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use serde::Deserialize;
@@ -276,13 +277,14 @@ pub fn analyze_all(
     path: &Path,
     only: &[String],
     gpu: Option<(&str, Option<&Path>)>,
-    format: Format,
+    format: AnalyzeFormat,
 ) -> Result<()> {
     let project = load(path)?;
     let launches = project.select(only)?;
     match format {
-        Format::Table => {
+        AnalyzeFormat::Table => {
             let color = std::io::stdout().is_terminal();
+            let width = warpscope::report::table_width();
             for (i, l) in launches.iter().enumerate() {
                 let a = l.analyze_named(gpu)?;
                 let sep = if i == 0 { "" } else { "\n" };
@@ -292,13 +294,34 @@ pub fn analyze_all(
                         "{sep}== launch {} ({}) ==\n{}",
                         l.name,
                         l.at,
-                        warpscope::report::render_table(&a, color)
+                        warpscope::report::render_table_fit(&a, color, width)
                     ),
                 )?;
             }
             Ok(())
         }
-        Format::Json => {
+        AnalyzeFormat::Csv => {
+            // One table: the launch's name first, then analyze's columns.
+            let mut out = String::new();
+            for (i, l) in launches.iter().enumerate() {
+                let csv = warpscope::report::render_csv(&l.analyze_named(gpu)?)?;
+                let mut lines = csv.lines();
+                let header = lines.next().unwrap_or_default();
+                if i == 0 {
+                    out.push_str(&format!("launch,{header}\n"));
+                }
+                let name = if l.name.contains([',', '"', '\n']) {
+                    format!("\"{}\"", l.name.replace('"', "\"\""))
+                } else {
+                    l.name.clone()
+                };
+                for row in lines {
+                    out.push_str(&format!("{name},{row}\n"));
+                }
+            }
+            emit(None, &out)
+        }
+        AnalyzeFormat::Json => {
             let mut all = Vec::new();
             for l in &launches {
                 all.push(Named {
@@ -307,6 +330,7 @@ pub fn analyze_all(
                 });
             }
             let v = serde_json::json!({
+                "schema_version": warpscope::report::SCHEMA_VERSION,
                 "launch_file": path.display().to_string(),
                 "launches": all,
             });

@@ -152,7 +152,11 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             .iter()
             .map(|c| warpscope::report::plot::Series {
                 name: format!("{} (predicted)", c.gpu),
-                points: c.points.iter().map(|p| (p.value as f64, p.gbps)).collect(),
+                points: c
+                    .points
+                    .iter()
+                    .map(|p| (p.value as f64, p.effective_gbps))
+                    .collect(),
                 measured: false,
             })
             .collect();
@@ -175,20 +179,28 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     }
     let cmp = measured.as_ref().and_then(|m| compare(&curves[which], m));
     if let Format::Json = a.format {
-        #[derive(serde::Serialize)]
-        struct Out<'a> {
-            curves: &'a [warpscope::sweep::Curve],
-            measured: &'a Option<Vec<(u32, f64)>>,
-            median_error: Option<f64>,
-            worst_error: Option<f64>,
-        }
-        let out = Out {
-            curves: &curves,
-            measured: &measured,
+        let out = warpscope::sweep::HarrisOutput {
+            experiment: s.kind,
+            elem: s.elem.to_string(),
+            n: s.n,
+            block: s.block,
+            measured_gpu: measured.as_ref().map(|_| curves[which].gpu.clone()),
+            measured: measured.as_ref().map(|m| {
+                m.iter()
+                    .map(|&(value, effective_gbps)| warpscope::sweep::MeasuredPoint {
+                        value,
+                        effective_gbps,
+                    })
+                    .collect()
+            }),
             median_error: cmp.as_ref().map(|c| c.0),
             worst_error: cmp.as_ref().map(|c| c.1),
+            curves,
         };
-        return emit(None, &(serde_json::to_string_pretty(&out)? + "\n"));
+        return emit(
+            None,
+            &super::analyze::json(&warpscope::report::Versioned::new(&out))?,
+        );
     }
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)
@@ -206,7 +218,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         let mut row = vec![v.to_string()];
         for c in &curves {
             let p = &c.points[i];
-            row.push(format!("{:.1} ({})", p.gbps, p.limit));
+            row.push(format!("{:.1} ({})", p.effective_gbps, p.limit));
         }
         if let Some(m) = &measured {
             match m.iter().find(|x| x.0 == v) {
@@ -214,7 +226,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                     row.push(format!("{g:.1}"));
                     row.push(format!(
                         "{:+.1}%",
-                        100.0 * (curves[which].points[i].gbps - g) / g
+                        100.0 * (curves[which].points[i].effective_gbps - g) / g
                     ));
                 }
                 None => row.extend(["-".to_string(), "-".to_string()]),

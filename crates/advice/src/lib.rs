@@ -28,6 +28,7 @@ mod shared;
 
 pub use layout::Layout;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use warpscope_model::arch::Family;
 use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess};
@@ -44,7 +45,7 @@ pub struct SiteFacts<'a> {
 }
 
 /// The cause of a cost above the ideal, in the guides' terms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Cause {
     /// Consecutive lanes read consecutive elements, but the warp's range starts

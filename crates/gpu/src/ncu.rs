@@ -38,54 +38,40 @@ pub struct Counter {
     pub compared: bool,
 }
 
-/// The counters `verify` reads, in display order.
-pub const COUNTERS: &[Counter] = &[
+/// The counter of `verify` for warpscope's figure `m` ([`warpscope_report::ncu`], the one
+/// table of metric names that `--format csv` uses too).
+const fn of(m: warpscope_report::ncu::Metric, compared: bool) -> Counter {
     Counter {
-        column: "global_ld_requests",
-        metric: "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-        compared: true,
-    },
-    Counter {
-        column: "global_ld_sectors",
-        metric: "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-        compared: true,
-    },
-    Counter {
-        column: "global_st_requests",
-        metric: "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-        compared: true,
-    },
-    Counter {
-        column: "global_st_sectors",
-        metric: "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-        compared: true,
-    },
-    Counter {
-        column: "shared_ld_wavefronts",
-        metric: "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-        compared: true,
-    },
-    Counter {
-        column: "shared_st_wavefronts",
-        metric: "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-        compared: true,
-    },
-    Counter {
-        column: "shared_ld_instructions",
-        metric: "smsp__inst_executed_op_shared_ld.sum",
-        compared: false,
-    },
-    Counter {
-        column: "dram_read_bytes",
-        metric: "dram__bytes_read.sum",
-        compared: false,
-    },
-    Counter {
-        column: "dram_write_bytes",
-        metric: "dram__bytes_write.sum",
-        compared: false,
-    },
-];
+        column: m.column,
+        metric: m.metric,
+        compared,
+    }
+}
+
+/// The counters `verify` reads, in display order: warpscope's figures named as in
+/// [`warpscope_report::ncu`], and DRAM bytes (shown, never predicted).
+pub const COUNTERS: &[Counter] = {
+    use warpscope_report::ncu::*;
+    &[
+        of(GLOBAL_LD_REQUESTS, true),
+        of(GLOBAL_LD_SECTORS, true),
+        of(GLOBAL_ST_REQUESTS, true),
+        of(GLOBAL_ST_SECTORS, true),
+        of(SHARED_LD_WAVEFRONTS, true),
+        of(SHARED_ST_WAVEFRONTS, true),
+        of(SHARED_LD_INSTRUCTIONS, false),
+        Counter {
+            column: "dram_read_bytes",
+            metric: "dram__bytes_read.sum",
+            compared: false,
+        },
+        Counter {
+            column: "dram_write_bytes",
+            metric: "dram__bytes_write.sum",
+            compared: false,
+        },
+    ]
+};
 
 /// The `--metrics` list for [`COUNTERS`].
 pub fn metrics_list() -> String {

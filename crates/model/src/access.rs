@@ -1,12 +1,13 @@
 //! One warp-level memory access: what a front end hands to the model.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Threads in a warp on every compute capability [PG].
 pub const WARP_SIZE: usize = 32;
 
 /// The state space an access goes to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Space {
     /// Device memory through `ld.global`/`st.global` (also `__ldg`).
@@ -21,10 +22,12 @@ pub enum Space {
 }
 
 /// Load, store or atomic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
+    /// A load (`ld`).
     Load,
+    /// A store (`st`).
     Store,
     /// `atom`/`red` (read-modify-write at L2 for global memory, in the shared-memory unit for
     /// shared): coalesced into sectors and split into bank passes as a store (measured on

@@ -8,7 +8,9 @@
 
 use crate::access::Op;
 use crate::cost::{Config, L1Mode};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Serialize, Serializer};
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -47,6 +49,20 @@ impl fmt::Display for ComputeCapability {
 impl Serialize for ComputeCapability {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
+    }
+}
+
+impl JsonSchema for ComputeCapability {
+    fn schema_name() -> Cow<'static, str> {
+        "ComputeCapability".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": "^[0-9]+\\.[0-9]$",
+            "description": "A compute capability, major.minor: \"9.0\" for Hopper."
+        })
     }
 }
 
@@ -331,7 +347,8 @@ impl std::error::Error for LaunchError {}
 /// An architecture name or list that could not be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ArchError {
-    /// Not of the form `9.0`, `90`, `sm_90` (the offending text).
+    /// Not of the form `9.0`, `90`, `sm_90`, nor an architecture name or a named set (the
+    /// offending text).
     Syntax(String),
     /// Well-formed but not in warpscope's table.
     Unknown(ComputeCapability),
@@ -350,17 +367,18 @@ impl fmt::Display for ArchError {
         match self {
             ArchError::Syntax(s) => write!(
                 f,
-                "'{s}' is not a compute capability (write it as 9.0, 90 or sm_90); known: all, {}",
+                "'{s}' is not a compute capability: write it as 9.0, 90, sm_90 or compute_90, an architecture name ({}), or a set (all, guide); known: {}",
+                names_list(),
                 known_list()
             ),
             ArchError::Unknown(cc) => write!(
                 f,
-                "compute capability {cc} is not in warpscope's table; known: all, {}",
+                "compute capability {cc} is not in warpscope's table; known: {} (or all, guide)",
                 known_list()
             ),
             ArchError::Empty => write!(
                 f,
-                "empty compute-capability list; give 'all' or a comma-separated list of: {}",
+                "empty compute-capability list; give 'all', 'guide' or a comma-separated list of: {}",
                 known_list()
             ),
         }
@@ -371,7 +389,7 @@ impl std::error::Error for ArchError {}
 
 /// How global (and local) accesses of one kind are turned into transactions on 1.x–3.x, and
 /// that 5.x+ counts sectors; see [`Arch::global_path`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 pub enum GlobalPath {
     /// 1.x: no cache; the half-warp coalescing rules of the family decide the transactions.
     Uncached,
@@ -405,7 +423,7 @@ pub struct Arch {
     pub family: Family,
     /// Architecture name, e.g. "Hopper".
     pub name: &'static str,
-    /// Chips and example products, e.g. "GH100: H100, H200".
+    /// Chips and example products, e.g. "GH100: H100, H200, GH200".
     pub example: &'static str,
     /// Launch limits (threads, block and grid dimensions, shared memory per block).
     pub limits: LaunchLimits,
@@ -618,7 +636,7 @@ static ARCHS: [Arch; 29] = [
         99,
         SRC_5P,
     ),
-    arch(9, 0, "Hopper", "GH100: H100, H200", 227, SRC_90),
+    arch(9, 0, "Hopper", "GH100: H100, H200, GH200", 227, SRC_90),
     arch(10, 0, "Blackwell", "GB100: B200, GB200", 227, SRC_5P),
     arch(10, 3, "Blackwell", "GB300: B300", 227, SRC_5P),
     arch(
@@ -652,47 +670,137 @@ pub fn lookup(cc: ComputeCapability) -> Option<&'static Arch> {
     ARCHS.iter().find(|a| a.cc == cc)
 }
 
-/// Parses `"all"`, one capability (`"9.0"`, `"sm_90"`) or a comma-separated list
-/// (`"1.0,1.3,2.0,9.0"`, spaces allowed) into table rows, in the order given, duplicates
-/// removed. Errors: [`ArchError::Syntax`] for a malformed item, [`ArchError::Unknown`] for a
-/// capability not in the table, [`ArchError::Empty`] for an empty list or item; every
-/// message lists the known capabilities.
-pub fn parse_list(s: &str) -> Result<Vec<&'static Arch>, ArchError> {
-    if s.trim().eq_ignore_ascii_case("all") {
-        return Ok(ARCHS.iter().collect());
+/// The compute capabilities `--cc` analyzes when none is given: 9.0 (Hopper), the one
+/// whose rules were measured (on an H100). The command line takes the GPU at hand instead
+/// when it is built with the `cuda` feature and finds one.
+pub const DEFAULT_CC: ComputeCapability = ComputeCapability::new(9, 0);
+
+/// The named set `guide`: the compute capabilities of the Programming Guide's classic
+/// comparison of coalescing rules, then one per later generation of rules:
+///
+/// - 1.0 (strict half-warp coalescing), 1.3 (half-warp segments of 32/64/128 bytes) and 2.0
+///   (128-byte L1 lines): the three columns of the guide's "Examples of Global Memory
+///   Accesses" figures [PG5 F.3.2, F.4.2];
+/// - 3.5 (32-byte L2 segments, the read-only cache), 5.2 (the first 32-byte-sector
+///   generation), 7.0 (Volta's unified L1), 8.0 (A100), 9.0 (H100, measured) and 12.0
+///   (consumer Blackwell): the guide's later appendices, where the rules are sectors.
+pub const GUIDE_SET: [ComputeCapability; 9] = [
+    ComputeCapability::new(1, 0),
+    ComputeCapability::new(1, 3),
+    ComputeCapability::new(2, 0),
+    ComputeCapability::new(3, 5),
+    ComputeCapability::new(5, 2),
+    ComputeCapability::new(7, 0),
+    ComputeCapability::new(8, 0),
+    ComputeCapability::new(9, 0),
+    ComputeCapability::new(12, 0),
+];
+
+/// The named sets `--cc` takes: `all` (every row of the table) and `guide` ([`GUIDE_SET`]).
+pub const NAMED_SETS: [&str; 2] = ["all", "guide"];
+
+/// The rows of a named set ([`NAMED_SETS`], case-insensitive), or `None`.
+pub fn named_set(name: &str) -> Option<Vec<&'static Arch>> {
+    match name.trim().to_ascii_lowercase().as_str() {
+        "all" => Some(ARCHS.iter().collect()),
+        "guide" => Some(GUIDE_SET.iter().filter_map(|&cc| lookup(cc)).collect()),
+        _ => None,
     }
+}
+
+/// Whether every item of the list `s` is a named set (`all`, `guide`): the analysis then
+/// leaves out, with a note, the capabilities that cannot run a launch instead of failing.
+pub fn is_named_set(s: &str) -> bool {
+    s.split(',').all(|item| named_set(item).is_some())
+}
+
+/// The compute capability an architecture name stands for: its first (lowest) row in the
+/// table. Names are those of [`Arch::name`], case-insensitive, or one word of them: `tesla`
+/// 1.0, `fermi` 2.0, `kepler` 3.0, `maxwell` 5.0, `pascal` 6.0, `volta` 7.0, `turing` 7.5,
+/// `ampere` 8.0, `ada` (or `lovelace`, `ada lovelace`) 8.9, `hopper` 9.0, `blackwell` 10.0.
+pub fn by_name(name: &str) -> Option<&'static Arch> {
+    let n = name.trim().to_ascii_lowercase().replace(['_', '-'], " ");
+    if n.is_empty() {
+        return None;
+    }
+    ARCHS.iter().find(|a| {
+        let full = a.name.to_ascii_lowercase();
+        full == n || full.split(' ').any(|w| w == n)
+    })
+}
+
+/// The architecture names [`by_name`] knows, each with its compute capability, in table
+/// order: "tesla 1.0, fermi 2.0, …".
+pub fn names_list() -> String {
+    let mut out: Vec<String> = Vec::new();
+    for a in ARCHS.iter() {
+        let n = a.name.to_ascii_lowercase();
+        let first = n.split(' ').next().unwrap_or(&n).to_string();
+        if !out.iter().any(|x| x.starts_with(&format!("{first} "))) {
+            out.push(format!("{first} {}", a.cc));
+        }
+    }
+    out.join(", ")
+}
+
+/// Parses a `--cc` list into table rows, in the order given, duplicates removed. Each
+/// comma-separated item (spaces allowed) is one of:
+///
+/// - a compute capability: `9.0`, `90`, `sm_90`, `sm_90a`, `compute_90` ([`ComputeCapability`]);
+/// - an architecture name, standing for its first compute capability: `hopper` (9.0),
+///   `ampere` (8.0), `kepler` (3.0), … ([`by_name`]);
+/// - a named set: `all` (every capability) or `guide` ([`GUIDE_SET`]).
+///
+/// Errors: [`ArchError::Syntax`] for an item that is none of these, [`ArchError::Unknown`]
+/// for a capability not in the table, [`ArchError::Empty`] for an empty list or item; every
+/// message lists what is accepted.
+pub fn parse_list(s: &str) -> Result<Vec<&'static Arch>, ArchError> {
     let mut out: Vec<&'static Arch> = Vec::new();
+    let mut push = |a: &'static Arch| {
+        if !out.iter().any(|b| b.cc == a.cc) {
+            out.push(a);
+        }
+    };
     for item in s.split(',') {
         let item = item.trim();
         if item.is_empty() {
             return Err(ArchError::Empty);
         }
-        let cc: ComputeCapability = item.parse()?;
-        let a = lookup(cc).ok_or(ArchError::Unknown(cc))?;
-        if !out.iter().any(|b| b.cc == a.cc) {
-            out.push(a);
+        if let Some(set) = named_set(item) {
+            set.into_iter().for_each(&mut push);
+            continue;
         }
+        if let Some(a) = by_name(item) {
+            push(a);
+            continue;
+        }
+        let cc: ComputeCapability = item.parse()?;
+        push(lookup(cc).ok_or(ArchError::Unknown(cc))?);
     }
     Ok(out)
 }
 
-/// A representative set, one or two per family and generation: 1.0, 1.3, 2.0, 3.5, 5.2,
-/// 7.0, 8.0, 9.0, 12.0.
+/// The default: [`DEFAULT_CC`] alone.
 pub fn default_set() -> Vec<&'static Arch> {
-    [
-        (1, 0),
-        (1, 3),
-        (2, 0),
-        (3, 5),
-        (5, 2),
-        (7, 0),
-        (8, 0),
-        (9, 0),
-        (12, 0),
-    ]
-    .iter()
-    .filter_map(|&(ma, mi)| lookup(ComputeCapability::new(ma, mi)))
-    .collect()
+    lookup(DEFAULT_CC).into_iter().collect()
+}
+
+/// The rows of [`GUIDE_SET`].
+pub fn guide_set() -> Vec<&'static Arch> {
+    GUIDE_SET.iter().filter_map(|&cc| lookup(cc)).collect()
+}
+
+/// The family of rules of `family` in words, for people: "half-warps, strict coalescing"
+/// (1.0/1.1), "half-warps, 32/64/128-byte segments" (1.2/1.3), "128-byte L1 lines" (2.x),
+/// "32-byte L2 segments" (3.x), "32-byte sectors" (5.0 on).
+pub const fn rules_in_words(family: Family) -> &'static str {
+    match family {
+        Family::Cc1Strict => "half-warps, strict coalescing",
+        Family::Cc1Segment => "half-warps, 32/64/128-byte segments",
+        Family::Fermi => "128-byte L1 lines",
+        Family::Kepler => "32-byte L2 segments",
+        Family::Sector => "32-byte sectors",
+    }
 }
 
 #[cfg(test)]
@@ -889,18 +997,71 @@ mod tests {
             m.contains("1.0, 1.1, 1.2, 1.3, 2.0") && m.contains("12.1"),
             "{m}"
         );
-        assert!(matches!(parse_list("hopper"), Err(ArchError::Syntax(_))));
-        assert!(parse_list("hopper")
-            .unwrap_err()
-            .to_string()
-            .contains("known: all, 1.0"));
+        assert!(matches!(parse_list("hoper"), Err(ArchError::Syntax(_))));
+        let m = parse_list("hoper").unwrap_err().to_string();
+        assert!(m.contains("'hoper' is not a compute capability"), "{m}");
+        assert!(m.contains("hopper 9.0") && m.contains("all, guide"), "{m}");
         assert_eq!(parse_list(""), Err(ArchError::Empty));
         assert_eq!(parse_list("9.0,,8.0"), Err(ArchError::Empty));
         let d: Vec<String> = default_set().iter().map(|a| a.cc.to_string()).collect();
+        assert_eq!(d, ["9.0"]);
+    }
+
+    fn ccs(s: &str) -> Vec<String> {
+        parse_list(s)
+            .unwrap()
+            .iter()
+            .map(|a| a.cc.to_string())
+            .collect()
+    }
+
+    /// Every spelling of 9.0 `--cc` takes, names standing for their first CC, the guide set,
+    /// and lists mixing them (in order, duplicates dropped).
+    #[test]
+    fn names_sets_and_spellings() {
+        for s in [
+            "9.0",
+            "90",
+            "sm_90",
+            "compute_90",
+            "sm_90a",
+            "hopper",
+            "Hopper",
+        ] {
+            assert_eq!(ccs(s), ["9.0"], "{s}");
+        }
+        let names = [
+            ("tesla", "1.0"),
+            ("fermi", "2.0"),
+            ("kepler", "3.0"),
+            ("maxwell", "5.0"),
+            ("pascal", "6.0"),
+            ("volta", "7.0"),
+            ("turing", "7.5"),
+            ("ampere", "8.0"),
+            ("ada", "8.9"),
+            ("lovelace", "8.9"),
+            ("ada lovelace", "8.9"),
+            ("ada_lovelace", "8.9"),
+            ("blackwell", "10.0"),
+        ];
+        for (n, cc) in names {
+            assert_eq!(ccs(n), [cc], "{n}");
+        }
         assert_eq!(
-            d,
+            ccs("guide"),
             ["1.0", "1.3", "2.0", "3.5", "5.2", "7.0", "8.0", "9.0", "12.0"]
         );
+        assert_eq!(ccs("volta, 9.0 ,ampere,sm_70"), ["7.0", "9.0", "8.0"]);
+        assert_eq!(ccs("guide,10.0,9.0").len(), 10);
+        assert_eq!(ccs("all,guide").len(), all().len());
+        assert!(is_named_set("all") && is_named_set("guide, ALL"));
+        assert!(!is_named_set("guide,9.0") && !is_named_set("hopper"));
+        assert_eq!(
+            names_list(),
+            "tesla 1.0, fermi 2.0, kepler 3.0, maxwell 5.0, pascal 6.0, volta 7.0, turing 7.5, ampere 8.0, ada 8.9, hopper 9.0, blackwell 10.0"
+        );
+        assert_eq!(rules_in_words(Family::Fermi), "128-byte L1 lines");
     }
 
     #[test]

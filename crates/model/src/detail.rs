@@ -7,6 +7,7 @@
 //! Unlike [`crate::cost::cost`], this allocates: it runs once per explained access, not once
 //! per warp of a launch.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::access::{Op, Space, WarpAccess, WARP_SIZE};
@@ -17,34 +18,43 @@ use crate::shared::{identity, kepler_four_byte_key, sector_phase, tesla_half_war
 
 /// One memory transaction (global/local) of a request: `bytes` bytes from `addr` (aligned to
 /// `bytes`), serving the lanes set in `lanes`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Transaction {
     /// First byte (aligned to `bytes`).
     pub addr: u64,
     /// Size in bytes: 32, 64 or 128.
     pub bytes: u64,
     /// Lanes with at least one byte in it.
+    #[serde(with = "crate::mask")]
+    #[schemars(with = "crate::mask::LaneMask")]
     pub lanes: u32,
 }
 
 /// One request (global/local): the lanes served together and the transactions they took.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Request {
     /// Lanes the request covers: a half-warp on 1.x, a half- or quarter-warp for 8/16-byte
     /// words on 2.x/3.x, the whole warp otherwise (inactive lanes included).
+    #[serde(with = "crate::mask")]
+    #[schemars(with = "crate::mask::LaneMask")]
     pub group: u32,
     /// Active lanes of the group.
+    #[serde(with = "crate::mask")]
+    #[schemars(with = "crate::mask::LaneMask")]
     pub lanes: u32,
     /// Whether the 1.0/1.1 coalescing conditions held (always `false` on other families).
     pub strictly_coalesced: bool,
+    /// The transactions it took, ascending by address.
     pub transactions: Vec<Transaction>,
 }
 
 /// Where one lane's word fell in shared memory: its bank, the word index
 /// (`addr / bank_bytes`) and the pass (wavefront, 0-based) of its phase that serves it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct BankSlot {
+    /// The lane, 0–31.
     pub lane: u8,
+    /// The bank, 0-based (0–15 on 1.x, 0–31 from 2.0).
     pub bank: u8,
     /// Word index: byte address / bank width.
     pub word: u64,
@@ -54,11 +64,15 @@ pub struct BankSlot {
 
 /// One phase of a shared access: the lanes served together, the wavefronts they took, and
 /// where each word fell.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Phase {
     /// Lanes of the phase (whole warp, half-warp or quarter-warp), inactive included.
+    #[serde(with = "crate::mask")]
+    #[schemars(with = "crate::mask::LaneMask")]
     pub group: u32,
     /// Active lanes.
+    #[serde(with = "crate::mask")]
+    #[schemars(with = "crate::mask::LaneMask")]
     pub lanes: u32,
     /// Wavefronts (conflict-free passes) the model charges for this phase.
     pub wavefronts: u64,
@@ -68,34 +82,55 @@ pub struct Phase {
 
 /// One constant-memory address read by a warp, and the lanes that read it. Each is one
 /// request: constant reads serialize per distinct address [PG 5.3.2.4].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ConstantRead {
+    /// Byte offset in the constant bank.
     pub addr: u64,
+    /// The lanes that read it.
+    #[serde(with = "crate::mask")]
+    #[schemars(with = "crate::mask::LaneMask")]
     pub lanes: u32,
 }
 
+/// The constant reads of one group of lanes served together: a half-warp on 1.x, the warp
+/// from 2.0.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ConstantGroup {
+    /// The group's lanes, inactive included.
+    #[serde(with = "crate::mask")]
+    #[schemars(with = "crate::mask::LaneMask")]
+    pub group: u32,
+    /// One per distinct address, in lane order of first reader.
+    pub reads: Vec<ConstantRead>,
+}
+
 /// The working of one access, by memory space.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Breakdown {
     /// Global or local memory.
     Memory {
+        /// How the accesses are turned into transactions on this compute capability.
         path: GlobalPath,
+        /// The requests, in issue order (request 0 first).
         requests: Vec<Request>,
     },
+    /// Shared memory.
     Shared {
         /// Requests: one per active half-warp on 1.x, one per instruction from 2.0.
         requests: u64,
-        /// 16 on 1.x, 32 from 2.0.
+        /// Banks: 16 on 1.x, 32 from 2.0.
         banks: u32,
         /// Bytes per bank word: 4, or 8 in the 3.x 8-byte mode.
         bank_bytes: u32,
+        /// The phases (lanes served together), phase 0 first.
         phases: Vec<Phase>,
     },
     /// Constant memory: the distinct addresses per group (half-warps on 1.x, the warp from
     /// 2.0).
     Constant {
-        groups: Vec<(u32, Vec<ConstantRead>)>,
+        /// One per group with an active lane.
+        groups: Vec<ConstantGroup>,
     },
 }
 
@@ -117,7 +152,7 @@ impl Breakdown {
                 requests, phases, ..
             } => (*requests, 0, 0, phases.iter().map(|p| p.wavefronts).sum()),
             Breakdown::Constant { groups } => {
-                (groups.iter().map(|(_, r)| r.len() as u64).sum(), 0, 0, 0)
+                (groups.iter().map(|g| g.reads.len() as u64).sum(), 0, 0, 0)
             }
         }
     }
@@ -160,7 +195,7 @@ pub fn breakdown(arch: &Arch, config: &Config, a: &WarpAccess) -> Breakdown {
                             }),
                         }
                     }
-                    (group, reads)
+                    ConstantGroup { group, reads }
                 })
                 .collect();
             Breakdown::Constant { groups }

@@ -15,6 +15,7 @@ pub mod constant;
 pub mod cost;
 pub mod detail;
 pub mod global;
+pub mod mask;
 pub mod shared;
 
 pub use access::{Op, Space, WarpAccess, WARP_SIZE};

@@ -6,21 +6,33 @@
 //! architectures in parallel (rayon). [`Analysis`] is the result; [`render_table`] and
 //! `serde_json` render it.
 
+mod csv_table;
 pub mod explain;
+pub mod ncu;
 pub mod plot;
 mod sweep;
 mod table;
 
-pub use sweep::{render_sweep, SweepPoint};
-pub use table::{cause_name, render_advice, render_table, render_traffic};
+pub use csv_table::{render_csv, render_sweep_csv};
+pub use sweep::{render_sweep, render_sweep_fit, SweepOutput, SweepPoint};
+pub use table::{
+    cause_name, render_advice, render_table, render_table_fit, render_traffic, table_width,
+};
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use schemars::JsonSchema;
 use serde::Serialize;
 use warpscope_advice::{diagnose, weight, SiteFacts};
 use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess, WARP_SIZE};
 
 use explain::{Advice, FixOutcome, SiteAdvice};
+
+/// Splits `text` into lines of at most `width` characters at spaces (a longer word gets a
+/// line of its own).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    explain::wrap(text, width)
+}
 
 /// The static description of an access site, as the front end names it.
 #[derive(Clone, Debug, Serialize)]
@@ -329,7 +341,7 @@ impl Aggregator {
                     .collect();
                 let advice = advise(&facts, &self.config, &worst);
                 (!advice.is_empty()).then(|| SiteAdvice {
-                    row: i + 1,
+                    row: i,
                     line: s.line,
                     column: s.column,
                     text: s.text.clone(),
@@ -396,29 +408,46 @@ pub struct Header {
 }
 
 /// A per-thread array placed in local memory.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct LocalArrayInfo {
+    /// The array's name in the source.
     pub name: String,
+    /// 1-based line of its declaration.
     pub line: u32,
+    /// 1-based column of its declaration.
     pub column: u32,
+    /// Why it is in local memory rather than registers, in words.
     pub reason: String,
 }
 
-/// Counters with their efficiency, as reported.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+/// Counters with their efficiency, as reported: sums over the warp-level executions counted
+/// (a site's over the launch, a total's over its sites, or one warp's in `explain`).
+#[derive(Clone, Copy, Debug, Default, Serialize, JsonSchema)]
 pub struct Counters {
+    /// Warp-level executions (warp instructions) with at least one active lane.
     pub executions: u64,
+    /// Requests after the compute capability's split: half-warps on 1.x, 8/16-byte splits
+    /// on 2.x/3.x, one per warp instruction from 5.x; for constant memory, one per distinct
+    /// address (Nsight Compute's `l1tex__t_requests_…` for global and local memory).
     pub requests: u64,
+    /// Memory transactions (global and local memory): 32, 64 or 128 bytes each on 1.x, 128
+    /// (L1 lines) or 32 (L2 segments) on 2.x/3.x, one per 32-byte sector from 5.x.
     pub transactions: u64,
-    /// Bytes.
+    /// Bytes moved by those transactions.
     pub transaction_bytes: u64,
-    /// 32-byte sectors: `transaction_bytes / 32`.
+    /// 32-byte sectors: `transaction_bytes / 32` (Nsight Compute's `l1tex__t_sectors_…`).
     pub sectors: u64,
-    /// Bytes the active lanes asked for.
+    /// Bytes the active lanes asked for: access width × active lanes, summed.
     pub bytes_requested: u64,
-    /// `bytes_requested / transaction_bytes`; absent where no transaction was issued.
+    /// Efficiency as a fraction from 0 to 1 (not a percentage): `bytes_requested /
+    /// transaction_bytes` (nvprof's `gld_efficiency` / 100). Absent where no transaction was
+    /// issued (shared and constant memory).
     pub efficiency: Option<f64>,
+    /// Shared memory: wavefronts, the conflict-free passes through the banks (one per
+    /// request without bank conflicts; Nsight Compute's
+    /// `l1tex__data_pipe_lsu_wavefronts_mem_shared_…`). 0 for other spaces.
     pub wavefronts: u64,
+    /// Active lanes whose address is not a multiple of the access width.
     pub misaligned_lanes: u64,
 }
 
@@ -439,15 +468,21 @@ impl From<Cost> for Counters {
 }
 
 /// One access site's counters summed over the launch for one compute capability.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SiteReport {
+    /// 1-based source line of the access.
     pub line: u32,
+    /// 1-based source column of the access.
     pub column: u32,
+    /// The access's source text (`a[i]`).
     pub text: String,
+    /// The memory space.
     pub space: Space,
+    /// Load, store or atomic.
     pub op: Op,
-    /// Bytes per lane.
+    /// Width of the access in bytes per lane (1, 2, 4, 8 or 16).
     pub width: u32,
+    /// Loads through the read-only (texture) path: `__ldg`, `const __restrict__`.
     pub read_only: bool,
     /// The source file of the line when it is not the analyzed file.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -455,9 +490,10 @@ pub struct SiteReport {
     /// The PTX instruction (compiled path only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ptx: Option<String>,
-    /// Its line in the PTX file (compiled path only).
+    /// Its 1-based line in the PTX file (compiled path only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ptx_line: Option<u32>,
+    /// The counters, summed over the launch.
     #[serde(flatten)]
     pub counters: Counters,
 }
@@ -513,15 +549,22 @@ impl Totals {
     }
 }
 
-/// Sums per memory space and direction.
-#[derive(Clone, Debug, Serialize)]
+/// Sums per memory space and direction, over every site of the launch.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct TotalsReport {
+    /// Global loads (`ld.global`, `__ldg`).
     pub global_load: Counters,
+    /// Global stores.
     pub global_store: Counters,
+    /// Shared-memory loads.
     pub shared_load: Counters,
+    /// Shared-memory stores.
     pub shared_store: Counters,
+    /// Local-memory loads (per-thread arrays, spills).
     pub local_load: Counters,
+    /// Local-memory stores.
     pub local_store: Counters,
+    /// Constant-memory loads.
     pub constant_load: Counters,
     /// `atom`/`red` on global memory (Nsight Compute's `op_atom` plus `op_red`).
     pub global_atomic: Counters,
@@ -530,24 +573,35 @@ pub struct TotalsReport {
 }
 
 /// The counters of every site for one compute capability.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ArchReport {
+    /// The compute capability, major.minor ("9.0").
     pub cc: String,
+    /// The architecture's name ("Hopper").
     pub name: &'static str,
+    /// One entry per row of the table, in its order (row *i* is `--site i`, 0-based).
     pub sites: Vec<SiteReport>,
+    /// Sums per memory space and direction.
     pub totals: TotalsReport,
 }
 
 /// The result of `warpscope analyze`: one launch of one kernel, for several compute
 /// capabilities.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Analysis {
+    /// The kernel's name, with template arguments for a template.
     pub kernel: String,
+    /// The analyzed file (or `<expr>` for `-e`).
     pub source: String,
+    /// Grid dimensions in blocks (x, y, z).
     pub grid: [u32; 3],
+    /// Block dimensions in threads (x, y, z).
     pub block: [u32; 3],
+    /// One report per compute capability, in the order asked for.
     pub architectures: Vec<ArchReport>,
+    /// Per-thread arrays placed in local memory.
     pub local_arrays: Vec<LocalArrayInfo>,
+    /// Notes on how the figures were obtained (front end, left-out capabilities, …).
     pub notes: Vec<String>,
     /// Computed advice for the rows that cost more than they must.
     pub advice: Vec<SiteAdvice>,
@@ -556,14 +610,45 @@ pub struct Analysis {
     pub traffic: Vec<TrafficReport>,
 }
 
+/// The version of the JSON that `--format json` writes, in its `schema_version` field.
+/// Raised when a field is renamed, removed or changes meaning (adding one does not); the
+/// schemas of each version are in `docs/schema/`.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A command's JSON output: `schema_version` ([`SCHEMA_VERSION`]) and the output's own
+/// fields, flattened beside it.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Versioned<T> {
+    /// The version of this JSON's schema (see `docs/schema/`).
+    pub schema_version: u32,
+    /// The output.
+    #[serde(flatten)]
+    pub output: T,
+}
+
+impl<T> Versioned<T> {
+    /// `output` under the current [`SCHEMA_VERSION`].
+    pub fn new(output: T) -> Self {
+        Versioned {
+            schema_version: SCHEMA_VERSION,
+            output,
+        }
+    }
+}
+
 /// One row's traffic below the request on the `--gpu` GPU: the bytes its accesses asked of
 /// each level when they ran (write-backs of dirty lines are counted per launch only).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SiteTraffic {
+    /// 1-based source line of the access.
     pub line: u32,
+    /// 1-based source column.
     pub column: u32,
+    /// The access's source text.
     pub text: String,
+    /// The memory space (global or local).
     pub space: Space,
+    /// Load, store or atomic.
     pub op: Op,
     /// Bytes the L1 served (0 where the access bypasses L1).
     pub l1_bytes: u64,
@@ -574,7 +659,7 @@ pub struct SiteTraffic {
 }
 
 /// The launch's traffic and predicted time on one GPU ([`warpscope_traffic`]).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct TrafficReport {
     /// Where the rates came from: "datasheet" or the calibration profile's origin.
     pub profile: String,
@@ -584,6 +669,7 @@ pub struct TrafficReport {
     pub launch: warpscope_traffic::Traffic,
     /// Effective bandwidth, GB/s: bytes requested by global/local loads and stores ÷ time.
     pub effective_gbps: f64,
+    /// Per row of the analysis with global or local accesses.
     pub sites: Vec<SiteTraffic>,
 }
 

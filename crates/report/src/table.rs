@@ -29,12 +29,107 @@ pub(crate) fn num(n: u64) -> String {
     out
 }
 
-/// Renders `a` as a table. `#` numbers the rows (`explain --site N` takes that number).
+/// The width tables are fitted to, in characters: the terminal's when standard output is
+/// one; otherwise `COLUMNS` when it is set to a number; otherwise `None` (full tables, as a
+/// pipe or a file gets them).
+pub fn table_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    let columns = || {
+        std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0)
+    };
+    if std::io::stdout().is_terminal() {
+        Table::new().width().map(usize::from).or_else(columns)
+    } else {
+        columns()
+    }
+}
+
+/// Characters in the widest line of `text` (ANSI colour codes must not be in it).
+fn text_width(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+/// Renders tables made by `make(columns)` (`columns`: the indexes of the compute
+/// capabilities to show) so that they fit `width`: the one table of every capability when
+/// it fits (or `width` is `None`); else one table per capability, stacked, each titled by
+/// `title(i)` and wrapped to the width by comfy-table's dynamic arrangement where even that
+/// is too wide.
+pub(crate) fn fit(
+    n: usize,
+    width: Option<usize>,
+    make: &dyn Fn(&[usize], bool) -> Table,
+    title: &dyn Fn(usize) -> String,
+    color: bool,
+) -> String {
+    let all: Vec<usize> = (0..n).collect();
+    let Some(w) = width else {
+        return make(&all, color).to_string();
+    };
+    if text_width(&make(&all, false).to_string()) <= w {
+        return make(&all, color).to_string();
+    }
+    let wrap = |mut t: Table| {
+        t.set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(u16::try_from(w).unwrap_or(u16::MAX));
+        t.to_string()
+    };
+    if n <= 1 {
+        return wrap(make(&all, color));
+    }
+    (0..n)
+        .map(|i| format!("{}\n{}", title(i), wrap(make(&[i], color))))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Renders `a` as a table with every compute capability side by side, whatever its width;
+/// see [`render_table_fit`].
+pub fn render_table(a: &Analysis, color: bool) -> String {
+    render_table_fit(a, color, None)
+}
+
+/// Renders `a` as a table. `#` numbers the rows from 0 (`explain --site N` takes that number).
 /// Per compute capability: `req` (requests), `tx/wf` (transactions
 /// for global and local accesses — 32-byte sectors from 5.x on —, wavefronts for shared
 /// ones, serialized requests for constant ones) and `eff` (bytes requested ÷ bytes moved).
-/// `color` adds ANSI colours (efficiency green/yellow/red, conflicts red).
-pub fn render_table(a: &Analysis, color: bool) -> String {
+/// `color` adds ANSI colours (efficiency green/yellow/red, conflicts red). With `width`
+/// (characters, see [`table_width`]), a table wider than that is split into one table per
+/// compute capability, stacked, and wrapped if still too wide.
+pub fn render_table_fit(a: &Analysis, color: bool, width: Option<usize>) -> String {
+    let make = |archs: &[usize], color: bool| site_table(a, archs, color);
+    let title = |i: usize| {
+        let x = &a.architectures[i];
+        format!("CC {} ({})", x.cc, x.name)
+    };
+    let mut out = format!(
+        "{} — grid ({},{},{}) block ({},{},{}) — {}\n",
+        a.kernel, a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1], a.block[2], a.source
+    );
+    out.push_str(&fit(a.architectures.len(), width, &make, &title, color));
+    out.push('\n');
+    out.push_str("req: requests; tx: transactions (32-byte sectors from CC 5.0 on); wf: shared-memory wavefronts; eff: bytes requested / bytes moved\n");
+    for la in &a.local_arrays {
+        out.push_str(&format!(
+            "local memory: '{}' ({}:{}) — {}\n",
+            la.name, la.line, la.column, la.reason
+        ));
+    }
+    for n in &a.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    for t in &a.traffic {
+        out.push_str(&render_traffic(t));
+    }
+    out.push_str(&render_advice(a, color));
+    out
+}
+
+/// The table of `a`'s sites with the columns of the compute capabilities `archs` (indexes
+/// into `a.architectures`).
+fn site_table(a: &Analysis, archs: &[usize], color: bool) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled);
@@ -43,6 +138,7 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
     } else {
         t.force_no_tty();
     }
+    let chosen = || archs.iter().filter_map(|&i| a.architectures.get(i));
     // The compiled path adds the PTX instruction of each site and its PTX line.
     let with_ptx = a
         .architectures
@@ -59,7 +155,7 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
     if with_ptx {
         header.insert(3, Cell::new("ptx (line)"));
     }
-    for arch in &a.architectures {
+    for arch in chosen() {
         header.push(Cell::new(format!("{} req", arch.cc)));
         header.push(Cell::new(format!("{} tx/wf", arch.cc)));
         header.push(Cell::new(format!("{} eff", arch.cc)));
@@ -73,7 +169,7 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
             other => format!("{other:?}").to_lowercase(),
         };
         let mut row = vec![
-            Cell::new(i + 1).set_alignment(CellAlignment::Right),
+            Cell::new(i).set_alignment(CellAlignment::Right),
             Cell::new(format!(
                 "{}:{}:{}",
                 s0.file.as_deref().unwrap_or(&a.source),
@@ -92,7 +188,7 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
             };
             row.insert(3, Cell::new(p));
         }
-        for arch in &a.architectures {
+        for arch in chosen() {
             let s = &arch.sites[i];
             row.extend(cells(&s.counters, s.space, color));
         }
@@ -110,7 +206,7 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
     if with_ptx {
         row.push(Cell::new(""));
     }
-    for arch in &a.architectures {
+    for arch in chosen() {
         let tt = &arch.totals;
         let mem = [
             tt.global_load,
@@ -148,27 +244,7 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
         row.push(eff);
     }
     t.add_row(row);
-    let mut out = format!(
-        "{} — grid ({},{},{}) block ({},{},{}) — {}\n",
-        a.kernel, a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1], a.block[2], a.source
-    );
-    out.push_str(&t.to_string());
-    out.push('\n');
-    out.push_str("req: requests; tx: transactions (32-byte sectors from CC 5.0 on); wf: shared-memory wavefronts; eff: bytes requested / bytes moved\n");
-    for la in &a.local_arrays {
-        out.push_str(&format!(
-            "local memory: '{}' ({}:{}) — {}\n",
-            la.name, la.line, la.column, la.reason
-        ));
-    }
-    for n in &a.notes {
-        out.push_str(&format!("note: {n}\n"));
-    }
-    for t in &a.traffic {
-        out.push_str(&render_traffic(t));
-    }
-    out.push_str(&render_advice(a, color));
-    out
+    t
 }
 
 /// Bytes in B, kB, MB or GB (powers of 1000), three significant digits.
@@ -226,7 +302,7 @@ pub fn render_traffic(t: &crate::TrafficReport) -> String {
         l.cc,
         t.profile,
         t.copy_gbps,
-        bytes(l.requested_bytes),
+        bytes(l.bytes_requested),
         bytes(l.transaction_bytes),
         bytes(l.l1.bytes),
         hit(l.l1.hits, l.l1.misses),

@@ -66,7 +66,7 @@ fn copy(gpu: &Gpu, profile: &Profile, n: u64, pattern: Pattern) -> Traffic {
 /// Effective GB/s of `pattern` (8 useful bytes per active thread = the requested bytes).
 fn gbps(gpu: &Gpu, profile: &Profile, n: u64, pattern: Pattern) -> f64 {
     let t = copy(gpu, profile, n, pattern);
-    t.effective_gbps(t.requested_bytes)
+    t.effective_gbps(t.bytes_requested)
 }
 
 const N: u64 = 1 << 20;
@@ -239,7 +239,7 @@ fn compare(label: &str, runs: &[(String, u64, f64, Traffic)], seconds: &[f64]) -
     println!("experiment,parameter,measured_GBps,predicted_GBps,error,limit");
     let mut errs = Vec::new();
     for ((exp, k, measured, t), &s) in runs.iter().zip(seconds) {
-        let predicted = t.requested_bytes as f64 / s / 1e9;
+        let predicted = t.bytes_requested as f64 / s / 1e9;
         let e = (predicted - measured) / measured;
         println!(
             "{exp},{k},{measured},{predicted:.1},{:+.1}%,{:?}",
@@ -317,9 +317,9 @@ fn speed_probe() {
         let t = copy(g, &p, n, pat);
         let dt = t0.elapsed().as_secs_f64();
         println!(
-            "{pat:?}: {} accesses in {dt:.3} s = {:.0} ns/access",
-            t.accesses,
-            dt * 1e9 / t.accesses as f64
+            "{pat:?}: {} requests in {dt:.3} s = {:.0} ns/request",
+            t.requests,
+            dt * 1e9 / t.requests as f64
         );
     }
     let t0 = std::time::Instant::now();
@@ -328,6 +328,6 @@ fn speed_probe() {
     println!(
         "new+finish empty: {:.3} s {}",
         t0.elapsed().as_secs_f64(),
-        t.accesses
+        t.requests
     );
 }

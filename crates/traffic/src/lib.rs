@@ -53,9 +53,9 @@
 //! }
 //! let t = model.finish();
 //! // 5 sectors per request, yet DRAM moves (almost) only the useful bytes.
-//! assert!(t.transaction_bytes as f64 > 1.2 * t.requested_bytes as f64);
-//! assert!((t.dram_bytes() as f64) < 1.01 * t.requested_bytes as f64);
-//! println!("{:.0} GB/s ({:?}-bound)", t.effective_gbps(t.requested_bytes), t.bounds.limit);
+//! assert!(t.transaction_bytes as f64 > 1.2 * t.bytes_requested as f64);
+//! assert!((t.dram_bytes() as f64) < 1.01 * t.bytes_requested as f64);
+//! println!("{:.0} GB/s ({:?}-bound)", t.effective_gbps(t.bytes_requested), t.bounds.limit);
 //! ```
 
 mod cache;

@@ -59,6 +59,7 @@
 use crate::cache::{LineCache, LINE_BYTES};
 use crate::gpus::Gpu;
 use crate::profile::{resident_warps_per_sm, Profile};
+use schemars::JsonSchema;
 use serde::Serialize;
 use warpscope_model::arch::GlobalPath;
 use warpscope_model::{Arch, ComputeCapability, Config, L1Mode, Op, Space, WarpAccess, WARP_SIZE};
@@ -71,7 +72,7 @@ const L2_WAYS: usize = 16;
 /// Bytes, hits and misses at one cache level. `hits` and `misses` count 32-byte sectors
 /// (an L1 line hit on 2.x/3.x counts its four sectors); for L2, a store sector counts as a
 /// hit when its line was resident.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Level {
     /// Bytes the level served: for L1 the transaction bytes of the accesses that pass it
     /// (loads it caches; from 5.x on every global access, all of which go through the L1TEX
@@ -85,7 +86,7 @@ pub struct Level {
 }
 
 /// Which bound set the predicted time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Limit {
     /// DRAM bytes / achievable copy bandwidth.
@@ -99,7 +100,7 @@ pub enum Limit {
 }
 
 /// The four lower bounds on the time, seconds, and the one that won.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct Bounds {
     /// DRAM time-bytes / `copy_gbps`.
     pub dram_s: f64,
@@ -117,17 +118,19 @@ pub struct Bounds {
 ///
 /// Shapes: bytes are totals over the launch; `predicted_seconds` = the largest of
 /// [`Traffic::bounds`]; GB/s = 1e9 B/s.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct Traffic {
     /// The GPU's table name.
     pub gpu: String,
     /// Its compute capability.
     pub cc: ComputeCapability,
-    /// Global/local warp accesses with an active lane.
-    pub accesses: u64,
+    /// Global/local requests, as the analysis counts them for this compute capability (one
+    /// per warp instruction with an active lane from 5.x on; half-warps on 1.x; 8/16-byte
+    /// splits on 2.x/3.x).
+    pub requests: u64,
     /// Bytes the active lanes asked for (width × active lanes, loads and stores): the useful
     /// bytes of Harris's effective bandwidth.
-    pub requested_bytes: u64,
+    pub bytes_requested: u64,
     /// Bytes of the transactions of the coalescing rules (the model's `transaction_bytes`).
     pub transaction_bytes: u64,
     /// Per-SM L1s, summed.
@@ -156,7 +159,7 @@ impl Traffic {
     }
 
     /// Effective bandwidth, GB/s: `useful_bytes` / predicted time (Harris counts the bytes
-    /// the kernel reads plus writes, e.g. [`Traffic::requested_bytes`]). 0 when nothing ran.
+    /// the kernel reads plus writes, e.g. [`Traffic::bytes_requested`]). 0 when nothing ran.
     pub fn effective_gbps(&self, useful_bytes: u64) -> f64 {
         if self.predicted_seconds > 0.0 {
             useful_bytes as f64 / self.predicted_seconds / 1e9
@@ -252,8 +255,8 @@ impl TrafficModel {
             t: Traffic {
                 gpu: gpu.name.to_string(),
                 cc: arch.cc,
-                accesses: 0,
-                requested_bytes: 0,
+                requests: 0,
+                bytes_requested: 0,
                 transaction_bytes: 0,
                 l1: Level::default(),
                 l2: Level::default(),
@@ -299,13 +302,14 @@ impl TrafficModel {
         let sectors = &buf[..n];
         // From 5.x on the transactions are the distinct sectors [reference "CC 5.0 … 12.0"]:
         // no need to run the model's rules again; older families need them.
-        let transaction_bytes = if self.arch.cc.major >= 5 {
-            SECTOR * n as u64
+        let (transaction_bytes, requests) = if self.arch.cc.major >= 5 {
+            (SECTOR * n as u64, 1)
         } else {
-            warpscope_model::cost(&self.arch, &self.config, a).transaction_bytes
+            let c = warpscope_model::cost(&self.arch, &self.config, a);
+            (c.transaction_bytes, c.requests)
         };
-        self.t.accesses += 1;
-        self.t.requested_bytes += u64::from(a.active_lanes()) * u64::from(a.width);
+        self.t.requests += requests;
+        self.t.bytes_requested += u64::from(a.active_lanes()) * u64::from(a.width);
         self.t.transaction_bytes += transaction_bytes;
 
         let mut out = AccessTraffic::default();
@@ -645,6 +649,20 @@ mod tests {
         m.finish()
     }
 
+    /// `requests` counts as the analysis does: one per warp instruction from 5.x on, half-warps
+    /// on 1.x, quarter-warps for 16-byte words on 2.x [PG5 F.3.2, F.4.2].
+    #[test]
+    fn requests_are_the_analysis_requests_of_the_gpus_cc() {
+        let float4 = access(Op::Load, 16, |l| BASE + 16 * l);
+        let float = access(Op::Load, 4, |l| BASE + 4 * l);
+        let two = [(0, 0, float4), (0, 1, float)];
+        assert_eq!(run("h100", &two).requests, 2);
+        // 2.0: float4 in 4 quarter-warp requests, the float in one.
+        assert_eq!(run("c2050", &two).requests, 5);
+        // 1.3: half-warps, 2 each.
+        assert_eq!(run("c1060", &two).requests, 4);
+    }
+
     #[test]
     fn h100_dram_granularity_and_rmw() {
         // A warp reading one float every 64 bytes: 64 DRAM bytes per lane [H100].
@@ -796,7 +814,7 @@ mod tests {
         a.mask = 0;
         assert_eq!(m.add(0, 0, &a), AccessTraffic::default());
         let t = m.finish();
-        assert_eq!((t.accesses, t.predicted_seconds), (0, 0.0));
+        assert_eq!((t.requests, t.predicted_seconds), (0, 0.0));
         assert_eq!(t.effective_gbps(100), 0.0);
     }
 

@@ -195,11 +195,11 @@ pub(crate) fn op_name(op: warpscope_model::Op) -> &'static str {
     }
 }
 
-/// One line describing which execution was chosen.
+/// One line describing which execution was chosen (0-based, as `--warp` takes it).
 pub(crate) fn execution_line(e: &Explanation) -> String {
     format!(
         "execution {} of {} ({}) · block ({},{},{}) warp {} · active {}",
-        num(e.execution + 1),
+        num(e.execution),
         num(e.executions),
         e.chosen,
         e.block_of_warp[0],

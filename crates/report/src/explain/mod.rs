@@ -5,6 +5,7 @@
 //! [`Explanation`] is built by the pipeline (the `warpscope` crate's `explain`) from the
 //! front end's access and the model's [`Breakdown`]; this module only renders it.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use warpscope_advice::Cause;
 use warpscope_model::detail::Breakdown;
@@ -13,8 +14,9 @@ use warpscope_model::{Op, Space};
 use crate::{Analysis, Counters};
 
 /// The fix of one finding, costed on one compute capability.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FixOutcome {
+    /// The compute capability, major.minor.
     pub cc: String,
     /// Cost of the representative warp access as it is.
     pub before: Counters,
@@ -23,33 +25,41 @@ pub struct FixOutcome {
 }
 
 /// One cause found for a site, with its fix, over the compute capabilities where it applies.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Advice {
+    /// The cause, in the guides' terms (`kind`), with its figures.
     pub cause: Cause,
     /// Why, in words (from the first compute capability where it was found).
     pub why: String,
-    /// The fix the seeds teach.
+    /// The fix the CUDA guides teach, in words.
     pub fix: String,
     /// Before/after per compute capability where the cause was found.
     pub outcomes: Vec<FixOutcome>,
 }
 
 /// The advice for one row of the analysis (a site, its space and width).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SiteAdvice {
-    /// The row's number in the analysis table (1-based).
+    /// The row's number in the analysis table (`#`, 0-based: `explain --site N` takes it).
     pub row: usize,
+    /// 1-based source line.
     pub line: u32,
+    /// 1-based source column.
     pub column: u32,
+    /// The access's source text.
     pub text: String,
+    /// The memory space.
     pub space: Space,
+    /// Width of the access in bytes per lane.
     pub width: u32,
+    /// One entry per cause found.
     pub advice: Vec<Advice>,
 }
 
 /// The explained access on one compute capability.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ExplainedArch {
+    /// The compute capability, major.minor.
     pub cc: String,
     /// Architecture name ("Hopper").
     pub name: String,
@@ -68,36 +78,49 @@ pub struct ExplainedArch {
 
 /// One warp-level execution of one access site, explained for several compute
 /// capabilities.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Explanation {
+    /// The kernel's name.
     pub kernel: String,
     /// Source file (or the `-e` expression).
     pub source: String,
+    /// Grid dimensions in blocks (x, y, z).
     pub grid: [u32; 3],
+    /// Block dimensions in threads (x, y, z).
     pub block: [u32; 3],
+    /// 1-based source line of the access.
     pub line: u32,
+    /// 1-based source column.
     pub column: u32,
     /// The access's source text.
     pub text: String,
+    /// The memory space.
     pub space: Space,
+    /// Load, store or atomic.
     pub op: Op,
-    /// Bytes per lane.
+    /// Width of the access in bytes per lane.
     pub width: u32,
+    /// Loads through the read-only (texture) path.
     pub read_only: bool,
-    /// 0-based index of this execution among the site's warp-level executions.
+    /// 0-based index of this execution among the site's warp-level executions, in launch
+    /// order (what `--warp` takes).
     pub execution: u64,
     /// How many warp-level executions the site had in the launch.
     pub executions: u64,
     /// Why this execution: "the costliest" or "--warp N".
     pub chosen: String,
-    /// Block of the warp (x, y, z) and the warp's index in the block.
+    /// Block of the warp (x, y, z), 0-based.
     pub block_of_warp: [u32; 3],
+    /// The warp's 0-based index in its block.
     pub warp: u32,
-    /// Active lanes (bit *l* = lane *l*).
+    /// Active lanes (bit *l* = lane *l*), as a hexadecimal string.
+    #[serde(with = "warpscope_model::mask")]
+    #[schemars(with = "warpscope_model::mask::LaneMask")]
     pub mask: u32,
     /// Byte address of each of the 32 lanes (meaningful for active lanes only): offsets in
     /// the block's shared window, the constant bank, or the global address space.
     pub addrs: Vec<u64>,
+    /// The access explained on each compute capability, in the order asked for.
     pub architectures: Vec<ExplainedArch>,
     /// The whole kernel's analysis (the HTML page shows its table).
     pub analysis: Analysis,
@@ -109,6 +132,7 @@ mod paragraph;
 mod svg;
 mod text;
 
+pub(crate) use common::wrap;
 pub use html::render_html;
 pub use paragraph::paragraph;
 pub use svg::{render_svg, render_svg_all};

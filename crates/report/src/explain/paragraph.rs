@@ -2,7 +2,7 @@
 //! capability, in the guides' words, computed from the [`Breakdown`].
 
 use warpscope_model::arch::{Family, GlobalPath};
-use warpscope_model::detail::{Breakdown, ConstantRead, Phase, Request};
+use warpscope_model::detail::{Breakdown, ConstantGroup, Phase, Request};
 
 use super::common::{
     addr_of, cap, family, group_name, hex, lanes, lanes_phrase, num, pct, plural, width_of,
@@ -582,9 +582,9 @@ fn shared(
     finish(s)
 }
 
-fn constant(e: &Explanation, a: &ExplainedArch, groups: &[(u32, Vec<ConstantRead>)]) -> String {
+fn constant(e: &Explanation, a: &ExplainedArch, groups: &[ConstantGroup]) -> String {
     let mut s: Vec<String> = Vec::new();
-    let who = if groups.first().map(|g| g.0.count_ones()) == Some(16) {
+    let who = if groups.first().map(|g| g.group.count_ones()) == Some(16) {
         "each half-warp"
     } else {
         "the warp"
@@ -595,7 +595,7 @@ fn constant(e: &Explanation, a: &ExplainedArch, groups: &[(u32, Vec<ConstantRead
         a.cc
     ));
     let _ = e;
-    for (group, reads) in groups.iter().take(2) {
+    for ConstantGroup { group, reads } in groups.iter().take(2) {
         let name = if groups.len() > 1 {
             cap(&group_name(*group))
         } else {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use warpscope_model::detail::{Breakdown, ConstantRead, Phase};
+use warpscope_model::detail::{Breakdown, ConstantGroup, ConstantRead, Phase};
 
 use super::common::{
     arch_title, bank_cell, counters_line, esc, group_label, hex, lanes, lanes_phrase, num, plural,
@@ -828,7 +828,7 @@ fn shared(f: &mut Fig, e: &Explanation, banks: u32, bank_bytes: u32, phases: &[P
                     "text-anchor=\"end\" fill=\"{}\"",
                     if pass > 0 { CONFLICT.1 } else { "#333" }
                 ),
-                &format!("wavefront {}", pass + 1),
+                &format!("wavefront {pass}"),
             );
             for b in 0..nb {
                 let x = LM + bw * b as f64;
@@ -869,8 +869,7 @@ fn shared(f: &mut Fig, e: &Explanation, banks: u32, bank_bytes: u32, phases: &[P
                     20.0,
                     &format!("class=\"slot\" fill=\"{fill}\" stroke=\"{stroke}\""),
                     &format!(
-                        "bank {b}, wavefront {}: {} on word{} {}",
-                        pass + 1,
+                        "bank {b}, wavefront {pass}: {} on word{} {}",
                         lanes_phrase(ls),
                         if words.len() == 1 { "" } else { "s" },
                         words_s.join(", ")
@@ -979,13 +978,13 @@ fn shared(f: &mut Fig, e: &Explanation, banks: u32, bank_bytes: u32, phases: &[P
     legend(f, &items);
 }
 
-fn constant(f: &mut Fig, e: &Explanation, groups: &[(u32, Vec<ConstantRead>)]) {
+fn constant(f: &mut Fig, e: &Explanation, groups: &[ConstantGroup]) {
     let id = f.id.clone();
     // Boxes: one per (group, distinct address), in order.
     let boxes: Vec<(usize, &ConstantRead)> = groups
         .iter()
         .enumerate()
-        .flat_map(|(g, (_, reads))| reads.iter().map(move |r| (g, r)))
+        .flat_map(|(g, x)| x.reads.iter().map(move |r| (g, r)))
         .collect();
     let box_of = |l: usize| boxes.iter().position(|(_, r)| r.lanes & (1 << l) != 0);
     let lanes_y = f.h + 6.0;
@@ -1030,7 +1029,7 @@ fn constant(f: &mut Fig, e: &Explanation, groups: &[(u32, Vec<ConstantRead>)]) {
                 by + bh + 13.0,
                 10.0,
                 "fill=\"#333\"",
-                &group_label(groups[*g].0),
+                &group_label(groups[*g].group),
             );
         }
         prev_group = *g;
@@ -1043,12 +1042,7 @@ fn constant(f: &mut Fig, e: &Explanation, groups: &[(u32, Vec<ConstantRead>)]) {
             &format!(
                 "class=\"read\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"2\" rx=\"3\""
             ),
-            &format!(
-                "request {}: {} for {}",
-                i + 1,
-                hex(r.addr),
-                lanes_phrase(r.lanes)
-            ),
+            &format!("request {i}: {} for {}", hex(r.addr), lanes_phrase(r.lanes)),
         );
         let addr = hex(r.addr);
         let a_fits = addr.len() as f64 * 6.6 + 6.0 <= bw;
@@ -1057,9 +1051,9 @@ fn constant(f: &mut Fig, e: &Explanation, groups: &[(u32, Vec<ConstantRead>)]) {
             by + 16.0,
             11.0,
             "text-anchor=\"middle\" fill=\"#111\" font-weight=\"bold\"",
-            &if a_fits { addr } else { format!("#{}", i + 1) },
+            &if a_fits { addr } else { format!("#{i}") },
         );
-        let lab = format!("req {}", i + 1);
+        let lab = format!("req {i}");
         if lab.len() as f64 * 6.0 + 4.0 <= bw {
             f.text(
                 x + bw / 2.0,
@@ -1083,7 +1077,7 @@ fn constant(f: &mut Fig, e: &Explanation, groups: &[(u32, Vec<ConstantRead>)]) {
                 y + 13.0,
                 11.0,
                 "fill=\"#333\"",
-                &format!("#{}: {} ({})", i + 1, hex(r.addr), lanes_phrase(r.lanes)),
+                &format!("#{i}: {} ({})", hex(r.addr), lanes_phrase(r.lanes)),
             );
             y += 15.0;
         }

@@ -1,6 +1,6 @@
 //! The terminal picture: Unicode blocks and box drawing, optional ANSI colours.
 
-use warpscope_model::detail::{Breakdown, ConstantRead, Phase};
+use warpscope_model::detail::{Breakdown, ConstantGroup, Phase};
 
 use super::common::{
     arch_title, bank_cell, cause_name, counters_line, counters_short, execution_line, group_label,
@@ -347,7 +347,7 @@ fn shared(banks: u32, bank_bytes: u32, phases: &[Phase], st: &Style) -> String {
             passes
         };
         for pass in 0..shown {
-            let mut row = label(&format!("wavefront {}", pass + 1));
+            let mut row = label(&format!("wavefront {pass}"));
             row.push(' ');
             for b in 0..nb {
                 let (ls, words) = bank_cell(p, pass, b, nb);
@@ -432,7 +432,7 @@ fn letter(i: usize) -> char {
     L[i % L.len()] as char
 }
 
-fn constant(groups: &[(u32, Vec<ConstantRead>)], st: &Style) -> String {
+fn constant(groups: &[ConstantGroup], st: &Style) -> String {
     let mut out = String::new();
     let mut head = label("lane");
     for l in (0..32).step_by(8) {
@@ -444,7 +444,7 @@ fn constant(groups: &[(u32, Vec<ConstantRead>)], st: &Style) -> String {
         out.push_str("(no active lane)\n");
     }
     let mut k = 0;
-    for (group, reads) in groups {
+    for ConstantGroup { group, reads } in groups {
         let mut strip = String::new();
         for l in 0..32u32 {
             let i = reads.iter().position(|r| r.lanes & (1 << l) != 0);
@@ -458,7 +458,6 @@ fn constant(groups: &[(u32, Vec<ConstantRead>)], st: &Style) -> String {
         out.push_str(strip.trim_end());
         out.push('\n');
         for (i, r) in reads.iter().enumerate() {
-            k += 1;
             out.push_str(&st.req(
                 i,
                 &format!(
@@ -470,6 +469,7 @@ fn constant(groups: &[(u32, Vec<ConstantRead>)], st: &Style) -> String {
                 ),
             ));
             out.push('\n');
+            k += 1;
         }
     }
     out.push_str(&st.dim(&format!(

@@ -1,0 +1,383 @@
+//! Nsight Compute's names for warpscope's figures: which `ncu` metric each row's requests,
+//! sectors, wavefronts and instruction count correspond to, by memory space and operation.
+//! The one table both `--format csv` (column names) and `warpscope verify` (what it reads
+//! from ncu and compares) use.
+//!
+//! Metric names are Nsight Compute's (2019.1 and later; the nvprof-to-ncu mapping of its
+//! documentation: `gld_transactions` → `l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum`, …).
+//! The global load/store requests and sectors and the shared load/store wavefronts were
+//! checked equal to warpscope's on an H100 (`tests/data/h100/`). Nsight Compute profiles CC
+//! 7.0 and later only ([`profiled`]).
+
+use crate::Counters;
+use warpscope_model::{ComputeCapability, Op, Space};
+
+/// Which of a row's figures a metric equals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Figure {
+    /// Warp-level instructions executed ([`Counters::executions`]). Nsight Compute also
+    /// counts executions with every lane predicated off, which warpscope does not.
+    Instructions,
+    /// [`Counters::requests`].
+    Requests,
+    /// [`Counters::sectors`] (32-byte sectors).
+    Sectors,
+    /// [`Counters::wavefronts`] (shared memory).
+    Wavefronts,
+}
+
+/// Nsight Compute's operation of a memory instruction: `op_ld`, `op_st`, `op_atom` (an
+/// atomic whose result is used, PTX `atom`) or `op_red` (a reduction, PTX `red`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NcuOp {
+    Ld,
+    St,
+    Atom,
+    Red,
+}
+
+/// One Nsight Compute metric and the warpscope figure it counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metric {
+    /// warpscope's short name for it (the columns of `tests/data/h100/examples.csv`).
+    pub column: &'static str,
+    /// The Nsight Compute metric, as `ncu --metrics` takes it.
+    pub metric: &'static str,
+    /// The memory space it counts.
+    pub space: Space,
+    /// The operation it counts.
+    pub op: NcuOp,
+    /// The figure of a row of that space and operation it equals.
+    pub figure: Figure,
+}
+
+const fn m(
+    column: &'static str,
+    metric: &'static str,
+    space: Space,
+    op: NcuOp,
+    figure: Figure,
+) -> Metric {
+    Metric {
+        column,
+        metric,
+        space,
+        op,
+        figure,
+    }
+}
+
+use Figure::*;
+use NcuOp::*;
+use Space::{Global, Local, Shared};
+
+/// Global-load requests.
+pub const GLOBAL_LD_REQUESTS: Metric = m(
+    "global_ld_requests",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    Global,
+    Ld,
+    Requests,
+);
+/// Global-load sectors.
+pub const GLOBAL_LD_SECTORS: Metric = m(
+    "global_ld_sectors",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    Global,
+    Ld,
+    Sectors,
+);
+/// Global-store requests.
+pub const GLOBAL_ST_REQUESTS: Metric = m(
+    "global_st_requests",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    Global,
+    St,
+    Requests,
+);
+/// Global-store sectors.
+pub const GLOBAL_ST_SECTORS: Metric = m(
+    "global_st_sectors",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    Global,
+    St,
+    Sectors,
+);
+/// Shared-load wavefronts.
+pub const SHARED_LD_WAVEFRONTS: Metric = m(
+    "shared_ld_wavefronts",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    Shared,
+    Ld,
+    Wavefronts,
+);
+/// Shared-store wavefronts.
+pub const SHARED_ST_WAVEFRONTS: Metric = m(
+    "shared_st_wavefronts",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    Shared,
+    St,
+    Wavefronts,
+);
+/// Shared-load instructions.
+pub const SHARED_LD_INSTRUCTIONS: Metric = m(
+    "shared_ld_instructions",
+    "smsp__inst_executed_op_shared_ld.sum",
+    Shared,
+    Ld,
+    Instructions,
+);
+
+/// Every metric warpscope predicts, grouped by space and operation.
+pub const METRICS: &[Metric] = &[
+    m(
+        "global_ld_instructions",
+        "smsp__inst_executed_op_global_ld.sum",
+        Global,
+        Ld,
+        Instructions,
+    ),
+    GLOBAL_LD_REQUESTS,
+    GLOBAL_LD_SECTORS,
+    m(
+        "global_st_instructions",
+        "smsp__inst_executed_op_global_st.sum",
+        Global,
+        St,
+        Instructions,
+    ),
+    GLOBAL_ST_REQUESTS,
+    GLOBAL_ST_SECTORS,
+    m(
+        "global_atom_instructions",
+        "smsp__inst_executed_op_global_atom.sum",
+        Global,
+        Atom,
+        Instructions,
+    ),
+    m(
+        "global_atom_requests",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+        Global,
+        Atom,
+        Requests,
+    ),
+    m(
+        "global_atom_sectors",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+        Global,
+        Atom,
+        Sectors,
+    ),
+    m(
+        "global_red_instructions",
+        "smsp__inst_executed_op_global_red.sum",
+        Global,
+        Red,
+        Instructions,
+    ),
+    m(
+        "global_red_requests",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+        Global,
+        Red,
+        Requests,
+    ),
+    m(
+        "global_red_sectors",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
+        Global,
+        Red,
+        Sectors,
+    ),
+    m(
+        "local_ld_instructions",
+        "smsp__inst_executed_op_local_ld.sum",
+        Local,
+        Ld,
+        Instructions,
+    ),
+    m(
+        "local_ld_requests",
+        "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum",
+        Local,
+        Ld,
+        Requests,
+    ),
+    m(
+        "local_ld_sectors",
+        "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+        Local,
+        Ld,
+        Sectors,
+    ),
+    m(
+        "local_st_instructions",
+        "smsp__inst_executed_op_local_st.sum",
+        Local,
+        St,
+        Instructions,
+    ),
+    m(
+        "local_st_requests",
+        "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
+        Local,
+        St,
+        Requests,
+    ),
+    m(
+        "local_st_sectors",
+        "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+        Local,
+        St,
+        Sectors,
+    ),
+    SHARED_LD_INSTRUCTIONS,
+    SHARED_LD_WAVEFRONTS,
+    m(
+        "shared_st_instructions",
+        "smsp__inst_executed_op_shared_st.sum",
+        Shared,
+        St,
+        Instructions,
+    ),
+    SHARED_ST_WAVEFRONTS,
+    m(
+        "shared_atom_instructions",
+        "smsp__inst_executed_op_shared_atom.sum",
+        Shared,
+        Atom,
+        Instructions,
+    ),
+    m(
+        "shared_atom_wavefronts",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+        Shared,
+        Atom,
+        Wavefronts,
+    ),
+];
+
+/// Whether Nsight Compute profiles `cc` (7.0 and later), so that its metrics name a figure.
+pub fn profiled(cc: ComputeCapability) -> bool {
+    cc.at_least(7, 0)
+}
+
+/// Nsight Compute's operation for a row of `space` and `op`: loads `op_ld`, stores `op_st`;
+/// shared-memory atomics `op_atom` (ATOMS; measured on H100, the histogram of
+/// `tests/data/h100/compiled/`); a global atomic `op_red` when its PTX instruction is `red.…`,
+/// else `None`: ptxas turns an `atom.global` whose result is unused into a reduction (RED,
+/// ncu's `op_red`; measured on H100, the same histogram) and one whose result is used into
+/// ATOM (`op_atom`), which the instruction's name does not tell, and the source interpreter's
+/// sites have no instruction at all.
+pub fn ncu_op(space: Space, op: Op, ptx: Option<&str>) -> Option<NcuOp> {
+    match (op, space) {
+        (Op::Load, _) => Some(Ld),
+        (Op::Store, _) => Some(St),
+        (Op::Atomic, Shared) => Some(Atom),
+        (Op::Atomic, _) => ptx.filter(|p| p.starts_with("red.")).map(|_| Red),
+    }
+}
+
+/// The value of `figure` in `c`.
+pub fn figure(c: &Counters, figure: Figure) -> u64 {
+    match figure {
+        Instructions => c.executions,
+        Requests => c.requests,
+        Sectors => c.sectors,
+        Wavefronts => c.wavefronts,
+    }
+}
+
+/// The metrics a row (an access of `space` and `op`, PTX instruction `ptx` when compiled)
+/// adds to, each with warpscope's value from `c`, in [`METRICS`] order. Empty for constant
+/// memory and for a global atomic of unknown kind (see [`ncu_op`]).
+pub fn row_metrics(
+    space: Space,
+    op: Op,
+    ptx: Option<&str>,
+    c: &Counters,
+) -> Vec<(&'static Metric, u64)> {
+    let Some(nop) = ncu_op(space, op, ptx) else {
+        return Vec::new();
+    };
+    METRICS
+        .iter()
+        .filter(|x| x.space == space && x.op == nop)
+        .map(|x| (x, figure(c, x.figure)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_follow_ncu_conventions() {
+        for (i, a) in METRICS.iter().enumerate() {
+            for b in &METRICS[i + 1..] {
+                assert_ne!(a.metric, b.metric);
+                assert_ne!(a.column, b.column);
+            }
+            assert!(a.metric.ends_with(".sum"), "{}", a.metric);
+            let space = format!("{:?}", a.space).to_lowercase();
+            let op = format!("{:?}", a.op).to_lowercase();
+            // l1tex__…_mem_global_op_ld, smsp__inst_executed_op_global_ld.
+            let memory_unit = a.metric.contains(&format!("mem_{space}_op_{op}."));
+            let instructions = a.metric == format!("smsp__inst_executed_op_{space}_{op}.sum");
+            assert!(memory_unit != instructions, "{}", a.metric);
+            assert_eq!(
+                instructions,
+                a.figure == Figure::Instructions,
+                "{}",
+                a.metric
+            );
+            assert!(
+                a.column.starts_with(&format!("{space}_{op}_")),
+                "{}",
+                a.column
+            );
+        }
+    }
+
+    #[test]
+    fn a_global_load_row_maps_to_its_instructions_requests_and_sectors() {
+        let c = Counters {
+            executions: 8,
+            requests: 8,
+            sectors: 40,
+            transactions: 40,
+            ..Counters::default()
+        };
+        let got: Vec<(&str, u64)> = row_metrics(Space::Global, Op::Load, None, &c)
+            .into_iter()
+            .map(|(m, v)| (m.metric, v))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("smsp__inst_executed_op_global_ld.sum", 8),
+                ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 8),
+                ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 40)
+            ]
+        );
+        let shared = row_metrics(Space::Shared, Op::Store, None, &c);
+        assert_eq!(shared.len(), 2);
+        assert_eq!(shared[1].0, &SHARED_ST_WAVEFRONTS);
+        assert!(row_metrics(Space::Constant, Op::Load, None, &c).is_empty());
+        // Atomics: by the PTX instruction, unknown without it.
+        assert!(row_metrics(Space::Global, Op::Atomic, None, &c).is_empty());
+        let red = row_metrics(Space::Global, Op::Atomic, Some("red.global.add.u32"), &c);
+        assert_eq!(
+            red[2].0.metric,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"
+        );
+        let atom = row_metrics(Space::Shared, Op::Atomic, Some("atom.shared.add.u32"), &c);
+        assert_eq!(
+            atom[1].0.metric,
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"
+        );
+        assert!(profiled(ComputeCapability::new(7, 0)));
+        assert!(!profiled(ComputeCapability::new(6, 2)));
+    }
+}
