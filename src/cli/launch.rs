@@ -34,6 +34,14 @@ pub struct LaunchArgs {
     /// Size of a pointer parameter's allocation in elements, NAME=ELEMENTS (enables bounds checks).
     #[arg(long = "alloc", value_name = "NAME=ELEMENTS")]
     allocs: Vec<String>,
+    /// What a pointer parameter's memory holds before the launch, NAME=MODE (MODE alone: every
+    /// pointer parameter; repeatable, the last naming a parameter wins). MODE: zero (the
+    /// default), iota (element k holds k), random[:SEED] (floats uniform in [0,1), integers
+    /// uniform in [0, its --alloc elements) or [0, 32768) without --alloc; SEED defaults to the
+    /// parameter's position + 1), const:V, file:PATH (a NumPy .npy of the element type, or raw
+    /// little-endian elements; its element count sizes the allocation, and must equal --alloc).
+    #[arg(long = "init", value_name = "NAME=MODE")]
+    init: Vec<String>,
     /// Preprocessor macro NAME[=VALUE], as nvcc takes it.
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     defines: Vec<String>,
@@ -175,6 +183,11 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
                 .with_context(|| format!("--alloc {n}={v}: expected a number of elements"))
         })
         .collect::<Result<_>>()?;
+    req.init = l
+        .init
+        .iter()
+        .map(|s| warpscope::init::Rule::parse(s))
+        .collect::<Result<_, _>>()?;
     req.defines = l.defines.clone();
     if let Some(cc) = &l.cc {
         req = req.ccs(cc)?;
