@@ -1,6 +1,6 @@
 //! The launch flags shared by `analyze` and `explain`, and the request built from them.
 
-use super::quick;
+use super::{launches, quick};
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use warpscope::model::{Config, L1Mode, SmemBankMode};
@@ -20,13 +20,18 @@ pub struct LaunchArgs {
     #[arg(short = 'e', long = "expr", value_name = "EXPR")]
     expr: Option<String>,
     /// Kernel name; a template with its arguments, e.g. 'stride<float>' (with a FILE).
-    #[arg(long, required_unless_present = "expr", conflicts_with = "expr")]
+    #[arg(long, required_unless_present_any = ["expr", "launch"], conflicts_with = "expr")]
     kernel: Option<String>,
+    /// The launch N (0-based) of the FILE's host code, as `warpscope launches FILE` lists
+    /// them: its kernel, grid, block, shared memory and constant scalar arguments; flags given
+    /// override them, and what is not a compile-time constant must be given.
+    #[arg(long, value_name = "N", conflicts_with = "expr", requires = "file")]
+    launch: Option<usize>,
     /// Grid dimensions X[,Y[,Z]] (blocks; with -e the default is 1).
-    #[arg(long, required_unless_present = "expr")]
+    #[arg(long, required_unless_present_any = ["expr", "launch"])]
     grid: Option<String>,
     /// Block dimensions X[,Y[,Z]] (threads; with -e the default is 32: one warp).
-    #[arg(long, required_unless_present = "expr")]
+    #[arg(long, required_unless_present_any = ["expr", "launch"])]
     block: Option<String>,
     /// Scalar kernel parameter NAME=VALUE (repeatable).
     #[arg(long = "arg", value_name = "NAME=VALUE")]
@@ -48,9 +53,9 @@ pub struct LaunchArgs {
     /// Compute capabilities: a list like 9.0 or 1.0,1.3,2.0,9.0, or 'all' (default: a representative set).
     #[arg(long)]
     cc: Option<String>,
-    /// Bytes of extern __shared__ memory per block.
-    #[arg(long, default_value_t = 0, value_name = "BYTES")]
-    dynamic_smem: u64,
+    /// Bytes of extern __shared__ memory per block (default 0, or the --launch's).
+    #[arg(long, value_name = "BYTES")]
+    dynamic_smem: Option<u64>,
     /// Caching of global loads on CC 2.x/3.x (-Xptxas -dlcm).
     #[arg(long, value_enum, default_value_t = L1Arg::Default)]
     l1: L1Arg,
@@ -161,20 +166,51 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
                 quick::KERNEL.to_string(),
             )
         }
-        (None, Some(f), Some(k)) => {
+        (None, Some(f), k) if k.is_some() || l.launch.is_some() => {
             let src = std::fs::read_to_string(f).with_context(|| format!("cannot read {f}"))?;
-            (None, f.clone(), src, k.clone())
+            (None, f.clone(), src, k.clone().unwrap_or_default())
         }
-        _ => bail!("give a FILE with --kernel NAME, or a pattern with -e"),
+        _ => bail!("give a FILE with --kernel NAME (or --launch N), or a pattern with -e"),
+    };
+    let mut args = pairs(&l.args, "arg")?;
+    // --launch N: what the flags leave open, from the host code's launch.
+    let host = match l.launch {
+        Some(n) => Some(launches::from_host(
+            &file,
+            &source,
+            &l.defines,
+            n,
+            &launches::Given {
+                kernel: l.kernel.as_deref(),
+                grid: l.grid.is_some(),
+                block: l.block.is_some(),
+                dynamic_smem: l.dynamic_smem.is_some(),
+                args: args.iter().map(|(n, _)| n.as_str()).collect(),
+            },
+        )?),
+        None => None,
+    };
+    let (kernel, grid, block) = match &host {
+        Some(h) => (h.kernel.clone(), h.grid, h.block),
+        None => (kernel, [1, 1, 1], [32, 1, 1]),
     };
     let mut req = AnalyzeRequest::new(
         &file,
         &source,
         &kernel,
-        dims(l.grid.as_deref().unwrap_or("1"), "grid")?,
-        dims(l.block.as_deref().unwrap_or("32"), "block")?,
+        match &l.grid {
+            Some(g) => dims(g, "grid")?,
+            None => grid,
+        },
+        match &l.block {
+            Some(b) => dims(b, "block")?,
+            None => block,
+        },
     );
-    req.args = pairs(&l.args, "arg")?;
+    if let Some(h) = &host {
+        args.extend(h.args.iter().cloned());
+    }
+    req.args = args;
     req.allocs = pairs(&l.allocs, "alloc")?
         .into_iter()
         .map(|(n, v)| {
@@ -192,7 +228,10 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
     if let Some(cc) = &l.cc {
         req = req.ccs(cc)?;
     }
-    req.dynamic_shared_bytes = l.dynamic_smem;
+    req.dynamic_shared_bytes = l
+        .dynamic_smem
+        .or(host.as_ref().map(|h| h.dynamic_smem))
+        .unwrap_or(0);
     req.max_steps = l.max_steps;
     req.compile = warpscope::CompileRequest {
         frontend: match l.frontend {

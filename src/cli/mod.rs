@@ -10,6 +10,7 @@ mod explain;
 #[cfg(feature = "cuda")]
 mod gpu;
 mod launch;
+mod launches;
 mod lists;
 mod quick;
 mod sweep;
@@ -31,6 +32,10 @@ enum Cmd {
     Analyze(analyze::AnalyzeArgs),
     /// Show why one access costs what it costs, warp by warp and CC by CC, and how to fix it.
     Explain(explain::ExplainArgs),
+    /// List the <<<…>>> kernel launches of a file's host code: kernel, grid, block, shared
+    /// memory and arguments, with the values of those that are compile-time constants
+    /// (`analyze --launch N` takes them).
+    Launches(launches::LaunchesArgs),
     /// The seeds' experiment: predicted effective bandwidth of Harris's copy kernels against
     /// offset or stride, for each GPU, as a table and an SVG plot.
     Sweep(sweep::SweepArgs),
@@ -77,6 +82,7 @@ pub fn main() -> ExitCode {
         Cmd::Analyze(a) => analyze::analyze(a),
         Cmd::Explain(a) => explain::explain(a),
         Cmd::Sweep(a) => sweep::sweep(a),
+        Cmd::Launches(a) => launches::launches(a),
         #[cfg(feature = "cuda")]
         Cmd::Run(a) => gpu::run(a),
         #[cfg(feature = "cuda")]

@@ -10,6 +10,7 @@
 pub mod error;
 mod exec;
 pub mod ir;
+pub mod launches;
 mod lower;
 pub mod preprocess;
 pub mod types;
@@ -17,6 +18,7 @@ pub mod types;
 pub use error::{Error, Result, ThreadCoord};
 pub use exec::{LaunchConfig, WarpOrigin};
 pub use ir::Loc;
+pub use launches::{host_launches, HostLaunch};
 pub use lower::{AllocInfo, LocalArray, Site};
 
 use lower::{Lowered, Lowerer};
