@@ -575,8 +575,10 @@ impl<'a> Walker<'a> {
                     return Ok(Value::Int(if neg { -v } else { v }));
                 }
                 parse_float_literal(t)
-                    .map(|(x, _)| Value::Float(x))
-                    .ok_or_else(|| format!("`{t}` is not a number"))
+                    .map(|(x, _)| x)
+                    .filter(|x| x.is_finite())
+                    .map(Value::Float)
+                    .ok_or_else(|| format!("`{t}` is not a finite number"))
             }
             "char_literal" => {
                 let t = text(n, src);
@@ -866,11 +868,12 @@ fn binary(op: &str, l: Value, r: Value) -> std::result::Result<Value, String> {
                 "*" => a.checked_mul(b).ok_or_else(over)?,
                 "/" | "%" if b == 0 => return Err(format!("{a} {op} 0 divides by zero")),
                 // C's integer division truncates toward zero, as Rust's does.
-                "/" => a / b,
-                "%" => a % b,
-                "<<" => a
-                    .checked_shl(u32::try_from(b).map_err(|_| over())?)
-                    .ok_or_else(over)?,
+                "/" => a.checked_div(b).ok_or_else(over)?,
+                "%" => a.checked_rem(b).ok_or_else(over)?,
+                "<<" => {
+                    let n = u32::try_from(b).ok().filter(|n| *n < 64).ok_or_else(over)?;
+                    i64::try_from((a as i128) << n).map_err(|_| over())?
+                }
                 ">>" => a
                     .checked_shr(u32::try_from(b).map_err(|_| over())?)
                     .ok_or_else(over)?,
@@ -897,7 +900,7 @@ fn binary(op: &str, l: Value, r: Value) -> std::result::Result<Value, String> {
                 Value::Dim3(_) => 0.0,
             };
             let (x, y) = (f(a), f(b));
-            Ok(Value::Float(match op {
+            let v = match op {
                 "+" => x + y,
                 "-" => x - y,
                 "*" => x * y,
@@ -911,7 +914,11 @@ fn binary(op: &str, l: Value, r: Value) -> std::result::Result<Value, String> {
                 "&&" => return cmp(x != 0.0 && y != 0.0),
                 "||" => return cmp(x != 0.0 || y != 0.0),
                 _ => return Err(format!("the operator {op} on floating point")),
-            }))
+            };
+            if !v.is_finite() {
+                return Err(format!("{x} {op} {y} is not a finite number"));
+            }
+            Ok(Value::Float(v))
         }
     }
 }

@@ -171,3 +171,19 @@ fn values_as_dimensions() {
     assert_eq!(Value::Float(2.0).dims(), None);
     assert_eq!(Value::Dim3([32, 8, 1]).to_string(), "(32,8,1)");
 }
+
+/// Self-referential macros, overflow, division of the most negative number by -1, huge
+/// floats and a truncated launch end in reasons, never a panic.
+#[test]
+fn hostile_expressions_are_not_constants() {
+    let src = "#define A A\n#define BIG (3 << 62)\n__global__ void k(int n) {}\nint main() {\n k<<<A, (-9223372036854775807 - 1) / -1>>>(BIG);\n k<<<dim3(1,2,3,4), 1 << 70>>>(1e400);\n k<<<\n}\n";
+    let l = launches(src, &[]);
+    assert_eq!(l.len(), 2);
+    let why = |e: &LaunchExpr| e.why.clone().unwrap_or_default();
+    assert_eq!(why(&l[0].grid), "the macro `A` expands too deeply");
+    assert!(why(&l[0].block).ends_with("overflows"));
+    assert_eq!(why(&l[0].args[0].expr), "3 << 62 overflows");
+    assert_eq!(why(&l[1].grid), "a dim3 of 4 values");
+    assert_eq!(why(&l[1].block), "1 << 70 overflows");
+    assert_eq!(why(&l[1].args[0].expr), "`1e400` is not a finite number");
+}
