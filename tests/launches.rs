@@ -289,3 +289,34 @@ fn explain_takes_the_launch_too() {
         (Some(1), Some(32))
     );
 }
+
+/// `--sweep` over a parameter the launch fixes: the sweep's values win. strided_copy's loads
+/// are 1024 requests of 4 sectors at stride 1 and 8 at stride 2.
+#[test]
+fn sweep_over_a_launch_parameter() {
+    let v = json(&[
+        "analyze",
+        HOST,
+        "--launch",
+        "1",
+        "--cc",
+        "9.0",
+        "--frontend",
+        "source",
+        "--sweep",
+        "stride=1..2",
+    ]);
+    let got: Vec<(u64, u64)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let t = &p["analysis"]["architectures"][0]["totals"]["global_load"];
+            (
+                t["requests"].as_u64().unwrap(),
+                t["sectors"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, vec![(1024, 4096), (1024, 8192)]);
+}

@@ -185,7 +185,12 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
                 grid: l.grid.is_some(),
                 block: l.block.is_some(),
                 dynamic_smem: l.dynamic_smem.is_some(),
-                args: args.iter().map(|(n, _)| n.as_str()).collect(),
+                // A swept parameter's values are the sweep's.
+                args: args
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .chain(sweep.map(|(s, _)| s.name.as_str()))
+                    .collect(),
             },
         )?),
         None => None,
