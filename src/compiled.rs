@@ -313,28 +313,33 @@ fn load_entry(req: &AnalyzeRequest, ptx: &str, label: &str, entry: &str) -> Resu
     let entry = warpscope_ptx::find_entry(&module, entry).map_err(|e| anyhow!("{e}"))?;
     let prog = Program::decode(&module, entry).map_err(|e| anyhow!("{label}: {e}"))?;
     let demangled = warpscope_ptx::demangle(&entry.name);
-    let types = param_types(&demangled);
+    let mut types = param_types(&demangled);
     // Parameter names come from the CUDA source: the request's, or for a .ptx file the
     // first `.file` that is a CUDA source found here.
-    let mut names = Vec::new();
+    let mut declared = Vec::new();
     if !crate::is_ptx_file(&req.file) {
-        names = source_param_names(&req.source, &req.kernel, prog.params.len());
+        declared = source_params(&req.source, &req.kernel, prog.params.len());
     } else {
         for (_, f) in &prog.files {
             if !(f.ends_with(".cu") || f.ends_with(".cuh")) {
                 continue;
             }
             if let Some(text) = find_source(f).and_then(|p| std::fs::read_to_string(p).ok()) {
-                names = source_param_names(
+                declared = source_params(
                     &text,
                     &warpscope_ptx::demangle(&entry.name),
                     prog.params.len(),
                 );
-                if !names.is_empty() {
+                if !declared.is_empty() {
                     break;
                 }
             }
         }
+    }
+    let names: Vec<String> = declared.iter().map(|(n, _)| n.clone()).collect();
+    // An `extern "C"` kernel's name carries no types: the source's declarations do.
+    if types.is_empty() {
+        types = declared.into_iter().map(|(_, t)| t).collect();
     }
     let (launch, params) = build_launch(req, &prog, &names, &types)?;
     let sites = site_infos(req, &prog);
@@ -518,6 +523,16 @@ fn split_top(s: &str) -> Vec<&str> {
 /// The parameter names of the `__global__` function `kernel` in CUDA source text, when a
 /// definition with `count` parameters is found.
 pub fn source_param_names(source: &str, kernel: &str, count: usize) -> Vec<String> {
+    source_params(source, kernel, count)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect()
+}
+
+/// The parameters (name, C type) of the `__global__` function `kernel` in CUDA source text,
+/// when a definition with `count` parameters is found; an array parameter's type is its
+/// pointer (`float a[]`: `float*`).
+pub fn source_params(source: &str, kernel: &str, count: usize) -> Vec<(String, String)> {
     let base = kernel.split(['<', '(']).next().unwrap_or(kernel).trim();
     let base = base.rsplit("::").next().unwrap_or(base);
     if base.is_empty() {
@@ -558,21 +573,31 @@ pub fn source_param_names(source: &str, kernel: &str, count: usize) -> Vec<Strin
             }
         }
         let Some(close) = close else { continue };
-        let names: Vec<String> = split_top(&source[open + 1..close])
+        let params: Vec<(String, String)> = split_top(&source[open + 1..close])
             .into_iter()
             .filter(|p| !p.trim().is_empty() && p.trim() != "void")
             .map(|p| {
                 let p = p.split('=').next().unwrap_or(p);
-                let p = p.split('[').next().unwrap_or(p);
-                p.trim_end()
+                let array = p.contains('[');
+                let p = p.split('[').next().unwrap_or(p).trim_end();
+                let name = p
                     .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                     .next()
                     .unwrap_or("")
-                    .to_string()
+                    .to_string();
+                // As a demangled signature spells it: no restrict, `float*`.
+                let ty = p[..p.len() - name.len()]
+                    .replace('*', " * ")
+                    .split_whitespace()
+                    .filter(|w| !["__restrict__", "__restrict", "restrict"].contains(w))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .replace(" *", "*");
+                (name, if array { format!("{ty}*") } else { ty })
             })
             .collect();
-        if names.len() == count && names.iter().all(|n| !n.is_empty()) {
-            return names;
+        if params.len() == count && params.iter().all(|(n, _)| !n.is_empty()) {
+            return params;
         }
     }
     Vec::new()
@@ -695,7 +720,7 @@ fn build_launch(
                     base,
                     size: sizes[k],
                 },
-                Vec::new(),
+                warpscope_init::Contents::Zero,
             ));
             launch.args.push(base.to_le_bytes().to_vec());
             descs.push(ParamDesc {
@@ -733,6 +758,28 @@ fn build_launch(
             bytes: bytes.clone(),
         });
         launch.args.push(bytes);
+    }
+    // `--init`: each allocation's initial contents; a file sizes one that --alloc does not.
+    let params: Vec<warpscope_init::Param> = descs
+        .iter()
+        .map(|d| warpscope_init::Param {
+            name: &d.name,
+            c_type: &d.ty,
+            pointer: d.alloc.is_some(),
+            elem_bytes: d.elem_size,
+        })
+        .collect();
+    let initial = warpscope_init::resolve(&req.init, &req.kernel, &params, &req.allocs)
+        .map_err(|e| anyhow!("{e}"))?;
+    for (d, init) in descs.iter().zip(initial) {
+        let (Some(a), Some(init)) = (d.alloc, init) else {
+            continue;
+        };
+        let (alloc, contents) = &mut launch.allocs[a];
+        if let Some(n) = init.file_elements {
+            alloc.size = Some(n.saturating_mul(init.elem.bytes));
+        }
+        *contents = init.contents;
     }
     Ok((launch, descs))
 }
@@ -787,6 +834,11 @@ mod tests {
         assert_eq!(source_param_names(src, "offset<float>", 2), vec!["a", "s"]);
         assert_eq!(source_param_names(src, "k", 3), vec!["in", "out", "n"]);
         assert!(source_param_names(src, "k", 2).is_empty());
+        let p = source_params(src, "k", 3);
+        assert_eq!(
+            p.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+            vec!["const float*", "float*", "int"]
+        );
     }
 
     #[test]

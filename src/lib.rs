@@ -26,6 +26,7 @@ pub mod sweep;
 pub use compiled::{CompileRequest, Frontend};
 pub use explain::{explain, ExplainRequest, SiteSelector};
 pub use warpscope_cuda as cuda;
+pub use warpscope_init as init;
 pub use warpscope_model as model;
 pub use warpscope_report as report;
 pub use warpscope_traffic as traffic;
@@ -45,6 +46,9 @@ pub struct AnalyzeRequest {
     pub args: Vec<(String, String)>,
     /// Allocation sizes in elements: (pointer parameter name, elements).
     pub allocs: Vec<(String, u64)>,
+    /// `--init` rules: what the allocations hold before the launch (zero without one; the
+    /// last rule naming a parameter wins).
+    pub init: Vec<warpscope_init::Rule>,
     /// `-D` macros (`NAME` or `NAME=VALUE`).
     pub defines: Vec<String>,
     /// Compute capabilities; `None` means the default, CC 9.0 ([`arch::default_set`]).
@@ -107,6 +111,7 @@ impl AnalyzeRequest {
             block,
             args: Vec::new(),
             allocs: Vec::new(),
+            init: Vec::new(),
             defines: Vec::new(),
             archs: None,
             leave_out_unfit: false,
@@ -303,7 +308,7 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
     }
     let src = Source::parse(&req.file, &req.source, &req.defines)?;
     let kernel = src.kernel(&req.kernel)?;
-    let cfg = kernel.configure(
+    let mut cfg = kernel.configure(
         &req.args,
         &req.allocs,
         req.grid,
@@ -311,6 +316,7 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
         req.dynamic_shared_bytes,
         req.max_steps,
     )?;
+    kernel.apply_init(&mut cfg, &req.init, &req.allocs)?;
     Ok(Loaded::Source(kernel, cfg))
 }
 

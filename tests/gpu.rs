@@ -10,8 +10,9 @@
 
 use std::collections::BTreeMap;
 use std::process::Command;
+use warpscope::init::{Contents, Scalar};
 use warpscope_gpu::ncu::{self, Verdict};
-use warpscope_gpu::plan::{self, ElemKind, Init, LaunchSpec, ParamPlan, Sizing};
+use warpscope_gpu::plan::{self, Init, LaunchSpec, ParamPlan, Sizing};
 use warpscope_gpu::{nvrtc, Device, Error};
 
 fn bin() -> String {
@@ -103,11 +104,18 @@ fn launch_argument_parsing() {
     assert!(e.contains("at least 1"), "{e}");
     assert!(plan::parse_dims("1,2,3,4", "grid").is_err());
     let r = plan::parse_init("random").unwrap();
-    assert_eq!((r.param, r.mode), (None, Init::Random));
+    assert_eq!((r.param, r.mode), (None, Init::Random { seed: None }));
     let r = plan::parse_init("idx=iota").unwrap();
     assert_eq!((r.param.as_deref(), r.mode), (Some("idx"), Init::Iota));
+    let r = plan::parse_init("x=const:1.5").unwrap();
+    assert_eq!(r.mode, Init::Const("1.5".into()));
+    let r = plan::parse_init("x=file:d.npy").unwrap();
+    assert_eq!(r.mode, Init::File("d.npy".into()));
     let e = plan::parse_init("a=ones").unwrap_err().to_string();
-    assert!(e.contains("zero|random|iota"), "{e}");
+    assert!(
+        e.contains("zero, iota, random[:SEED], const:V or file:PATH"),
+        "{e}"
+    );
     assert!(plan::parse_pairs(&["=3".into()], "arg").is_err());
     // Later rules win; a rule for all applies where no later one names the parameter.
     let mut s = spec("examples/harris.cu", "offset<float>", 1, 32, &[("s", "0")]);
@@ -115,7 +123,10 @@ fn launch_argument_parsing() {
         plan::parse_init("random").unwrap(),
         plan::parse_init("b=iota").unwrap(),
     ];
-    assert_eq!((s.init_of("a"), s.init_of("b")), (Init::Random, Init::Iota));
+    assert_eq!(
+        (s.init_of("a"), s.init_of("b")),
+        (Init::Random { seed: None }, Init::Iota)
+    );
 }
 
 #[test]
@@ -138,7 +149,7 @@ fn cli_rejects_bad_arguments() {
         "a=ones",
     ]);
     assert_eq!(rc, 1);
-    assert!(err.contains("zero|random|iota"), "{err}");
+    assert!(err.contains("--init a=ones: 'ones' is not a mode"), "{err}");
     let (rc, _, err) = warpscope(&["verify", "--batch", "/nonexistent/launches.txt"]);
     assert_eq!(rc, 1);
     assert!(err.contains("cannot read --batch"), "{err}");
@@ -438,7 +449,7 @@ fn allocations_sized_from_the_interpreter() {
             assert_eq!(*touched, Some((4, 4100)));
             assert_eq!(*bytes, 4352);
             assert_eq!(*sizing, Sizing::Touched);
-            assert_eq!(*elem, ElemKind::Float(4));
+            assert_eq!(elem.scalar, Some(Scalar::F32));
             assert_eq!(*init, Init::Zero);
             assert_eq!((sn.as_str(), sb.as_slice()), ("s", &[1u8, 0, 0, 0][..]));
         }
@@ -508,34 +519,68 @@ fn allocations_sized_from_the_interpreter() {
     ));
     s.init = vec![plan::parse_init("x=iota").unwrap()];
     let e = plan::plan(&s).unwrap_err().to_string();
-    assert!(e.contains("no pointer parameter 'x'"), "{e}");
+    assert!(
+        e.contains("'x' is a scalar parameter of k") && e.contains("pointer parameters: o"),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(d);
 }
 
+/// The buffers `run`/`verify` fill hold what `analyze` reads: the planned contents of each
+/// `--init` mode, and a file sizing its allocation.
 #[test]
 fn fills() {
-    assert_eq!(plan::elem_kind("const float *"), ElemKind::Float(4));
-    assert_eq!(plan::elem_kind("double2*"), ElemKind::Float(8));
-    assert_eq!(plan::elem_kind("unsigned int*"), ElemKind::Int(4));
-    assert_eq!(plan::elem_kind("struct data*"), ElemKind::Opaque);
-    let v = plan::fill(Init::Iota, ElemKind::Float(4), 16, 1).unwrap();
-    let f: Vec<f32> = v
+    let d = scratch("fills");
+    let f = d.join("g.cu");
+    std::fs::write(
+        &f,
+        "__global__ void g(float* out, const int* idx, double* r) { int i = threadIdx.x; out[i] = r[idx[i]]; }\n",
+    )
+    .unwrap();
+    let npy = d.join("idx.npy");
+    npyz::to_file_1d(&npy, (0..32i32).rev()).unwrap();
+    let mut s = spec(f.to_str().unwrap(), "g", 1, 32, &[]);
+    s.init = vec![
+        plan::parse_init("out=iota").unwrap(),
+        plan::parse_init(&format!("idx=file:{}", npy.display())).unwrap(),
+        plan::parse_init("r=random:3").unwrap(),
+    ];
+    let p = plan::plan(&s).unwrap();
+    let bufs: Vec<(Sizing, u64, Vec<u8>)> = p
+        .params
+        .iter()
+        .filter_map(|x| match x {
+            ParamPlan::Pointer {
+                sizing,
+                bytes,
+                contents,
+                ..
+            } => Some((*sizing, *bytes, contents.to_vec(*bytes))),
+            _ => None,
+        })
+        .collect();
+    let f32s: Vec<f32> = bufs[0].2[..16]
         .chunks(4)
         .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
         .collect();
-    assert_eq!(f, [0.0, 1.0, 2.0, 3.0]);
-    let v = plan::fill(Init::Random, ElemKind::Float(8), 8000, 3).unwrap();
-    assert!(v
+    assert_eq!(f32s, [0.0, 1.0, 2.0, 3.0]);
+    // The file's 32 ints size idx (128 bytes, rounded up to 256) and fill it.
+    assert_eq!((bufs[1].0, bufs[1].1), (Sizing::File, 256));
+    assert_eq!(&bufs[1].2[..8], &[31, 0, 0, 0, 30, 0, 0, 0]);
+    assert!(bufs[1].2[128..].iter().all(|b| *b == 0));
+    // r is read at idx 31..0 (the file's data): 32 doubles touched, in [0, 1).
+    assert_eq!(bufs[2].0, Sizing::Touched);
+    assert!(bufs[2].2[..256]
         .chunks(8)
         .all(|c| (0.0..1.0).contains(&f64::from_le_bytes(c.try_into().unwrap()))));
-    let v = plan::fill(Init::Random, ElemKind::Int(4), 4000, 3).unwrap();
-    assert!(v
-        .chunks(4)
-        .all(|c| u32::from_le_bytes(c.try_into().unwrap()) < 1 << 15));
-    assert!(plan::fill(Init::Iota, ElemKind::Opaque, 16, 1).is_err());
-    assert!(plan::fill(Init::Zero, ElemKind::Float(4), 16, 1)
-        .unwrap()
-        .is_empty());
+    assert!(matches!(
+        &p.params[2],
+        ParamPlan::Pointer {
+            contents: Contents::Pattern(_),
+            ..
+        }
+    ));
+    let _ = std::fs::remove_dir_all(d);
 }
 
 // ---- NVRTC (no GPU needed) ----

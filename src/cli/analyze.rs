@@ -10,9 +10,9 @@ use warpscope::report::{SweepOutput, Versioned};
 #[derive(clap::Args)]
 #[command(
     mut_arg("file", |a| a.required_unless_present_any(["expr", "launches"])),
-    mut_arg("kernel", |a| a.required_unless_present_any(["expr", "launches"])),
-    mut_arg("grid", |a| a.required_unless_present_any(["expr", "launches"])),
-    mut_arg("block", |a| a.required_unless_present_any(["expr", "launches"]))
+    mut_arg("kernel", |a| a.required_unless_present_any(["expr", "launch", "launches"])),
+    mut_arg("grid", |a| a.required_unless_present_any(["expr", "launch", "launches"])),
+    mut_arg("block", |a| a.required_unless_present_any(["expr", "launch", "launches"]))
 )]
 pub struct AnalyzeArgs {
     #[command(flatten)]

@@ -47,8 +47,10 @@ pub struct GpuLaunch {
     /// Bytes of extern __shared__ memory per block.
     #[arg(long, default_value_t = 0, value_name = "BYTES")]
     dynamic_smem: u64,
-    /// How to fill allocations: NAME=zero|random|iota, or zero|random|iota for all of them
-    /// (default zero, as analyze assumes; use random for timings). Repeatable, later wins.
+    /// How to fill allocations, as analyze takes it: NAME=MODE, or MODE for all of them;
+    /// MODE zero (the default), iota, random[:SEED], const:V or file:PATH (.npy or raw
+    /// little-endian). Use random for timings. Repeatable, later wins. The analysis compared
+    /// with the GPU reads the same data.
     #[arg(long = "init", value_name = "NAME=MODE")]
     init: Vec<String>,
     /// Iterations a loop may run in one block in the interpreter.
@@ -251,6 +253,7 @@ fn analyze(s: &LaunchSpec, cc: &str) -> Result<Analysis> {
     let mut req = AnalyzeRequest::new(&s.file, &s.source, &s.kernel, s.grid, s.block).ccs(cc)?;
     req.args = s.args.clone();
     req.allocs = s.allocs.clone();
+    req.init = s.init.clone();
     req.defines = s.defines.clone();
     req.dynamic_shared_bytes = s.dynamic_shared_bytes;
     req.max_steps = s.max_steps;
@@ -276,6 +279,7 @@ fn compiled_plan(s: &LaunchSpec) -> Result<Plan> {
     let mut req = AnalyzeRequest::new(&s.file, &s.source, &s.kernel, s.grid, s.block).ccs("9.0")?;
     req.args = s.args.clone();
     req.allocs = s.allocs.clone();
+    req.init = s.init.clone();
     req.defines = s.defines.clone();
     req.dynamic_shared_bytes = s.dynamic_shared_bytes;
     req.max_steps = s.max_steps;
@@ -298,10 +302,13 @@ fn compiled_plan(s: &LaunchSpec) -> Result<Plan> {
             .rev()
             .find(|(n, _)| n == &d.name)
             .map(|(_, e)| *e);
-        let (bytes, sizing) = match (given, range) {
-            (Some(e), _) => (e.saturating_mul(d.elem_size.max(1)), plan::Sizing::Alloc),
-            (None, Some((_, end))) => (end, plan::Sizing::Touched),
-            (None, None) => (plan::MIN_ALLOC_BYTES, plan::Sizing::Untouched),
+        let (alloc, contents) = &k.launch.allocs[i];
+        // Without --alloc a bounded allocation was sized by its --init file.
+        let (bytes, sizing) = match (given, alloc.size, range) {
+            (Some(e), _, _) => (e.saturating_mul(d.elem_size.max(1)), plan::Sizing::Alloc),
+            (None, Some(b), _) => (b, plan::Sizing::File),
+            (None, None, Some((_, end))) => (end, plan::Sizing::Touched),
+            (None, None, None) => (plan::MIN_ALLOC_BYTES, plan::Sizing::Untouched),
         };
         params.push(plan::ParamPlan::Pointer {
             name: d.name.clone(),
@@ -311,7 +318,8 @@ fn compiled_plan(s: &LaunchSpec) -> Result<Plan> {
             sizing,
             touched: range,
             init: s.init_of(&d.name),
-            elem: plan::elem_kind(&d.ty),
+            elem: plan::ElemType::of_pointer(&d.ty, d.elem_size),
+            contents: contents.clone(),
         });
     }
     Ok(Plan {
@@ -403,10 +411,11 @@ fn alloc_summary(p: &Plan) -> String {
                 mib(*bytes),
                 match sizing {
                     Sizing::Alloc => "--alloc",
+                    Sizing::File => "--init file",
                     Sizing::Touched => "touched range",
                     Sizing::Untouched => "untouched",
                 },
-                init.name()
+                init
             )),
             _ => None,
         })

@@ -1,6 +1,6 @@
 //! The launch flags shared by `analyze` and `explain`, and the request built from them.
 
-use super::quick;
+use super::{launches, quick};
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use warpscope::model::{Config, L1Mode, SmemBankMode};
@@ -20,13 +20,18 @@ pub struct LaunchArgs {
     #[arg(short = 'e', long = "expr", value_name = "EXPR")]
     expr: Option<String>,
     /// Kernel name; a template with its arguments, e.g. 'stride<float>' (with a FILE).
-    #[arg(long, required_unless_present = "expr", conflicts_with = "expr")]
+    #[arg(long, required_unless_present_any = ["expr", "launch"], conflicts_with = "expr")]
     kernel: Option<String>,
+    /// The launch N (0-based) of the FILE's host code, as `warpscope launches FILE` lists
+    /// them: its kernel, grid, block, shared memory and constant scalar arguments; flags given
+    /// override them, and what is not a compile-time constant must be given.
+    #[arg(long, value_name = "N", conflicts_with = "expr", requires = "file")]
+    launch: Option<usize>,
     /// Grid dimensions X[,Y[,Z]] (blocks; with -e the default is 1).
-    #[arg(long, required_unless_present = "expr")]
+    #[arg(long, required_unless_present_any = ["expr", "launch"])]
     grid: Option<String>,
     /// Block dimensions X[,Y[,Z]] (threads; with -e the default is 32: one warp).
-    #[arg(long, required_unless_present = "expr")]
+    #[arg(long, required_unless_present_any = ["expr", "launch"])]
     block: Option<String>,
     /// Scalar kernel parameter NAME=VALUE (repeatable).
     #[arg(long = "arg", value_name = "NAME=VALUE")]
@@ -34,6 +39,14 @@ pub struct LaunchArgs {
     /// Size of a pointer parameter's allocation in elements, NAME=ELEMENTS (enables bounds checks).
     #[arg(long = "alloc", value_name = "NAME=ELEMENTS")]
     allocs: Vec<String>,
+    /// What a pointer parameter's memory holds before the launch, NAME=MODE (MODE alone: every
+    /// pointer parameter; repeatable, the last naming a parameter wins). MODE: zero (the
+    /// default), iota (element k holds k), random[:SEED] (floats uniform in [0,1), integers
+    /// uniform in [0, its --alloc elements) or [0, 32768) without --alloc; SEED defaults to the
+    /// parameter's position + 1), const:V, file:PATH (a NumPy .npy of the element type, or raw
+    /// little-endian elements; its element count sizes the allocation, and must equal --alloc).
+    #[arg(long = "init", value_name = "NAME=MODE")]
+    init: Vec<String>,
     /// Preprocessor macro NAME[=VALUE], as nvcc takes it.
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     defines: Vec<String>,
@@ -45,9 +58,9 @@ pub struct LaunchArgs {
     /// GPU at hand's CC in a build with the `cuda` feature, else 9.0.
     #[arg(long, value_name = "LIST")]
     cc: Option<String>,
-    /// Bytes of extern __shared__ memory per block.
-    #[arg(long, default_value_t = 0, value_name = "BYTES")]
-    dynamic_smem: u64,
+    /// Bytes of extern __shared__ memory per block (default 0, or the --launch's).
+    #[arg(long, value_name = "BYTES")]
+    dynamic_smem: Option<u64>,
     /// Caching of global loads on CC 2.x/3.x (-Xptxas -dlcm).
     #[arg(long, value_enum, default_value_t = L1Arg::Default)]
     l1: L1Arg,
@@ -189,20 +202,56 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
                 quick::KERNEL.to_string(),
             )
         }
-        (None, Some(f), Some(k)) => {
+        (None, Some(f), k) if k.is_some() || l.launch.is_some() => {
             let src = std::fs::read_to_string(f).with_context(|| format!("cannot read {f}"))?;
-            (None, f.clone(), src, k.clone())
+            (None, f.clone(), src, k.clone().unwrap_or_default())
         }
-        _ => bail!("give a FILE with --kernel NAME, or a pattern with -e"),
+        _ => bail!("give a FILE with --kernel NAME (or --launch N), or a pattern with -e"),
+    };
+    let mut args = pairs(&l.args, "arg")?;
+    // --launch N: what the flags leave open, from the host code's launch.
+    let host = match l.launch {
+        Some(n) => Some(launches::from_host(
+            &file,
+            &source,
+            &l.defines,
+            n,
+            &launches::Given {
+                kernel: l.kernel.as_deref(),
+                grid: l.grid.is_some(),
+                block: l.block.is_some(),
+                dynamic_smem: l.dynamic_smem.is_some(),
+                // A swept parameter's values are the sweep's.
+                args: args
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .chain(sweep.map(|(s, _)| s.name.as_str()))
+                    .collect(),
+            },
+        )?),
+        None => None,
+    };
+    let (kernel, grid, block) = match &host {
+        Some(h) => (h.kernel.clone(), h.grid, h.block),
+        None => (kernel, [1, 1, 1], [32, 1, 1]),
     };
     let mut req = AnalyzeRequest::new(
         &file,
         &source,
         &kernel,
-        dims(l.grid.as_deref().unwrap_or("1"), "grid")?,
-        dims(l.block.as_deref().unwrap_or("32"), "block")?,
+        match &l.grid {
+            Some(g) => dims(g, "grid")?,
+            None => grid,
+        },
+        match &l.block {
+            Some(b) => dims(b, "block")?,
+            None => block,
+        },
     );
-    req.args = pairs(&l.args, "arg")?;
+    if let Some(h) = &host {
+        args.extend(h.args.iter().cloned());
+    }
+    req.args = args;
     req.allocs = pairs(&l.allocs, "alloc")?
         .into_iter()
         .map(|(n, v)| {
@@ -211,6 +260,11 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
                 .with_context(|| format!("--alloc {n}={v}: expected a number of elements"))
         })
         .collect::<Result<_>>()?;
+    req.init = l
+        .init
+        .iter()
+        .map(|s| warpscope::init::Rule::parse(s))
+        .collect::<Result<_, _>>()?;
     req.defines = l.defines.clone();
     match &l.cc {
         Some(cc) => req = req.ccs(cc)?,
@@ -221,7 +275,10 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
             }
         }
     }
-    req.dynamic_shared_bytes = l.dynamic_smem;
+    req.dynamic_shared_bytes = l
+        .dynamic_smem
+        .or(host.as_ref().map(|h| h.dynamic_smem))
+        .unwrap_or(0);
     req.max_steps = l.max_steps;
     req.compile = warpscope::CompileRequest {
         frontend: match l.frontend {

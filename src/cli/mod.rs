@@ -12,6 +12,7 @@ mod explain;
 #[cfg(feature = "cuda")]
 mod gpu;
 mod launch;
+mod launches;
 mod lists;
 mod project;
 mod quick;
@@ -34,6 +35,10 @@ enum Cmd {
     Analyze(analyze::AnalyzeArgs),
     /// Show why one access costs what it costs, warp by warp and CC by CC, and how to fix it.
     Explain(explain::ExplainArgs),
+    /// List the <<<…>>> kernel launches of a file's host code: kernel, grid, block, shared
+    /// memory and arguments, with the values of those that are compile-time constants
+    /// (`analyze --launch N` takes them).
+    Launches(launches::LaunchesArgs),
     /// The seeds' experiment: predicted effective bandwidth of Harris's copy kernels against
     /// offset or stride, for each GPU, as a table and an SVG plot.
     Sweep(sweep::SweepArgs),
@@ -90,6 +95,7 @@ pub fn main() -> ExitCode {
         Cmd::Sweep(a) => sweep::sweep(a),
         Cmd::Check(a) => return check::check(a),
         Cmd::Diff(a) => return diff::diff_main(a),
+        Cmd::Launches(a) => launches::launches(a),
         #[cfg(feature = "cuda")]
         Cmd::Run(a) => gpu::run(a),
         #[cfg(feature = "cuda")]

@@ -242,8 +242,10 @@ impl Launch {
 }
 
 /// The flags of one launch that `analyze --launches` does not take (the file sets them).
-pub const LAUNCH_FLAGS: [&str; 19] = [
+pub const LAUNCH_FLAGS: [&str; 21] = [
     "file",
+    "launch",
+    "init",
     "expr",
     "kernel",
     "grid",

@@ -11,6 +11,7 @@ use crate::error::{Error, Result, ThreadCoord};
 use crate::ir::{addr, BinOp, Builtin, Expr, ExprKind, Home, Loc, SiteId, Stmt, UnOp};
 use crate::lower::Lowered;
 use crate::types::Ty;
+use warpscope_init::Contents;
 use warpscope_model::{Op, Space, WarpAccess, WARP_SIZE};
 
 /// Canonical form of an integer of `bytes` bytes: wrapped to its width, then sign- or
@@ -297,10 +298,12 @@ fn any(m: &[bool]) -> bool {
 const PAGE_BITS: u32 = 16;
 const PAGE: usize = 1 << PAGE_BITS;
 
-/// Global memory of one allocation: zero until written, stored in 64 KiB pages.
+/// Global memory of one allocation: its initial contents (`--init`; zero by default) until
+/// written, written bytes stored in 64 KiB pages.
 #[derive(Default)]
 struct Paged {
     pages: Vec<Option<Box<[u8]>>>,
+    initial: Contents,
 }
 
 impl Paged {
@@ -309,7 +312,7 @@ impl Paged {
         if o + out.len() <= PAGE {
             match self.pages.get(p) {
                 Some(Some(pg)) => out.copy_from_slice(&pg[o..o + out.len()]),
-                _ => out.fill(0),
+                _ => self.initial.read(off, out),
             }
             return;
         }
@@ -318,28 +321,38 @@ impl Paged {
             let p = (o >> PAGE_BITS) as usize;
             *b = match self.pages.get(p) {
                 Some(Some(pg)) => pg[(o as usize) & (PAGE - 1)],
-                _ => 0,
+                _ => {
+                    let mut x = [0u8; 1];
+                    self.initial.read(o, &mut x);
+                    x[0]
+                }
             };
         }
     }
+
+    /// Page `p`, made on first write from the initial contents.
+    fn page(&mut self, p: usize) -> &mut [u8] {
+        if p >= self.pages.len() {
+            self.pages.resize_with(p + 1, || None);
+        }
+        let initial = &self.initial;
+        self.pages[p].get_or_insert_with(|| {
+            let mut pg = vec![0u8; PAGE].into_boxed_slice();
+            initial.read((p as u64) << PAGE_BITS, &mut pg);
+            pg
+        })
+    }
+
     fn write(&mut self, off: u64, data: &[u8]) {
         let (p, o) = ((off >> PAGE_BITS) as usize, (off as usize) & (PAGE - 1));
         if o + data.len() <= PAGE {
-            if p >= self.pages.len() {
-                self.pages.resize_with(p + 1, || None);
-            }
-            let pg = self.pages[p].get_or_insert_with(|| vec![0u8; PAGE].into_boxed_slice());
-            pg[o..o + data.len()].copy_from_slice(data);
+            self.page(p)[o..o + data.len()].copy_from_slice(data);
             return;
         }
         for (i, b) in data.iter().enumerate() {
             let o = off + i as u64;
             let p = (o >> PAGE_BITS) as usize;
-            if p >= self.pages.len() {
-                self.pages.resize_with(p + 1, || None);
-            }
-            let pg = self.pages[p].get_or_insert_with(|| vec![0u8; PAGE].into_boxed_slice());
-            pg[(o as usize) & (PAGE - 1)] = *b;
+            self.page(p)[(o as usize) & (PAGE - 1)] = *b;
         }
     }
 }
@@ -353,6 +366,9 @@ pub struct LaunchConfig {
     pub args: Vec<u64>,
     /// Bytes of each global allocation when bounded (indexed like `Lowered::allocs`).
     pub alloc_sizes: Vec<Option<u64>>,
+    /// Initial contents of each global allocation (indexed like `alloc_sizes`; missing
+    /// entries are zero). A `__device__` variable's initializer is written over it.
+    pub alloc_contents: Vec<Contents>,
     /// Bytes of `extern __shared__` memory.
     pub dynamic_shared_bytes: u64,
     /// Iterations one loop may run in one block before it is called runaway.
@@ -383,8 +399,12 @@ pub fn run(
     let globals: Vec<Paged> = prog
         .allocs
         .iter()
-        .map(|a| {
-            let mut p = Paged::default();
+        .enumerate()
+        .map(|(i, a)| {
+            let mut p = Paged {
+                pages: Vec::new(),
+                initial: cfg.alloc_contents.get(i).cloned().unwrap_or_default(),
+            };
             if !a.init.is_empty() {
                 p.write(0, &a.init);
             }
@@ -1224,5 +1244,28 @@ impl<'a> Machine<'a> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Initial contents read where nothing was written, also across pages and around a write.
+    #[test]
+    fn paged_memory_reads_its_initial_contents() {
+        let bytes: Vec<u8> = (0..2 * PAGE).map(|i| (i % 251) as u8).collect();
+        let mut p = Paged {
+            pages: Vec::new(),
+            initial: Contents::Bytes(bytes.clone().into()),
+        };
+        let mut out = [0u8; 4];
+        p.read(PAGE as u64 - 2, &mut out);
+        assert_eq!(out[..], bytes[PAGE - 2..PAGE + 2]);
+        p.write(10, &[0xAA]);
+        p.read(8, &mut out);
+        assert_eq!(out, [bytes[8], bytes[9], 0xAA, bytes[11]]);
+        p.read(2 * PAGE as u64, &mut out);
+        assert_eq!(out, [0; 4]);
     }
 }

@@ -10,6 +10,7 @@
 pub mod error;
 mod exec;
 pub mod ir;
+pub mod launches;
 mod lower;
 pub mod preprocess;
 pub mod types;
@@ -17,6 +18,7 @@ pub mod types;
 pub use error::{Error, Result, ThreadCoord};
 pub use exec::{LaunchConfig, WarpOrigin};
 pub use ir::Loc;
+pub use launches::{host_launches, HostLaunch};
 pub use lower::{AllocInfo, LocalArray, Site};
 
 use lower::{Lowered, Lowerer};
@@ -313,10 +315,50 @@ impl Kernel {
             grid,
             block,
             args: values,
+            alloc_contents: vec![warpscope_init::Contents::Zero; sizes.len()],
             alloc_sizes: sizes,
             dynamic_shared_bytes,
             max_steps,
         })
+    }
+
+    /// Applies `--init` rules to `cfg` ([`Kernel::configure`]'s, with the same `allocs`): each
+    /// pointer parameter's allocation starts with its contents, and one filled from a file
+    /// and not sized by `--alloc` gets the file's size. Returns the resolved initial state of
+    /// each parameter (`None` for scalars), as `warpscope verify` fills real buffers.
+    ///
+    /// Errors ([`Error::Argument`]): what [`warpscope_init::resolve`] reports (a rule naming
+    /// no pointer parameter, a file that does not match the element type or `--alloc`).
+    pub fn apply_init(
+        &self,
+        cfg: &mut LaunchConfig,
+        rules: &[warpscope_init::Rule],
+        allocs: &[(String, u64)],
+    ) -> Result<Vec<Option<warpscope_init::Initial>>> {
+        let infos = self.params();
+        let params: Vec<warpscope_init::Param> = infos
+            .iter()
+            .map(|p| warpscope_init::Param {
+                name: &p.name,
+                c_type: &p.ty,
+                pointer: p.is_pointer,
+                elem_bytes: p.elem_size,
+            })
+            .collect();
+        let initial = warpscope_init::resolve(rules, &self.name, &params, allocs)
+            .map_err(|e| Error::Argument(e.0))?;
+        for (i, init) in initial.iter().enumerate() {
+            let (Some(init), Some(a)) = (init, self.param_alloc(i)) else {
+                continue;
+            };
+            if let Some(slot) = cfg.alloc_contents.get_mut(a) {
+                *slot = init.contents.clone();
+            }
+            if let (Some(n), Some(size)) = (init.file_elements, cfg.alloc_sizes.get_mut(a)) {
+                *size = Some(n.saturating_mul(self.prog.allocs[a].elem_size));
+            }
+        }
+        Ok(initial)
     }
 
     /// Runs the launch, calling `sink(site, access)` for each warp-level access in execution

@@ -3128,7 +3128,7 @@ pub fn parse_int_literal(t: &str) -> Option<(u64, Ty)> {
     Some((v, ty))
 }
 
-fn parse_float_literal(t: &str) -> Option<(f64, Ty)> {
+pub(crate) fn parse_float_literal(t: &str) -> Option<(f64, Ty)> {
     let lower = t.to_ascii_lowercase();
     if let Some(b) = lower.strip_suffix('f') {
         let v: f32 = b.parse().ok()?;

@@ -1,76 +1,26 @@
 //! From a launch as warpscope's interpreter takes it to a real launch: the bytes of every
 //! scalar parameter, the size of every pointer parameter's allocation, how to fill it.
 //!
-//! A pointer parameter's allocation is `--alloc NAME=ELEMENTS` when given; otherwise the
-//! interpreter runs the launch (memory reads as zero, as `analyze` assumes) and the
-//! allocation spans every byte the kernel touched through that parameter: offsets `0 ..
-//! max(offset + width)` of the addresses `ALLOC_BASE + k·ALLOC_SPACING + offset` of its
-//! allocation `k` ([`warpscope_cuda::Kernel::param_alloc`]). A kernel whose addresses depend
-//! on the data it reads may touch other bytes on the GPU when memory is not zero: give
-//! `--alloc` then.
+//! A pointer parameter's allocation is `--alloc NAME=ELEMENTS` when given, else the element
+//! count of its `--init NAME=file:PATH`; otherwise the interpreter runs the launch (memory
+//! holding what `--init` puts there, as `analyze` reads it) and the allocation spans every
+//! byte the kernel touched through that parameter: offsets `0 .. max(offset + width)` of the
+//! addresses `ALLOC_BASE + k·ALLOC_SPACING + offset` of its allocation `k`
+//! ([`warpscope_cuda::Kernel::param_alloc`]).
 
 use crate::error::{Error, Result};
 use serde::Serialize;
 use warpscope_cuda::{ir::addr, Kernel, LaunchConfig, Source};
 use warpscope_model::{Space, WarpAccess};
 
-/// How an allocation is filled before the launches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Init {
-    /// Every byte 0 (what `analyze` assumes; the default).
-    Zero,
-    /// Floating-point elements uniform in [0, 1); integer elements uniform in [0, 2^15)
-    /// (non-negative, so small index arrays stay small — still give `--alloc` for arrays
-    /// indexed by them); other types random bytes. Reproducible (fixed seed per parameter).
-    Random,
-    /// Element k (component k of a vector type) holds k, in the element's type.
-    Iota,
-}
+/// How an allocation is filled before the launches: `--init` rules and modes, shared with
+/// `analyze` (see [`warpscope_init`] for the modes and their values).
+pub use warpscope_init::{ElemType, Mode as Init, Rule as InitRule};
 
-impl Init {
-    /// "zero" | "random" | "iota".
-    pub fn parse(s: &str) -> Option<Init> {
-        match s.trim() {
-            "zero" => Some(Init::Zero),
-            "random" => Some(Init::Random),
-            "iota" => Some(Init::Iota),
-            _ => None,
-        }
-    }
-
-    /// The name as `--init` takes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Init::Zero => "zero",
-            Init::Random => "random",
-            Init::Iota => "iota",
-        }
-    }
-}
-
-/// One `--init`: `NAME=MODE` for one pointer parameter, or `MODE` for all of them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InitRule {
-    pub param: Option<String>,
-    pub mode: Init,
-}
-
-/// Parses `--init` text. Errors: [`Error::Argument`] for an unknown mode.
+/// Parses `--init` text. Errors: [`Error::Argument`] for an unknown mode or a malformed
+/// rule (the message names the flag and the accepted forms).
 pub fn parse_init(s: &str) -> Result<InitRule> {
-    let (param, mode) = match s.split_once('=') {
-        Some((n, m)) => (Some(n.trim().to_string()), m),
-        None => (None, s),
-    };
-    let mode = Init::parse(mode).ok_or_else(|| {
-        Error::Argument(format!(
-            "--init {s}: expected NAME=zero|random|iota or zero|random|iota (for every pointer parameter)"
-        ))
-    })?;
-    if param.as_deref() == Some("") {
-        return Err(Error::Argument(format!("--init {s}: empty parameter name")));
-    }
-    Ok(InitRule { param, mode })
+    InitRule::parse(s).map_err(|e| Error::Argument(e.0))
 }
 
 /// Parses grid or block dimensions `X`, `X,Y` or `X,Y,Z` (`x` also separates). Errors name
@@ -164,11 +114,7 @@ impl LaunchSpec {
             ]);
         }
         for r in &self.init {
-            let t = match &r.param {
-                Some(p) => format!("{p}={}", r.mode.name()),
-                None => r.mode.name().to_string(),
-            };
-            w.extend(["--init".into(), t]);
+            w.extend(["--init".into(), r.to_string()]);
         }
         w
     }
@@ -194,12 +140,7 @@ impl LaunchSpec {
 
     /// The init mode of pointer parameter `name`: the last matching rule, else zero.
     pub fn init_of(&self, name: &str) -> Init {
-        self.init
-            .iter()
-            .rev()
-            .find(|r| r.param.as_deref().map_or(true, |p| p == name))
-            .map(|r| r.mode)
-            .unwrap_or(Init::Zero)
+        warpscope_init::mode_for(&self.init, name)
     }
 }
 
@@ -285,44 +226,8 @@ pub enum Sizing {
     Touched,
     /// Never touched: a minimal allocation.
     Untouched,
-}
-
-/// The element type of a pointer parameter, as far as filling it needs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum ElemKind {
-    /// IEEE floating point of this many bytes (2, 4, 8); vector types by their component.
-    Float(u8),
-    /// Integer of this many bytes (1, 2, 4, 8).
-    Int(u8),
-    /// A structure or anything else: filled byte-wise.
-    Opaque,
-}
-
-/// The component type of a pointer parameter's type text (`const float*`, `float4 *`,
-/// `unsigned int*`, `struct data*`).
-pub fn elem_kind(ty: &str) -> ElemKind {
-    let t: Vec<&str> = ty
-        .split(|c: char| c.is_whitespace() || c == '*' || c == '&')
-        .filter(|w| !w.is_empty() && !["const", "volatile", "__restrict__", "struct"].contains(w))
-        .collect();
-    let base = t.join(" ");
-    let strip_vec = |s: &str| s.trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
-    let b = strip_vec(&base);
-    match b.as_str() {
-        "float" => ElemKind::Float(4),
-        "double" => ElemKind::Float(8),
-        "__half" | "half" => ElemKind::Float(2),
-        "char" | "signed char" | "unsigned char" | "uchar" | "int8_t" | "uint8_t" | "bool" => {
-            ElemKind::Int(1)
-        }
-        "short" | "unsigned short" | "ushort" | "int16_t" | "uint16_t" => ElemKind::Int(2),
-        "int" | "unsigned" | "unsigned int" | "uint" | "int32_t" | "uint32_t" => ElemKind::Int(4),
-        "long" | "unsigned long" | "long long" | "unsigned long long" | "longlong"
-        | "ulonglong" | "ulong" | "size_t" | "int64_t" | "uint64_t" | "ptrdiff_t" => {
-            ElemKind::Int(8)
-        }
-        _ => ElemKind::Opaque,
-    }
+    /// `--init NAME=file:PATH`: the file's elements.
+    File,
 }
 
 /// One kernel parameter of a planned launch.
@@ -347,7 +252,10 @@ pub enum ParamPlan {
         /// Lowest and one-past-highest byte offset the interpreter saw touched, when it ran.
         touched: Option<(u64, u64)>,
         init: Init,
-        elem: ElemKind,
+        elem: ElemType,
+        /// The initial bytes per offset (`init` resolved for this parameter).
+        #[serde(skip)]
+        contents: warpscope_init::Contents,
     },
 }
 
@@ -401,15 +309,15 @@ impl Plan {
 pub const MIN_ALLOC_BYTES: u64 = 256;
 
 /// Lowers the kernel of `spec` and plans its launch: scalar bytes, allocation sizes (from
-/// `--alloc`, else from the interpreter's run), init modes.
+/// `--alloc`, else an `--init` file's, else the interpreter's run), initial contents.
 ///
 /// Errors: [`Error::Interpreter`] for anything the front end rejects (syntax, arguments,
-/// out-of-bounds accesses with `--alloc`), [`Error::Argument`] for an `--init` naming no
-/// pointer parameter.
+/// out-of-bounds accesses with `--alloc`, an `--init` naming no pointer parameter or a file
+/// that does not fit the parameter).
 pub fn plan(spec: &LaunchSpec) -> Result<Plan> {
     let src = Source::parse(&spec.file, &spec.source, &spec.defines)?;
     let kernel = src.kernel(&spec.kernel)?;
-    let cfg = kernel.configure(
+    let mut cfg = kernel.configure(
         &spec.args,
         &spec.allocs,
         spec.grid,
@@ -417,31 +325,18 @@ pub fn plan(spec: &LaunchSpec) -> Result<Plan> {
         spec.dynamic_shared_bytes,
         spec.max_steps,
     )?;
+    let initial = kernel.apply_init(&mut cfg, &spec.init, &spec.allocs)?;
     let params = kernel.params();
-    for r in &spec.init {
-        if let Some(n) = &r.param {
-            if !params.iter().any(|p| &p.name == n && p.is_pointer) {
-                let ptrs: Vec<&str> = params
-                    .iter()
-                    .filter(|p| p.is_pointer)
-                    .map(|p| p.name.as_str())
-                    .collect();
-                return Err(Error::Argument(format!(
-                    "--init {n}={}: {} has no pointer parameter '{n}'; its pointer parameters: {}",
-                    r.mode.name(),
-                    spec.kernel,
-                    if ptrs.is_empty() {
-                        "none".to_string()
-                    } else {
-                        ptrs.join(", ")
-                    }
-                )));
-            }
-        }
-    }
+    let sized_by_file = |i: usize| {
+        initial
+            .get(i)
+            .and_then(|x| x.as_ref())
+            .and_then(|x| x.file_elements)
+    };
     let needs_run = params.iter().enumerate().any(|(i, p)| {
         p.is_pointer
             && !spec.allocs.iter().any(|(n, _)| n == &p.name)
+            && sized_by_file(i).is_none()
             && kernel.param_alloc(i).is_some()
     });
     let touched = if needs_run {
@@ -476,11 +371,16 @@ pub fn plan(spec: &LaunchSpec) -> Result<Plan> {
             .rev()
             .find(|(n, _)| n == &p.name)
             .map(|(_, e)| *e);
-        let (bytes, sizing) = match (given, range) {
-            (Some(e), _) => (e.saturating_mul(p.elem_size.max(1)), Sizing::Alloc),
-            (None, Some((_, end))) => (end, Sizing::Touched),
-            (None, None) => (MIN_ALLOC_BYTES, Sizing::Untouched),
+        let (bytes, sizing) = match (given, sized_by_file(i), range) {
+            (Some(e), _, _) => (e.saturating_mul(p.elem_size.max(1)), Sizing::Alloc),
+            (None, Some(e), _) => (e.saturating_mul(p.elem_size.max(1)), Sizing::File),
+            (None, None, Some((_, end))) => (end, Sizing::Touched),
+            (None, None, None) => (MIN_ALLOC_BYTES, Sizing::Untouched),
         };
+        let init =
+            initial.get(i).cloned().flatten().ok_or_else(|| {
+                Error::Argument(format!("parameter '{}' has no allocation", p.name))
+            })?;
         out.push(ParamPlan::Pointer {
             name: p.name.clone(),
             ty: p.ty.clone(),
@@ -489,8 +389,9 @@ pub fn plan(spec: &LaunchSpec) -> Result<Plan> {
             bytes: bytes.max(1).div_ceil(256) * 256,
             sizing,
             touched: range,
-            init: spec.init_of(&p.name),
-            elem: elem_kind(&p.ty),
+            init: init.mode,
+            elem: init.elem,
+            contents: init.contents,
         });
     }
     Ok(Plan {
@@ -530,93 +431,4 @@ pub fn touched_ranges(kernel: &Kernel, cfg: &LaunchConfig) -> Result<Vec<Option<
         }
     })?;
     Ok(r)
-}
-
-/// The initial contents of an allocation of `bytes` bytes of `elem` elements filled per
-/// `init` (`seed` varies the random stream per parameter). [`Init::Zero`] gives an empty
-/// vector (the caller zeroes device memory instead).
-pub fn fill(init: Init, elem: ElemKind, bytes: u64, seed: u64) -> Result<Vec<u8>> {
-    if init == Init::Zero {
-        return Ok(Vec::new());
-    }
-    let n = bytes as usize;
-    let mut v = vec![0u8; n];
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        // xorshift64*: fast and good enough for test data.
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        s.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    };
-    match (init, elem) {
-        (Init::Iota, ElemKind::Opaque) => {
-            return Err(Error::Argument(
-                "--init iota needs an arithmetic element type (float, int, float4, …); this parameter points to a structure".into(),
-            ))
-        }
-        (Init::Iota, ElemKind::Float(w)) | (Init::Iota, ElemKind::Int(w)) => {
-            let w = w as usize;
-            for (k, c) in v.chunks_exact_mut(w).enumerate() {
-                let b: Vec<u8> = match elem {
-                    ElemKind::Float(2) => half_bits(k as f64).to_le_bytes().to_vec(),
-                    ElemKind::Float(4) => (k as f32).to_le_bytes().to_vec(),
-                    ElemKind::Float(_) => (k as f64).to_le_bytes().to_vec(),
-                    _ => (k as u64).to_le_bytes()[..w].to_vec(),
-                };
-                c.copy_from_slice(&b);
-            }
-        }
-        (Init::Random, ElemKind::Float(w)) => {
-            let w = w as usize;
-            for c in v.chunks_exact_mut(w) {
-                let u = (next() >> 11) as f64 / (1u64 << 53) as f64;
-                match w {
-                    2 => c.copy_from_slice(&half_bits(u).to_le_bytes()),
-                    4 => c.copy_from_slice(&(u as f32).to_le_bytes()),
-                    _ => c.copy_from_slice(&u.to_le_bytes()),
-                }
-            }
-        }
-        (Init::Random, ElemKind::Int(w)) => {
-            let w = w as usize;
-            let max = if w == 1 { 1u64 << 7 } else { 1u64 << 15 };
-            for c in v.chunks_exact_mut(w) {
-                let x = next() % max;
-                c.copy_from_slice(&x.to_le_bytes()[..w]);
-            }
-        }
-        (Init::Random, ElemKind::Opaque) => {
-            for c in v.chunks_mut(8) {
-                let x = next().to_le_bytes();
-                let l = c.len();
-                c.copy_from_slice(&x[..l]);
-            }
-        }
-        (Init::Zero, _) => unreachable!("handled above"),
-    }
-    Ok(v)
-}
-
-/// IEEE half-precision bits of `x` (round to nearest; values here are small and finite).
-fn half_bits(x: f64) -> u16 {
-    if x == 0.0 {
-        return 0;
-    }
-    let f = x as f32;
-    let b = f.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
-    let man = b & 0x7f_ffff;
-    if exp >= 31 {
-        return sign | 0x7c00;
-    }
-    if exp <= 0 {
-        // Subnormal halves.
-        let m = (man | 0x80_0000) >> (14 - exp);
-        return sign | ((m + 0x1000) >> 13) as u16;
-    }
-    let h = ((exp as u32) << 10) | (man >> 13);
-    let round = (man >> 12) & 1;
-    sign | (h + round) as u16
 }

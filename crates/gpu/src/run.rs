@@ -5,7 +5,7 @@
 use crate::device::{Buffer, Device, Function, Launch, Module, Samples};
 use crate::error::{Error, Result};
 use crate::nvrtc::{self, Compiled, Program};
-use crate::plan::{fill, Init, LaunchSpec, ParamPlan, Plan};
+use crate::plan::{LaunchSpec, ParamPlan, Plan};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -109,16 +109,16 @@ impl<'d> Runner<'d> {
         }
         let mut buffers = Vec::new();
         let mut params = Vec::new();
-        for (i, p) in plan.params.iter().enumerate() {
+        for p in &plan.params {
             match p {
                 ParamPlan::Scalar { bytes, .. } => params.push(bytes.clone()),
                 ParamPlan::Pointer {
-                    bytes, init, elem, ..
+                    bytes, contents, ..
                 } => {
                     let b = self.dev.alloc(*bytes)?;
                     b.zero()?;
-                    if *init != Init::Zero {
-                        b.write(&fill(*init, *elem, *bytes, i as u64 + 1)?)?;
+                    if !contents.is_zero() {
+                        b.write(&contents.to_vec(*bytes))?;
                     }
                     params.push(b.ptr().to_le_bytes().to_vec());
                     buffers.push(b);

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use crate::decode::window;
+use warpscope_init::Contents;
 
 const PAGE_BITS: u32 = 12;
 const PAGE: u64 = 1 << PAGE_BITS;
@@ -20,13 +21,48 @@ pub struct Alloc {
     pub size: Option<u64>,
 }
 
-/// Global memory: only pages written are stored; unwritten bytes read as zero.
+/// Global memory: only pages written are stored; an unwritten byte reads as its
+/// allocation's initial contents (`--init`), zero elsewhere.
 #[derive(Default)]
 pub struct Global {
     pages: HashMap<u64, Box<[u8; PAGE as usize]>>,
+    /// Allocations whose initial contents are not zero: (base address, contents), each
+    /// covering its [`window::ALLOC_SPACING`] bytes.
+    backing: Vec<(u64, Contents)>,
 }
 
 impl Global {
+    /// Gives the allocation at `base` its initial contents, read where nothing was written.
+    pub fn back(&mut self, base: u64, contents: &Contents) {
+        if !contents.is_zero() {
+            self.backing.push((base, contents.clone()));
+        }
+    }
+
+    /// The initial bytes at `addr ..` into `out` (zero outside every backed allocation).
+    fn initial(&self, addr: u64, out: &mut [u8]) {
+        match self
+            .backing
+            .iter()
+            .find(|(b, _)| addr >= *b && addr - b < window::ALLOC_SPACING)
+        {
+            Some((b, c)) => c.read(addr - b, out),
+            None => out.fill(0),
+        }
+    }
+
+    /// A page, made on first write from the initial contents.
+    fn page(&mut self, page: u64) -> &mut [u8; PAGE as usize] {
+        if !self.pages.contains_key(&page) {
+            let mut p = Box::new([0u8; PAGE as usize]);
+            if !self.backing.is_empty() {
+                self.initial(page << PAGE_BITS, &mut p[..]);
+            }
+            self.pages.insert(page, p);
+        }
+        self.pages.get_mut(&page).expect("inserted above")
+    }
+
     /// Reads `n` ≤ 8 bytes at `addr`, little-endian.
     pub fn read(&self, addr: u64, n: u32) -> u64 {
         let off = (addr & (PAGE - 1)) as usize;
@@ -34,17 +70,25 @@ impl Global {
             // Within one page: one lookup.
             return match self.pages.get(&(addr >> PAGE_BITS)) {
                 Some(p) => read_flat(&p[..], off as u64, n),
-                None => 0,
+                None if self.backing.is_empty() => 0,
+                None => {
+                    let mut b = [0u8; 8];
+                    self.initial(addr, &mut b[..n as usize]);
+                    u64::from_le_bytes(b)
+                }
             };
         }
         let mut v = 0u64;
         for k in 0..n as u64 {
             let a = addr.wrapping_add(k);
-            let b = self
-                .pages
-                .get(&(a >> PAGE_BITS))
-                .map(|p| p[(a & (PAGE - 1)) as usize])
-                .unwrap_or(0);
+            let b = match self.pages.get(&(a >> PAGE_BITS)) {
+                Some(p) => p[(a & (PAGE - 1)) as usize],
+                None => {
+                    let mut b = [0u8; 1];
+                    self.initial(a, &mut b);
+                    b[0]
+                }
+            };
             v |= (b as u64) << (8 * k);
         }
         v
@@ -54,19 +98,13 @@ impl Global {
     pub fn write(&mut self, addr: u64, n: u32, v: u64) {
         let off = (addr & (PAGE - 1)) as usize;
         if off + n as usize <= PAGE as usize {
-            let p = self
-                .pages
-                .entry(addr >> PAGE_BITS)
-                .or_insert_with(|| Box::new([0u8; PAGE as usize]));
+            let p = self.page(addr >> PAGE_BITS);
             write_flat(&mut p[..], off as u64, n, v);
             return;
         }
         for k in 0..n as u64 {
             let a = addr.wrapping_add(k);
-            let p = self
-                .pages
-                .entry(a >> PAGE_BITS)
-                .or_insert_with(|| Box::new([0u8; PAGE as usize]));
+            let p = self.page(a >> PAGE_BITS);
             p[(a & (PAGE - 1)) as usize] = (v >> (8 * k)) as u8;
         }
     }

@@ -23,7 +23,7 @@ fn launch(prog: &Program, grid: u32, block: u32, n: usize) -> Launch {
                 base,
                 size: None,
             },
-            Vec::new(),
+            warpscope_init::Contents::Zero,
         ));
         args.push(base.to_le_bytes().to_vec());
     }
@@ -84,7 +84,8 @@ st.global.u32 [%rd6], 1;\nret;";
     assert!(p.needs_memory);
     let mut l = launch(&p, 1, 32, 2);
     // idx[i] = 31 - i: the store's lanes are reversed.
-    l.allocs[1].1 = (0..32u32).rev().flat_map(|x| x.to_le_bytes()).collect();
+    l.allocs[1].1 =
+        warpscope_init::Contents::Bytes((0..32u32).rev().flat_map(|x| x.to_le_bytes()).collect());
     let v = accesses(&p, &l);
     let st = v.iter().find(|(_, a, _)| a.op == Op::Store).unwrap().1;
     assert_eq!(st.addrs[0], window::ALLOC_BASE + 31 * 4);
@@ -119,4 +120,23 @@ fn parallel_run_equals_sequential_run() {
     let b = accesses(&p, &l);
     assert_eq!(a.len(), 300 * 3 * 2);
     assert!(a == b);
+}
+
+/// An allocation's initial contents read where nothing was written, and stay around a write
+/// to their page; other allocations read zero.
+#[test]
+fn initial_contents_survive_a_write_to_their_page() {
+    use warpscope_simt::memory::Global;
+    let base = window::ALLOC_BASE;
+    let mut g = Global::default();
+    g.back(
+        base,
+        &warpscope_init::Contents::Bytes(vec![1, 2, 3, 4, 5, 6, 7, 8].into()),
+    );
+    assert_eq!(g.read(base + 2, 2), 0x0403);
+    g.write(base, 1, 9);
+    assert_eq!(g.read(base, 4), 0x0403_0209);
+    assert_eq!(g.read(base + 4, 4), 0x0807_0605);
+    assert_eq!(g.read(base + 8, 1), 0);
+    assert_eq!(g.read(base + window::ALLOC_SPACING, 4), 0);
 }

@@ -12,6 +12,7 @@ use crate::error::{At, Error, Result};
 use crate::instr::*;
 use crate::memory::{self, Alloc, Global};
 use crate::special::idx;
+use warpscope_init::Contents;
 
 /// Which warp issued an access: its block's coordinates and its index within the block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,8 +30,9 @@ pub struct Launch {
     /// The bytes of each kernel parameter, in order (pointer parameters hold an
     /// allocation's base address).
     pub args: Vec<Vec<u8>>,
-    /// Global allocations of the pointer parameters, and their initial bytes.
-    pub allocs: Vec<(Alloc, Vec<u8>)>,
+    /// Global allocations of the pointer parameters, and their initial contents (`--init`;
+    /// read only when loaded values reach an address or a branch, else they cannot matter).
+    pub allocs: Vec<(Alloc, Contents)>,
     /// Bytes of dynamic (`extern .shared`) shared memory per block.
     pub dynamic_shared_bytes: u64,
     /// Warp instructions one block may execute before the run is called runaway.
@@ -195,7 +197,7 @@ impl Program {
         let mut allocs: Vec<Alloc> = Vec::new();
         for (a, init) in &launch.allocs {
             if self.needs_memory {
-                global.fill(a.base, init);
+                global.back(a.base, init);
             }
             allocs.push(a.clone());
         }
