@@ -576,7 +576,7 @@ mod tests {
         assert_eq!(v.budget, 4.0);
         assert_eq!(v.cc, "9.0");
         let s = v.site.as_ref().unwrap();
-        assert_eq!((s.rows.as_slice(), s.line, s.column), (&[2][..], 11, 5));
+        assert_eq!((s.rows.as_slice(), s.line, s.column), (&[1][..], 11, 5));
         let m = v.message("k.cu");
         assert!(m.contains("k.cu:11:5 `b[i * 32]`"), "{m}");
         assert!(m.contains("32 sectors per request > budget 4"), "{m}");
@@ -652,7 +652,7 @@ mod tests {
             max_total_sectors: Some(40),
             ..Budget {
                 ccs: Some(vec!["9.0".into()]),
-                ..budget(Scope::Row(1))
+                ..budget(Scope::Row(0))
             }
         };
         assert!(evaluate(&a, &row).unwrap()[0].violations.is_empty());
@@ -672,9 +672,9 @@ mod tests {
         assert!(m.contains("line 12") && m.contains("lines 10, 11"), "{m}");
         let m = e(Budget {
             max_sectors_per_request: Some(4.0),
-            ..budget(Scope::Row(4))
+            ..budget(Scope::Row(3))
         });
-        assert!(m.contains("3 accesses"), "{m}");
+        assert!(m.contains("3 accesses (rows #0 to #2)"), "{m}");
         let m = e(Budget {
             max_wavefronts_per_request: Some(1.0),
             ..budget(Scope::Row(1))

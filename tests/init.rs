@@ -6,7 +6,7 @@
 mod common;
 use common::warpscope;
 
-const GATHER: &str = "tests/kernels/gather.cu";
+const GATHER: &str = "examples/gather.cu";
 
 /// 1024 threads in 4 blocks of 256: 32 warps.
 const LAUNCH: &[&str] = &[

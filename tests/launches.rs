@@ -306,7 +306,7 @@ fn sweep_over_a_launch_parameter() {
         "--sweep",
         "stride=1..2",
     ]);
-    let got: Vec<(u64, u64)> = v
+    let got: Vec<(u64, u64)> = v["points"]
         .as_array()
         .unwrap()
         .iter()
