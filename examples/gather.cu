@@ -1,5 +1,4 @@
-// gather.cu -- kernels whose addresses come from the data they read: analyze them with
-// --init (tests/init.rs, the README).
+// gather.cu -- kernels whose addresses come from the data they read (analyze with --init).
 //
 //   gather    : out[i] = in[idx[i]]. idx = iota: a warp reads 32 consecutive floats (CC 9.0:
 //               4 sectors per request); idx = zero: every lane reads in[0] (1 sector); idx a
