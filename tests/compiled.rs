@@ -583,3 +583,41 @@ fn other_targets_are_compared_and_named_when_they_differ() {
         "{notes}"
     );
 }
+
+/// nvcc puts every kernel's `__shared__` arrays at module scope; a kernel gets only those it
+/// uses (as ptxas allocates them). examples/shared_banks.cu has seven kernels whose arrays
+/// add up to 121 KiB, over CC 2.0's 48 KB; smem_stride_f32's own `s` fits, and its stride-2
+/// read is a 2-way conflict: 8,192 requests, 16,384 wavefronts on 2.0 and 9.0, 8,192 on 3.5.
+#[test]
+fn a_kernel_gets_only_its_own_shared_arrays() {
+    if !compiler() {
+        return;
+    }
+    let v = json(&[
+        "analyze",
+        "examples/shared_banks.cu",
+        "--kernel",
+        "smem_stride_f32",
+        "--grid",
+        "1024",
+        "--block",
+        "256",
+        "--arg",
+        "stride=2",
+        "--arg",
+        "fill=0",
+        "--arg",
+        "store=0",
+        "--cc",
+        "2.0,3.5,9.0",
+        "--frontend",
+        "ptx",
+    ]);
+    let wf: Vec<(u64, u64)> = (0..3)
+        .map(|k| {
+            let t = &v["architectures"][k]["totals"]["shared_load"];
+            (t["requests"].as_u64().unwrap(), t["wavefronts"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(wf, vec![(8192, 16384), (8192, 8192), (8192, 16384)]);
+}

@@ -2,7 +2,7 @@
 //! with registers resolved to indices, symbols to addresses, labels to instruction indices
 //! and every memory instruction to a [`Site`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use warpscope_model::{Op, Space};
 use warpscope_ptx::ast::{self, Operand, StateSpace, Statement};
@@ -147,6 +147,49 @@ fn type_bytes(ty: &str) -> u64 {
     }
 }
 
+/// The names the entry and every function it calls, directly or not, refer to (variables,
+/// functions, labels), with the functions' own names.
+fn used_names<'m>(module: &'m ast::Module, entry: &'m ast::Function) -> HashSet<&'m str> {
+    fn operand<'m>(o: &'m Operand, out: &mut Vec<&'m str>) {
+        match o {
+            Operand::Symbol(n) => out.push(n),
+            Operand::Address { base: Some(b), .. } | Operand::Not(b) => operand(b, out),
+            Operand::Vector(v) | Operand::List(v) => v.iter().for_each(|x| operand(x, out)),
+            _ => {}
+        }
+    }
+    fn body<'m>(stmts: &'m [Statement], out: &mut Vec<&'m str>, depth: u32) {
+        for s in stmts {
+            match s {
+                Statement::Instruction(i) => i.operands.iter().for_each(|o| operand(o, out)),
+                Statement::Block(b, _) if depth < 64 => body(b, out, depth + 1),
+                _ => {}
+            }
+        }
+    }
+    let mut used: HashSet<&str> = HashSet::new();
+    let mut queue = vec![entry];
+    used.insert(&entry.name);
+    while let Some(f) = queue.pop() {
+        let mut names = Vec::new();
+        if let Some(b) = &f.body {
+            body(b, &mut names, 0);
+        }
+        for n in names {
+            if used.insert(n) {
+                if let Some(g) = module
+                    .functions
+                    .iter()
+                    .find(|g| g.name == n && g.body.is_some())
+                {
+                    queue.push(g);
+                }
+            }
+        }
+    }
+    used
+}
+
 fn var_bytes(v: &ast::Variable) -> Option<u64> {
     let mut n = type_bytes(&v.ty) * v.vector.max(1) as u64;
     for d in &v.dims {
@@ -202,7 +245,7 @@ impl Program {
             funcs: HashMap::new(),
             active: Vec::new(),
         };
-        d.module_vars()?;
+        d.module_vars(&used_names(module, entry))?;
         let mut top = Scope::default();
         let params = d.declare_params(&mut top, &entry.params);
         let body = entry.body.as_ref().ok_or_else(|| {
@@ -270,7 +313,10 @@ impl Program {
 }
 
 impl<'m> Decoder<'m> {
-    fn module_vars(&mut self) -> Result<()> {
+    /// Lays out the module's variables. Static `.shared` variables (and function-scope ones)
+    /// get space only when `used` (the entry and its callees) names them, as ptxas allocates
+    /// a kernel's shared memory: nvcc puts every kernel's `__shared__` arrays at module scope.
+    fn module_vars(&mut self, used: &HashSet<&str>) -> Result<()> {
         let mut extern_shared = Vec::new();
         for v in &self.module.globals {
             let size = var_bytes(v);
@@ -278,6 +324,9 @@ impl<'m> Decoder<'m> {
                 StateSpace::Shared => {
                     if size.is_none() || v.linkage.iter().any(|l| l == "extern") {
                         extern_shared.push(v.name.clone());
+                        continue;
+                    }
+                    if !used.contains(v.name.as_str()) {
                         continue;
                     }
                     let a = align_up(self.shared_top, var_align(v));
@@ -322,7 +371,7 @@ impl<'m> Decoder<'m> {
         // is decoded.
         let module = self.module;
         for f in &module.functions {
-            if let Some(body) = &f.body {
+            if let (Some(body), true) = (&f.body, used.contains(f.name.as_str())) {
                 self.layout_function_shared(&f.name, body, 0);
             }
         }
