@@ -39,8 +39,8 @@ enum Cmd {
     /// memory and arguments, with the values of those that are compile-time constants
     /// (`analyze --launch N` takes them).
     Launches(launches::LaunchesArgs),
-    /// The seeds' experiment: predicted effective bandwidth of Harris's copy kernels against
-    /// offset or stride, for each GPU, as a table and an SVG plot.
+    /// Harris's experiment: predicted effective bandwidth of his copy kernels against offset
+    /// or stride, for each GPU, as a table and an SVG plot.
     Sweep(sweep::SweepArgs),
     /// Check the budgets of a launch file (warpscope.toml): exit 1 on a violation, naming
     /// the access, the CC, the figure and the budget; 2 on an error. Text, JUnit or SARIF.

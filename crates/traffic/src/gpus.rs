@@ -151,7 +151,7 @@ static GPUS: [Gpu; 16] = [
         source: "NVIDIA Tesla C870 GPU Computing Processor board specification: 128 thread \
                  processors (16 SMs × 8) at 1.35 GHz, 1.5 GB GDDR3 on a 384-bit bus at 800 MHz \
                  (1600 MT/s) = 76.8 GB/s; same figures in the 'Nvidia Tesla' encyclopedia table. \
-                 The seeds' text (Harris, seed 002) names the board but its figures are images.",
+                 Harris's article on global-memory access names the board but gives no figures.",
     },
     Gpu {
         name: "Tesla C1060",
