@@ -616,7 +616,10 @@ fn a_kernel_gets_only_its_own_shared_arrays() {
     let wf: Vec<(u64, u64)> = (0..3)
         .map(|k| {
             let t = &v["architectures"][k]["totals"]["shared_load"];
-            (t["requests"].as_u64().unwrap(), t["wavefronts"].as_u64().unwrap())
+            (
+                t["requests"].as_u64().unwrap(),
+                t["wavefronts"].as_u64().unwrap(),
+            )
         })
         .collect();
     assert_eq!(wf, vec![(8192, 16384), (8192, 8192), (8192, 16384)]);
