@@ -43,7 +43,7 @@ pub struct Define {
 }
 
 /// Upper bound on tokens produced by one expansion: stops runaway (exponential) macros.
-const MAX_TOKENS: usize = 1 << 20;
+const MAX_TOKENS: usize = 1 << 18;
 
 /// Expands macros in a token run.
 pub struct Expander<'d> {
@@ -59,7 +59,7 @@ impl<'d> Expander<'d> {
     /// Replaces every macro use in `input` (white-space tokens pass through).
     ///
     /// Errors: a function-like macro use without its `)`, a wrong argument count, or more
-    /// than a million tokens produced; the message names the macro.
+    /// than 2^18 tokens produced by macros; the message names the macro.
     pub fn expand(&mut self, input: Vec<PTok>) -> Result<Vec<PTok>, (PTok, String)> {
         let mut queue: VecDeque<PTok> = input.into();
         let mut out = Vec::new();
@@ -165,7 +165,7 @@ impl<'d> Expander<'d> {
                         space_before: b.space_before,
                         ..b.clone()
                     }]
-                } else if b.is("##") && !res.is_empty() && i + 1 < body.len() {
+                } else if b.is("##") && i > 0 && i + 1 < body.len() {
                     paste_next = true;
                     i += 1;
                     continue;

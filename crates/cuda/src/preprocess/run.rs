@@ -99,6 +99,16 @@ pub fn is_system_header(name: &str) -> bool {
     SYSTEM_HEADERS.contains(&name) || SYSTEM_FOLDERS.iter().any(|f| name.starts_with(f))
 }
 
+/// Whether `next` written right after `out` would read as one token with its end.
+fn fuses(out: &str, next: &str) -> bool {
+    let (Some(a), Some(b)) = (out.chars().last(), next.chars().next()) else {
+        return false;
+    };
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
+    let op = |c: char| "+-*/%<>=&|^!:#.".contains(c);
+    (word(a) && word(b)) || (op(a) && op(b)) || a == '"' || a == '\''
+}
+
 /// What the preprocessor produced: the text the parser reads and its position map.
 #[derive(Clone, Debug, Default)]
 pub struct Output {
@@ -272,10 +282,9 @@ impl Pp<'_> {
             .expand(run)
             .map_err(|(t, m)| self.err(t.file, t.start, m))?;
         for t in expanded {
-            if !t.verbatim
-                && !self.out.ends_with(|c: char| c.is_whitespace())
-                && !self.out.is_empty()
-            {
+            // A macro's tokens keep their spacing, and a space where two would fuse (`- -x`).
+            let after_space = self.out.is_empty() || self.out.ends_with(char::is_whitespace);
+            if !t.verbatim && !after_space && (t.space_before || fuses(&self.out, &t.text)) {
                 self.out.push(' ');
             }
             self.pieces.push(Piece {
