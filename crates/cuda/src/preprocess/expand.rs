@@ -45,15 +45,24 @@ pub struct Define {
 /// Upper bound on tokens produced by one expansion: stops runaway (exponential) macros.
 const MAX_TOKENS: usize = 1 << 18;
 
+/// Deepest nesting of macro uses inside macro arguments (`F(F(F(x)))`): arguments are
+/// expanded recursively, so this bounds the stack.
+pub const MAX_ARG_DEPTH: usize = 200;
+
 /// Expands macros in a token run.
 pub struct Expander<'d> {
     pub defs: &'d HashMap<String, Define>,
     produced: usize,
+    depth: usize,
 }
 
 impl<'d> Expander<'d> {
     pub fn new(defs: &'d HashMap<String, Define>) -> Self {
-        Expander { defs, produced: 0 }
+        Expander {
+            defs,
+            produced: 0,
+            depth: 0,
+        }
     }
 
     /// Replaces every macro use in `input` (white-space tokens pass through).
@@ -174,7 +183,15 @@ impl<'d> Expander<'d> {
                     let mut s = if pasted {
                         args[k].clone()
                     } else {
-                        self.expand(args[k].clone()).map_err(|(_, m)| m)?
+                        if self.depth >= MAX_ARG_DEPTH {
+                            return Err(format!(
+                                "macro uses nested more than {MAX_ARG_DEPTH} deep in arguments"
+                            ));
+                        }
+                        self.depth += 1;
+                        let expanded = self.expand(args[k].clone());
+                        self.depth -= 1;
+                        expanded.map_err(|(_, m)| m)?
                     };
                     if let Some(f) = s.first_mut() {
                         f.space_before = b.space_before;

@@ -189,4 +189,9 @@ fn bad_defines_and_macro_uses_are_errors_not_panics() {
     }
     src.push_str("M39");
     assert!(error(&src, &[]).contains("expands to more than"));
+    // Deeply nested uses stop with an error, not a stack overflow.
+    let deep = format!("#define F(x) x\n{}1{}", "F(".repeat(5000), ")".repeat(5000));
+    assert!(error(&deep, &[]).contains("nested more than 200 deep"));
+    let deep_if = format!("#if {}1{}\n#endif", "(".repeat(5000), ")".repeat(5000));
+    assert!(error(&deep_if, &[]).contains("nested more than 256 deep"));
 }
