@@ -2,7 +2,7 @@
 //! `__device__` function, with every position (errors at parse, lowering and run time, and
 //! sites) naming the header's own file:line:col, and the kernel's own lines unchanged.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use warpscope_cuda::{Error, Kernel, Source, DEFAULT_MAX_STEPS};
 
 /// A folder holding `files`, fresh for this test.
@@ -32,7 +32,7 @@ __global__ void k(const float* in, OUT_T* out) {\n\
   out[i] = fetch(in, i);\n\
 }\n";
 
-fn kernel(dir: &PathBuf, src: &str) -> Result<Kernel, Error> {
+fn kernel(dir: &Path, src: &str) -> Result<Kernel, Error> {
     let file = dir.join("k.cu");
     Source::parse(file.to_str().unwrap(), src, &[])?.kernel("k")
 }

@@ -111,13 +111,13 @@ pub fn tokenize(raw: &str) -> Vec<Token> {
             i += 1;
             while i < s.len() {
                 let d = s[i];
-                if matches!(d, b'+' | b'-') && matches!(s[i - 1], b'e' | b'E' | b'p' | b'P') {
-                    i += 1;
-                } else if d.is_ascii_alphanumeric() || d == b'_' || d == b'.' || d == b'\'' {
-                    i += 1;
-                } else {
+                let exponent_sign =
+                    matches!(d, b'+' | b'-') && matches!(s[i - 1], b'e' | b'E' | b'p' | b'P');
+                if !(exponent_sign || d.is_ascii_alphanumeric() || matches!(d, b'_' | b'.' | b'\''))
+                {
                     break;
                 }
+                i += 1;
             }
             (Kind::Number, None)
         } else if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 {
