@@ -3,6 +3,7 @@
 //! replaced again inside its own expansion, §6.10.3.4).
 
 use super::lex::{tokenize, Kind};
+use super::map::File;
 use std::collections::{HashMap, VecDeque};
 
 /// A token on its way through the preprocessor.
@@ -52,14 +53,17 @@ pub const MAX_ARG_DEPTH: usize = 200;
 /// Expands macros in a token run.
 pub struct Expander<'d> {
     pub defs: &'d HashMap<String, Define>,
+    /// The files tokens come from, for `__LINE__` and `__FILE__`.
+    pub files: &'d [File],
     produced: usize,
     depth: usize,
 }
 
 impl<'d> Expander<'d> {
-    pub fn new(defs: &'d HashMap<String, Define>) -> Self {
+    pub fn new(defs: &'d HashMap<String, Define>, files: &'d [File]) -> Self {
         Expander {
             defs,
+            files,
             produced: 0,
             depth: 0,
         }
@@ -75,6 +79,27 @@ impl<'d> Expander<'d> {
         while let Some(t) = queue.pop_front() {
             let def = match self.defs.get(&t.text) {
                 Some(d) if t.kind == Kind::Ident && !t.hide.contains(&t.text) => d,
+                None if t.kind == Kind::Ident
+                    && matches!(t.text.as_str(), "__LINE__" | "__FILE__") =>
+                {
+                    // The line of the use (a macro's output: of the macro's use).
+                    let file = self.files.get(t.file);
+                    let (kind, text) = match (t.text.as_str(), file) {
+                        ("__LINE__", Some(f)) => (
+                            Kind::Number,
+                            f.loc(t.start.min(f.text.len())).line.to_string(),
+                        ),
+                        (_, Some(f)) => (Kind::Literal, format!("{:?}", f.name)),
+                        (_, None) => (Kind::Number, "0".to_string()),
+                    };
+                    out.push(PTok {
+                        kind,
+                        text,
+                        verbatim: false,
+                        ..t
+                    });
+                    continue;
+                }
                 _ => {
                     out.push(t);
                     continue;

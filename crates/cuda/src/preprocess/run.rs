@@ -278,7 +278,7 @@ impl Pp<'_> {
             return Ok(());
         }
         let run = std::mem::take(pending);
-        let expanded = Expander::new(&self.defs)
+        let expanded = Expander::new(&self.defs, &self.files)
             .expand(run)
             .map_err(|(t, m)| self.err(t.file, t.start, m))?;
         for t in expanded {
@@ -431,7 +431,7 @@ impl Pp<'_> {
                         k += 1;
                     }
                 }
-                let expanded = Expander::new(&self.defs)
+                let expanded = Expander::new(&self.defs, &self.files)
                     .expand(toks)
                     .map_err(|(t, m)| self.err(t.file, t.start, m))?;
                 let v = evaluate(&expanded).map_err(|m| self.err(name.file, name.start, m))?;

@@ -63,6 +63,20 @@ fn a_macro_is_not_replaced_inside_its_own_expansion() {
 }
 
 #[test]
+fn line_and_file_name_the_use() {
+    let src = "#define HERE __LINE__
+int a = __LINE__;
+\n  int b = HERE; const char* f = __FILE__;
+#if __LINE__ == 5
+five
+#endif";
+    assert_eq!(
+        words(src, &[]),
+        "int a = 2; int b = 4; const char* f = \"k.cu\"; five"
+    );
+}
+
+#[test]
 fn if_expressions_with_defined_and_elif_chains() {
     let src = "#define LEVEL 3\n#define ON\n\
                #if defined(ON) && LEVEL * 2 + 1 == 7 && !defined OFF && (1 << 4) % 5 == 1\nyes\n#else\nno\n#endif\n\
