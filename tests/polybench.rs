@@ -11,11 +11,16 @@ const FILE: &str = "tests/kernels/polybench/2mm.cu";
 /// `analyze --frontend source` of `kernel` on the MINI dataset (32 x 32 matrices) with
 /// PolyBench's 32 x 8 blocks: grid (1, 4), so 4 blocks of 8 warps.
 fn analyze(kernel: &str, extra: &[&str]) -> (bool, String, String) {
+    analyze_on("source", kernel, extra)
+}
+
+/// [`analyze`] with `--frontend FRONTEND`.
+fn analyze_on(frontend: &str, kernel: &str, extra: &[&str]) -> (bool, String, String) {
     let mut args = vec![
         "analyze",
         FILE,
         "--frontend",
-        "source",
+        frontend,
         "-D",
         "MINI_DATASET",
         "--kernel",
@@ -204,4 +209,47 @@ fn a_missing_user_header_is_named_with_the_folders_searched() {
         err.contains(", tests/kernels); add the folder that holds it with -I DIR"),
         "{err}"
     );
+}
+
+/// (requests, sectors) summed over the sites of `line` with operation `op`.
+fn sum_at(v: &Value, line: u64, op: &str) -> (u64, u64) {
+    v["architectures"][0]["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["line"] == line && s["op"] == op)
+        .fold((0, 0), |(r, t), s| {
+            (
+                r + s["requests"].as_u64().unwrap(),
+                t + s["sectors"].as_u64().unwrap(),
+            )
+        })
+}
+
+#[test]
+fn the_compiled_path_agrees_except_where_the_compiler_keeps_tmp_in_a_register() {
+    if warpscope_toolkit::find(None).is_err() {
+        eprintln!("skipped: no CUDA compiler (scripts/test.sh installs one from PyPI)");
+        return;
+    }
+    let run = |kernel: &str, frontend: &str| -> Value {
+        let (ok, out, err) = analyze_on(frontend, kernel, &["--format", "json"]);
+        assert!(ok, "{kernel} {frontend}: {err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let (src, ptx) = (run("mm2_kernel1", "source"), run("mm2_kernel1", "ptx"));
+    // Before the loop: the same store.
+    assert_eq!(sum_at(&src, 34, "store"), sum_at(&ptx, 34, "store"));
+    assert_eq!(sum_at(&ptx, 34, "store"), (32, 128));
+    // In the loop: the same stores, and the same A and B loads; nvcc forwards each stored
+    // tmp[i * NJ + j] to the next iteration instead of reloading it (1,024 requests,
+    // 4,096 sectors fewer).
+    assert_eq!(sum_at(&src, 38, "store"), sum_at(&ptx, 38, "store"));
+    let (req, sec) = sum_at(&src, 38, "load");
+    assert_eq!((req, sec), (3 * 1024, 4096 + 1024 + 4096));
+    assert_eq!(sum_at(&ptx, 38, "load"), (req - 1024, sec - 4096));
+    let (src, ptx) = (run("mm2_kernel2", "source"), run("mm2_kernel2", "ptx"));
+    for op in ["load", "store"] {
+        assert_eq!(sum_at(&src, 51, op), sum_at(&ptx, 51, op), "{op}");
+    }
 }
