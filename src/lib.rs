@@ -169,7 +169,8 @@ impl Loaded {
             Loaded::Source(k, _) => k
                 .sites()
                 .iter()
-                .map(|s| SiteInfo {
+                .enumerate()
+                .map(|(i, s)| SiteInfo {
                     line: s.loc.line,
                     column: s.loc.col,
                     text: s.text.clone(),
@@ -177,7 +178,7 @@ impl Loaded {
                     read_only: s.read_only,
                     ptx: None,
                     ptx_line: None,
-                    file: None,
+                    file: k.site_file(i).map(str::to_string),
                 })
                 .collect(),
             Loaded::Compiled(k) => k.sites.clone(),
@@ -306,7 +307,12 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
             }
         }
     }
-    let src = Source::parse(&req.file, &req.source, &req.defines)?;
+    let src = Source::parse_with_includes(
+        &req.file,
+        &req.source,
+        &req.defines,
+        &req.compile.include_dirs,
+    )?;
     let kernel = src.kernel(&req.kernel)?;
     let mut cfg = kernel.configure(
         &req.args,

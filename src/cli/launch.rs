@@ -308,10 +308,15 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
     // checks --arg itself, for -e a clearer message names the pattern.
     if job.quick.is_some() || sweep.is_some() {
         let req = &job.req;
-        let params = warpscope::cuda::Source::parse(&req.file, &req.source, &req.defines)
-            .and_then(|s| s.kernel(&req.kernel))
-            .map_err(|e| job.relocate(e.into()))?
-            .params();
+        let params = warpscope::cuda::Source::parse_with_includes(
+            &req.file,
+            &req.source,
+            &req.defines,
+            &req.compile.include_dirs,
+        )
+        .and_then(|s| s.kernel(&req.kernel))
+        .map_err(|e| job.relocate(e.into()))?
+        .params();
         let scalars: Vec<&str> = params
             .iter()
             .filter(|p| !p.is_pointer)

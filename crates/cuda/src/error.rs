@@ -93,3 +93,21 @@ pub enum Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// The file and position an error names, if it names one (to move it from the
+    /// preprocessed text to the user's file).
+    pub fn location_mut(&mut self) -> Option<(&mut String, &mut Loc)> {
+        match self {
+            Error::Syntax { file, loc, .. }
+            | Error::Unsupported { file, loc, .. }
+            | Error::Semantic { file, loc, .. }
+            | Error::OutOfBounds { file, loc, .. }
+            | Error::Misaligned { file, loc, .. }
+            | Error::DivisionByZero { file, loc, .. }
+            | Error::StepLimit { file, loc, .. }
+            | Error::BadAddress { file, loc, .. } => Some((file, loc)),
+            Error::UnknownKernel { .. } | Error::Argument(_) => None,
+        }
+    }
+}

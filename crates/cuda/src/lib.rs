@@ -22,7 +22,7 @@ pub use launches::{host_launches, HostLaunch};
 pub use lower::{AllocInfo, LocalArray, Site};
 
 use lower::{Lowered, Lowerer};
-use preprocess::{blank_attributes, parse_define, Macros};
+use preprocess::{blank_attributes, Macros, SourceMap};
 use types::Ty;
 use warpscope_model::WarpAccess;
 
@@ -36,22 +36,38 @@ pub struct Source {
     tree: tree_sitter::Tree,
     macros: Macros,
     aligns: Vec<(usize, u64)>,
+    /// Positions in `text` (the preprocessor's output) → the user's files.
+    map: std::sync::Arc<SourceMap>,
 }
 
 impl Source {
-    /// Parses `text` (the contents of `file`) with `defines` (`NAME` or `NAME=VALUE`, as
-    /// `-D` takes them).
-    ///
-    /// Errors: [`Error::Syntax`] at the first place the parse tree marks as an error or a
-    /// missing token; [`Error::Argument`] for a malformed define.
+    /// Parses `text` (the contents of `file`) with `defines` (`NAME`, `NAME=VALUE` or
+    /// `NAME(a,b)=BODY`, as `-D` takes them) and no `-I` folders: [`Source::parse_with_includes`].
     pub fn parse(file: &str, text: &str, defines: &[String]) -> Result<Source> {
-        let mut macros = Macros::new();
-        for d in defines {
-            let (n, m) = parse_define(d)
-                .ok_or_else(|| Error::Argument(format!("-D {d}: expected NAME or NAME=VALUE")))?;
-            macros.insert(n, m);
-        }
-        let (blanked, aligns) = blank_attributes(text);
+        Self::parse_with_includes(file, text, defines, &[])
+    }
+
+    /// Preprocesses `text` (the contents of `file`; [`preprocess::preprocess`]: `#include
+    /// "…"` searches `file`'s folder then `include_dirs`, `<…>` `include_dirs`; the standard
+    /// and CUDA runtime headers in [`preprocess::SYSTEM_HEADERS`] are skipped) and parses it.
+    /// Every position reported later (errors, [`Site::loc`]) is the user's file:line:col; a
+    /// macro's output is placed at the macro's use.
+    ///
+    /// Errors: [`Error::Semantic`] from the preprocessor (a missing `"…"` header with the
+    /// folders searched, an include cycle, `#error`, a bad `#if`); [`Error::Syntax`] at the
+    /// first place the parse tree marks as an error or a missing token; [`Error::Argument`]
+    /// for a malformed define.
+    pub fn parse_with_includes(
+        file: &str,
+        text: &str,
+        defines: &[String],
+        include_dirs: &[std::path::PathBuf],
+    ) -> Result<Source> {
+        // Every macro is replaced by the preprocessor; the lowerer sees none.
+        let macros = Macros::new();
+        let pp = preprocess::preprocess(file, text, defines, include_dirs)?;
+        let map = std::sync::Arc::new(pp.map);
+        let (blanked, aligns) = blank_attributes(&pp.text);
         let mut parser = tree_sitter::Parser::new();
         parser
             .set_language(&tree_sitter_cuda::LANGUAGE.into())
@@ -60,11 +76,14 @@ impl Source {
             .parse(&blanked, None)
             .ok_or_else(|| Error::Argument(format!("{file}: the parser gave up")))?;
         if let Some((loc, msg)) = first_error(tree.root_node(), &blanked) {
-            return Err(Error::Syntax {
-                file: file.to_string(),
-                loc,
-                msg,
-            });
+            return Err(relocate(
+                &map,
+                Error::Syntax {
+                    file: file.to_string(),
+                    loc,
+                    msg,
+                },
+            ));
         }
         Ok(Source {
             file: file.to_string(),
@@ -72,7 +91,13 @@ impl Source {
             tree,
             macros,
             aligns,
+            map,
         })
+    }
+
+    /// The preprocessed text the parser reads.
+    pub fn preprocessed(&self) -> &str {
+        &self.text
     }
 
     fn lowerer(&self) -> Result<Lowerer<'_>> {
@@ -87,7 +112,10 @@ impl Source {
 
     /// The `__global__` functions of the file (templates as `name<T, N>`).
     pub fn kernels(&self) -> Result<Vec<String>> {
-        Ok(self.lowerer()?.kernel_names())
+        Ok(self
+            .lowerer()
+            .map_err(|e| relocate(&self.map, e))?
+            .kernel_names())
     }
 
     /// Lowers the kernel `name`, written with its template arguments for a template
@@ -96,15 +124,51 @@ impl Source {
     /// Errors: [`Error::UnknownKernel`] listing the kernels found; [`Error::Unsupported`] or
     /// [`Error::Semantic`] at the construct that cannot be interpreted.
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
-        let mut l = self.lowerer()?;
-        let (base, targs) = l.parse_targs(name)?;
-        let lowered = l.lower_kernel(&base, targs)?;
+        let lower = || -> Result<Lowered> {
+            let mut l = self.lowerer()?;
+            let (base, targs) = l.parse_targs(name)?;
+            l.lower_kernel(&base, targs)
+        };
+        let mut prog = lower().map_err(|e| relocate(&self.map, e))?;
+        // Sites and local arrays name the user's file:line:col and spelling.
+        let mut site_files = Vec::with_capacity(prog.sites.len());
+        for s in &mut prog.sites {
+            let origin = self.map.origin(s.loc);
+            if let Some(text) = self.map.written_text(s.loc, &s.text, &self.text) {
+                s.text = text;
+            }
+            match origin {
+                Some(o) => {
+                    s.loc = o.loc;
+                    site_files.push((o.file != self.file).then_some(o.file));
+                }
+                None => site_files.push(None),
+            }
+        }
+        for a in &mut prog.local_arrays {
+            if let Some(o) = self.map.origin(a.loc) {
+                a.loc = o.loc;
+            }
+        }
         Ok(Kernel {
             file: self.file.clone(),
             name: name.to_string(),
-            prog: lowered,
+            prog,
+            map: self.map.clone(),
+            site_files,
         })
     }
+}
+
+/// Moves an error's position from the preprocessed text to the user's file:line:col.
+fn relocate(map: &SourceMap, mut e: Error) -> Error {
+    if let Some((file, loc)) = e.location_mut() {
+        if let Some(o) = map.origin(*loc) {
+            *file = o.file;
+            *loc = o.loc;
+        }
+    }
+    e
 }
 
 fn first_error(n: tree_sitter::Node, src: &str) -> Option<(Loc, String)> {
@@ -150,6 +214,9 @@ pub struct Kernel {
     file: String,
     name: String,
     prog: Lowered,
+    map: std::sync::Arc<SourceMap>,
+    /// Per site: the header it is in, `None` for the kernel's own file.
+    site_files: Vec<Option<String>>,
 }
 
 impl Kernel {
@@ -160,6 +227,12 @@ impl Kernel {
     /// The memory accesses in the source, indexed by the site id [`Kernel::run`] reports.
     pub fn sites(&self) -> &[Site] {
         &self.prog.sites
+    }
+
+    /// The header site `site` is in (as found on the include path), `None` when it is in
+    /// the kernel's own file.
+    pub fn site_file(&self, site: usize) -> Option<&str> {
+        self.site_files.get(site)?.as_deref()
     }
 
     /// Per-thread arrays placed in local memory, with the reason.
@@ -381,7 +454,7 @@ impl Kernel {
                 "shared memory larger than 4 GiB requested".into(),
             ));
         }
-        exec::run(&self.prog, &self.file, cfg, sink)
+        exec::run(&self.prog, &self.file, cfg, sink).map_err(|e| relocate(&self.map, e))
     }
 }
 

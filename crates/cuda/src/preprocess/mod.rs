@@ -1,7 +1,23 @@
-//! The little of the C preprocessor warpscope needs: object-like and simple function-like
-//! macros (expanded where the parse tree uses them), and blanking of CUDA attributes the
-//! tree-sitter grammar does not parse (`__align__(n)`, `__launch_bounds__(…)`), keeping every
-//! other byte where it was so that line:col positions stay those of the user's file.
+//! The C preprocessor of the source path, written to the C standard's translation phases:
+//! [`lex`] (line splicing, comments, pp-tokens), [`run`] (directives, `#if`, `#include`),
+//! [`expand`] (macro replacement with `#`, `##`, `__VA_ARGS__` and hide sets), [`expr`]
+//! (`#if` expressions) and [`map`] (output position → the user's file:line:col).
+//! [`preprocess`] is the entry point.
+//!
+//! Also here: blanking of CUDA attributes the tree-sitter grammar does not parse
+//! (`__align__(n)`, `__launch_bounds__(…)`), keeping every other byte where it was, and the
+//! lowerer's own small macro helpers ([`Macro`], [`substitute`]).
+
+pub mod expand;
+pub mod expr;
+pub mod lex;
+pub mod map;
+pub mod run;
+#[cfg(test)]
+mod tests_pp;
+
+pub use map::{Origin, SourceMap};
+pub use run::{is_system_header, preprocess, Output, MAX_INCLUDE_DEPTH, SYSTEM_HEADERS};
 
 use std::collections::HashMap;
 
