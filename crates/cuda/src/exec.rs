@@ -503,6 +503,10 @@ impl<'a> Machine<'a> {
     }
 
     fn exec(&mut self, s: &Stmt, m: &mut Mask) -> Result<()> {
+        crate::lower::with_stack(|| self.exec_inner(s, m))
+    }
+
+    fn exec_inner(&mut self, s: &Stmt, m: &mut Mask) -> Result<()> {
         if !any(m) {
             return Ok(());
         }
@@ -684,6 +688,10 @@ impl<'a> Machine<'a> {
     }
 
     fn eval(&mut self, x: &Expr, m: &[bool]) -> Result<V> {
+        crate::lower::with_stack(|| self.eval_inner(x, m))
+    }
+
+    fn eval_inner(&mut self, x: &Expr, m: &[bool]) -> Result<V> {
         let t = self.t;
         Ok(match &x.kind {
             ExprKind::Const(v) => V::S(vec![*v; t]),

@@ -107,30 +107,51 @@ impl Source {
     }
 }
 
-fn first_error(n: tree_sitter::Node, src: &str) -> Option<(Loc, String)> {
-    if n.is_error() || n.is_missing() {
-        let p = n.start_position();
-        let loc = Loc {
-            line: p.row as u32 + 1,
-            col: p.column as u32 + 1,
-        };
-        let snippet: String = src[n.byte_range()].chars().take(40).collect();
-        let msg = if n.is_missing() {
-            format!("missing '{}'", n.kind())
-        } else {
-            format!(
-                "unexpected '{}'",
-                snippet.split_whitespace().collect::<Vec<_>>().join(" ")
-            )
-        };
-        return Some((loc, msg));
-    }
-    if !n.has_error() {
+/// The first error or missing node in document order. Iterative (a tree cursor), as a
+/// deeply nested file makes a deep tree.
+fn first_error(root: tree_sitter::Node, src: &str) -> Option<(Loc, String)> {
+    if !root.has_error() {
         return None;
     }
-    let mut c = n.walk();
-    let children: Vec<_> = n.children(&mut c).collect();
-    children.into_iter().find_map(|ch| first_error(ch, src))
+    let mut c = root.walk();
+    loop {
+        let n = c.node();
+        if n.is_error() || n.is_missing() {
+            let p = n.start_position();
+            let loc = Loc {
+                line: p.row as u32 + 1,
+                col: p.column as u32 + 1,
+            };
+            let snippet: String = src
+                .get(n.byte_range())
+                .unwrap_or("")
+                .chars()
+                .take(40)
+                .collect();
+            let msg = if n.is_missing() {
+                format!("missing '{}'", n.kind())
+            } else {
+                format!(
+                    "unexpected '{}'",
+                    snippet.split_whitespace().collect::<Vec<_>>().join(" ")
+                )
+            };
+            return Some((loc, msg));
+        }
+        // Descend only into subtrees holding an error; else move to the next sibling,
+        // climbing as needed.
+        if n.has_error() && c.goto_first_child() {
+            continue;
+        }
+        loop {
+            if c.goto_next_sibling() {
+                break;
+            }
+            if !c.goto_parent() {
+                return None;
+            }
+        }
+    }
 }
 
 /// A kernel parameter as the launch sees it.

@@ -106,6 +106,26 @@ struct FnState {
     tenv: HashMap<String, TArg>,
     ret: Option<Ty>,
     addr_taken: HashSet<String>,
+    /// Statements and expressions being lowered inside one another in this function.
+    depth: usize,
+}
+
+/// Deepest nesting of statements and expressions inside one function that the front end
+/// accepts; deeper code is refused with an error rather than risking the stack.
+pub const MAX_NESTING: usize = 512;
+
+/// Longest chain of `__device__` calls (kernel → f → g → …) the front end accepts.
+pub const MAX_CALL_DEPTH: usize = 128;
+
+/// Bytes of stack kept free before a recursive step grows the stack onto the heap.
+const STACK_RED_ZONE: usize = 256 * 1024;
+/// Size of each stack segment added when the red zone is reached.
+const STACK_SEGMENT: usize = 8 * 1024 * 1024;
+
+/// Runs `f` with at least [`STACK_RED_ZONE`] bytes of stack, growing it if needed: lowering
+/// and evaluation recurse over the syntax tree.
+pub(crate) fn with_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, f)
 }
 
 /// Everything lowered for one kernel instance.
@@ -188,6 +208,10 @@ fn has_token(n: Node, tok: &str) -> bool {
 fn e(kind: ExprKind, ty: Ty, loc: Loc) -> Expr {
     Expr { kind, ty, loc }
 }
+
+/// Bytes of `__constant__` memory a module may declare: 64 KB on every compute capability
+/// [CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"].
+pub const CONSTANT_MEMORY_BYTES: u64 = 64 * 1024;
 
 /// Encodes an integer constant as values of type `ty` are held.
 pub fn encode_int(v: i128, ty: &Ty) -> u64 {
@@ -540,7 +564,16 @@ impl<'t> Lowerer<'t> {
             let home = if is_const_mem {
                 let al = self.structs.align(&ty);
                 let off = (self.constant.len() as u64).div_ceil(al) * al;
-                self.constant.resize((off + size) as usize, 0);
+                let end = off.saturating_add(size);
+                if end > CONSTANT_MEMORY_BYTES {
+                    return Err(self.err_at(
+                        d,
+                        format!(
+                            "__constant__ variable '{name}' needs {size} bytes (ending at byte {end} of constant memory); the hardware has {CONSTANT_MEMORY_BYTES} bytes (64 KB) of constant memory [PG \"Device Memory Accesses\"/\"Technical Specifications\"]. Make it smaller or put it in global memory"
+                        ),
+                    ));
+                }
+                self.constant.resize(end as usize, 0);
                 if let Some(iv) = init {
                     let bytes = self.const_init_bytes(iv, &ty, src)?;
                     self.constant[off as usize..(off + size) as usize].copy_from_slice(&bytes);
@@ -823,6 +856,10 @@ impl<'t> Lowerer<'t> {
 
     /// Applies a declarator to a base type: returns the declared name and full type.
     fn declarator(&mut self, n: Node, base: Ty, src: &str) -> Result<(String, Ty)> {
+        self.nested(n, |l| l.declarator_inner(n, base, src))
+    }
+
+    fn declarator_inner(&mut self, n: Node, base: Ty, src: &str) -> Result<(String, Ty)> {
         match n.kind() {
             "identifier" | "field_identifier" | "type_identifier" => {
                 Ok((text(n, src).to_string(), base))
@@ -1053,6 +1090,12 @@ impl<'t> Lowerer<'t> {
         if let Some(&id) = self.func_keys.get(&key) {
             return Ok(id);
         }
+        if self.in_progress.len() >= MAX_CALL_DEPTH {
+            return Err(self.err_at(
+                call.unwrap_or(node),
+                format!("calls of __device__ functions nested more than {MAX_CALL_DEPTH} deep (kernel → f → g → …); warpscope stops here to protect its stack"),
+            ));
+        }
         if !self.in_progress.insert(key.clone()) {
             return Err(self.unsupported(call.unwrap_or(node), format!("recursive call of {name}")));
         }
@@ -1233,6 +1276,24 @@ impl<'t> Lowerer<'t> {
     // ------------------------------------------------------------ statements
 
     fn stmt(&mut self, n: Node, src: &str) -> Result<Stmt> {
+        self.nested(n, |l| l.stmt_inner(n, src))
+    }
+
+    /// Runs one level of nesting: refuses code nested deeper than [`MAX_NESTING`].
+    fn nested<R>(&mut self, n: Node, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+        if self.st.depth >= MAX_NESTING {
+            return Err(self.err_at(
+                n,
+                format!("statements and expressions nested more than {MAX_NESTING} levels deep; warpscope stops here to protect its stack. Split the expression or the block into smaller parts"),
+            ));
+        }
+        self.st.depth += 1;
+        let r = with_stack(|| f(self));
+        self.st.depth -= 1;
+        r
+    }
+
+    fn stmt_inner(&mut self, n: Node, src: &str) -> Result<Stmt> {
         let loc = self.loc(n);
         Ok(match n.kind() {
             "compound_statement" => {
@@ -1715,6 +1776,10 @@ impl<'t> Lowerer<'t> {
 
     /// The value of an expression: lvalues are loaded, arrays decay to pointers.
     fn rvalue(&mut self, n: Node, src: &str) -> Result<Expr> {
+        self.nested(n, |l| l.rvalue_inner(n, src))
+    }
+
+    fn rvalue_inner(&mut self, n: Node, src: &str) -> Result<Expr> {
         let loc = self.loc(n);
         match n.kind() {
             "number_literal" => {
@@ -2135,6 +2200,10 @@ impl<'t> Lowerer<'t> {
     }
 
     fn place(&mut self, n: Node, src: &str) -> Result<Place> {
+        self.nested(n, |l| l.place_inner(n, src))
+    }
+
+    fn place_inner(&mut self, n: Node, src: &str) -> Result<Place> {
         let loc = self.loc(n);
         match n.kind() {
             "identifier" => {
@@ -2458,6 +2527,22 @@ impl<'t> Lowerer<'t> {
                 (Some(set), cur, pl)
             }
         };
+        // Postfix: the old value is read once into a register and the new value computed
+        // from that register, so `x[i]++` is one load and one store.
+        let (save, cur) = if post {
+            let old = self.new_slot();
+            let save = e(
+                ExprKind::SetReg {
+                    slot: old,
+                    value: Box::new(cur),
+                },
+                ty.clone(),
+                loc,
+            );
+            (Some((save, old)), e(ExprKind::Reg(old), ty.clone(), loc))
+        } else {
+            (None, cur)
+        };
         let newv = if ty.is_ptr() {
             if !matches!(op, BinOp::Add | BinOp::Sub) {
                 return Err(self.err_at(n, "only + and - apply to pointers"));
@@ -2489,16 +2574,7 @@ impl<'t> Lowerer<'t> {
             let r = self.arith(op, a, b, ct, n)?;
             self.convert(r, &ty, n)?
         };
-        let result = if post {
-            let old = self.new_slot();
-            let save = e(
-                ExprKind::SetReg {
-                    slot: old,
-                    value: Box::new(cur),
-                },
-                ty.clone(),
-                loc,
-            );
+        let result = if let Some((save, old)) = save {
             let st = self.store(p2, newv, target, src);
             let oldv = e(ExprKind::Reg(old), ty.clone(), loc);
             e(

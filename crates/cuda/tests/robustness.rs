@@ -1,0 +1,226 @@
+//! Bad and extreme inputs end in a clear error, never a panic or a stack overflow (issue 9).
+//! These run on the test harness's own threads (2 MiB of stack): the front end must protect
+//! itself, not rely on the CLI's thread.
+
+use warpscope_cuda::{Error, Source, DEFAULT_MAX_STEPS};
+use warpscope_model::{Op, Space, WarpAccess};
+
+/// Parses, lowers `kernel` and runs one block of `threads` threads with `n`-element
+/// allocations and the scalar `args`.
+fn launch(
+    src: &str,
+    kernel: &str,
+    args: &[(&str, &str)],
+    threads: u32,
+) -> Result<Vec<(usize, WarpAccess)>, Error> {
+    let s = Source::parse("t.cu", src, &[])?;
+    let k = s.kernel(kernel)?;
+    let args: Vec<(String, String)> = args
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let allocs: Vec<(String, u64)> = k
+        .params()
+        .iter()
+        .filter(|p| p.is_pointer)
+        .map(|p| (p.name.clone(), 1024))
+        .collect();
+    let cfg = k.configure(
+        &args,
+        &allocs,
+        [1, 1, 1],
+        [threads, 1, 1],
+        0,
+        DEFAULT_MAX_STEPS,
+    )?;
+    let mut out = Vec::new();
+    k.run(&cfg, &mut |s, a| out.push((s, *a)))?;
+    Ok(out)
+}
+
+fn err_text(src: &str, kernel: &str) -> String {
+    match launch(src, kernel, &[], 32) {
+        Ok(_) => panic!("expected an error for:\n{}", &src[..src.len().min(300)]),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn unknown_type_ending_in_a_multibyte_character_is_an_error() {
+    let m = err_text(
+        "__global__ void k(float* a) { floatß x = 1; a[0] = x; }",
+        "k",
+    );
+    assert!(m.starts_with("t.cu:1:"), "{m}");
+    assert!(m.contains("floatß"), "{m}");
+}
+
+#[test]
+fn constant_array_with_a_wrapping_size_is_refused() {
+    let m = err_text(
+        "__constant__ float c[64 - 10000000000000000000];\n__global__ void k(float* a) { a[0] = c[0]; }",
+        "k",
+    );
+    // 64 - 10^19 wraps to 8446744073709551680 elements; either refused as not a
+    // non-negative size or as larger than constant memory, at the declarator.
+    assert!(m.starts_with("t.cu:1:"), "{m}");
+    assert!(m.contains("65536") || m.contains("non-negative"), "{m}");
+}
+
+#[test]
+fn constant_array_over_64_kb_is_refused_naming_it_and_the_limit() {
+    let m = err_text(
+        "__constant__ float c[1000000000];\n__global__ void k(float* a) { a[0] = c[0]; }",
+        "k",
+    );
+    assert!(m.starts_with("t.cu:1:20:"), "{m}");
+    assert!(m.contains("'c'"), "{m}");
+    assert!(m.contains("4000000000 bytes"), "{m}");
+    assert!(m.contains("65536 bytes"), "{m}");
+    // Exactly 64 KB (16384 floats) fits; one more float does not.
+    let fits = "__constant__ float c[16384];\n__global__ void k(float* a) { a[0] = c[16383]; }";
+    let acc = launch(fits, "k", &[], 32).unwrap();
+    assert_eq!(
+        acc.iter()
+            .filter(|(_, a)| a.space == Space::Constant)
+            .count(),
+        1
+    );
+    let over = "__constant__ float c[16384];\n__constant__ float d[1];\n__global__ void k(float* a) { a[0] = d[0]; }";
+    let m = err_text(over, "k");
+    assert!(m.starts_with("t.cu:2:") && m.contains("'d'"), "{m}");
+}
+
+#[test]
+fn postfix_increment_on_memory_is_one_load_and_one_store() {
+    let src = "__global__ void k(int* a, int* b) { int i = threadIdx.x; b[i] = a[i]++; }";
+    let acc = launch(src, "k", &[], 32).unwrap();
+    let ops: Vec<(Op, u64)> = acc.iter().map(|(_, a)| (a.op, a.addrs[0])).collect();
+    // a[i]++: load a, store a; then store b. 3 warp accesses, not 4.
+    assert_eq!(acc.len(), 3, "{ops:?}");
+    assert_eq!(acc[0].1.op, Op::Load);
+    assert_eq!(acc[1].1.op, Op::Store);
+    assert_eq!(acc[2].1.op, Op::Store);
+    // The load and the store are to the same addresses (a[i]).
+    assert_eq!(acc[0].1.addrs, acc[1].1.addrs);
+    // Prefix and compound forms stay one load + one store too.
+    for body in ["b[i] = ++a[i];", "a[i] += 2;", "a[i]--;"] {
+        let src = format!("__global__ void k(int* a, int* b) {{ int i = threadIdx.x; {body} }}");
+        let acc = launch(&src, "k", &[], 32).unwrap();
+        let loads = acc.iter().filter(|(_, a)| a.op == Op::Load).count();
+        assert_eq!(loads, 1, "{body}");
+    }
+}
+
+/// `depth`-deep nestings of several kinds, each wrapped in a kernel.
+fn nested_kernels(depth: usize) -> Vec<(&'static str, String)> {
+    let wrap = |body: String| {
+        format!("__global__ void k(float* a) {{\n  int i = threadIdx.x;\n  {body}\n}}\n")
+    };
+    vec![
+        (
+            "unary minus",
+            wrap(format!("a[i] = {}1.0f;", "- ".repeat(depth))),
+        ),
+        ("sum", wrap(format!("a[i] = 0{};", "+ a[i]".repeat(depth)))),
+        (
+            "parentheses",
+            wrap(format!(
+                "a[i] = {}1{};",
+                "(".repeat(depth),
+                ")".repeat(depth)
+            )),
+        ),
+        (
+            "ternaries",
+            wrap(format!("a[i] = {}1.0f;", "i ? 2.0f : ".repeat(depth))),
+        ),
+        (
+            "casts",
+            wrap(format!("a[i] = {}1;", "(float)".repeat(depth))),
+        ),
+        (
+            "if",
+            wrap(format!(
+                "{}a[i] = 1;{}",
+                "if (i < 5) {".repeat(depth),
+                "}".repeat(depth)
+            )),
+        ),
+        (
+            "blocks",
+            wrap(format!(
+                "{}a[i] = 1;{}",
+                "{".repeat(depth),
+                "}".repeat(depth)
+            )),
+        ),
+        (
+            "for",
+            wrap(format!(
+                "{}a[i] = 1;",
+                "for (int j = 0; j < 1; j++) ".repeat(depth)
+            )),
+        ),
+    ]
+}
+
+#[test]
+fn deep_nesting_ends_in_an_error_naming_the_limit() {
+    for depth in [1_440, 2_176, 2_880, 5_000] {
+        for (what, src) in nested_kernels(depth) {
+            let m = err_text(&src, "k");
+            assert!(m.starts_with("t.cu:"), "{what} x{depth}: {m}");
+            assert!(
+                m.contains("512 levels") || m.contains("syntax error"),
+                "{what} x{depth}: {m}"
+            );
+        }
+    }
+}
+
+#[test]
+fn very_deep_nesting_ends_in_an_error() {
+    for (what, src) in nested_kernels(100_000) {
+        let m = err_text(&src, "k");
+        assert!(m.starts_with("t.cu:"), "{what}: {}", &m[..m.len().min(200)]);
+    }
+}
+
+#[test]
+fn moderate_nesting_still_runs() {
+    // 100 levels of each kind is well inside the limit and computes normally.
+    for (what, src) in nested_kernels(100) {
+        let acc = launch(&src, "k", &[], 32).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(!acc.is_empty(), "{what}");
+    }
+}
+
+#[test]
+fn deep_device_call_chain_is_refused_naming_the_limit() {
+    let n = 568;
+    let mut src = String::from("__device__ float f0(float x) { return x + 1.0f; }\n");
+    for k in 1..n {
+        src += &format!(
+            "__device__ float f{k}(float x) {{ return f{}(x) + 1.0f; }}\n",
+            k - 1
+        );
+    }
+    src += &format!(
+        "__global__ void k(float* a) {{ a[threadIdx.x] = f{}(a[threadIdx.x]); }}\n",
+        n - 1
+    );
+    let m = err_text(&src, "k");
+    assert!(m.contains("nested more than 128 deep"), "{m}");
+    assert!(m.starts_with("t.cu:"), "{m}");
+    // A chain of 100 is fine: 1 load and 1 store.
+    let mut src = String::from("__device__ float f0(float x) { return x + 1.0f; }\n");
+    for k in 1..100 {
+        src += &format!(
+            "__device__ float f{k}(float x) {{ return f{}(x) + 1.0f; }}\n",
+            k - 1
+        );
+    }
+    src += "__global__ void k(float* a) { a[threadIdx.x] = f99(a[threadIdx.x]); }\n";
+    assert_eq!(launch(&src, "k", &[], 32).unwrap().len(), 2);
+}
