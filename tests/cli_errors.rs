@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-fn run(src: &str, args: &[&str]) -> (bool, String) {
+fn run(src: impl AsRef<[u8]>, args: &[&str]) -> (bool, String) {
     // One folder per call: tests run in parallel and may pass the same arguments.
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -249,4 +249,49 @@ fn bad_flags() {
         ],
     );
     assert!(!ok && err.contains("-D 1BAD"), "{err}");
+}
+
+#[test]
+fn latin1_byte_in_a_comment_is_accepted() {
+    // One Latin-1 byte (0xE9, "é") in a comment: the file runs; 32 threads copying floats
+    // on CC 9.0 = 1 request and 4 sectors per access.
+    let mut src = b"// r\xe9sum\xe9: a copy\n".to_vec();
+    src.extend_from_slice(K.as_bytes());
+    let (ok, err) = run(
+        &src,
+        &[
+            "--kernel", "copy", "--grid", "1", "--block", "32", "--arg", "n=32", "--cc", "9.0",
+        ],
+    );
+    assert!(ok, "{err}");
+    // In code, the byte is named with its line and column.
+    let mut src = K.as_bytes().to_vec();
+    src.extend_from_slice(b"int x\xe9;\n");
+    let (ok, err) = run(
+        &src,
+        &[
+            "--kernel", "copy", "--grid", "1", "--block", "32", "--arg", "n=32",
+        ],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("k.cu:5:6: syntax error: byte 0xe9 is not UTF-8"),
+        "{err}"
+    );
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    for depth in [5_000, 100_000] {
+        let src = format!(
+            "__global__ void k(float* a) {{\n  a[threadIdx.x] = {}1{};\n}}\n",
+            "(".repeat(depth),
+            ")".repeat(depth)
+        );
+        fails_with(
+            &src,
+            &["--kernel", "k", "--grid", "1", "--block", "32"],
+            &["k.cu:2:", "nested more than 512 levels deep"],
+        );
+    }
 }

@@ -13,6 +13,7 @@ pub mod ir;
 pub mod launches;
 mod lower;
 pub mod preprocess;
+mod text;
 pub mod types;
 
 pub use error::{Error, Result, ThreadCoord};
@@ -20,6 +21,7 @@ pub use exec::{LaunchConfig, WarpOrigin};
 pub use ir::Loc;
 pub use launches::{host_launches, HostLaunch};
 pub use lower::{AllocInfo, LocalArray, Site};
+pub use text::decode_source;
 
 use lower::{Lowered, Lowerer};
 use preprocess::{blank_attributes, parse_define, Macros};

@@ -224,3 +224,26 @@ fn deep_device_call_chain_is_refused_naming_the_limit() {
     src += "__global__ void k(float* a) { a[threadIdx.x] = f99(a[threadIdx.x]); }\n";
     assert_eq!(launch(&src, "k", &[], 32).unwrap().len(), 2);
 }
+
+#[test]
+fn latin1_bytes_in_comments_and_strings_are_accepted_with_positions_kept() {
+    use warpscope_cuda::decode_source;
+    // "é" in Latin-1 is the single byte 0xE9.
+    let bytes = b"// Auteur: Ren\xe9\n/* \xb0C */ __global__ void k(float* a) { const char* s = \"caf\xe9\"; a[threadIdx.x] = 1.0f; }\n";
+    let text = decode_source("t.cu", bytes).unwrap();
+    assert_eq!(text.len(), bytes.len());
+    assert!(text.starts_with("// Auteur: Ren?\n/* ?C */"), "{text}");
+    // Valid UTF-8 is kept as it is.
+    assert_eq!(
+        decode_source("t.cu", "// é\n".as_bytes()).unwrap(),
+        "// é\n"
+    );
+    // Outside comments and literals, the byte is reported where it is.
+    let m = decode_source("t.cu", b"__global__ void k(float* a)\n{ a[0] = 1\xe9; }\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        m.starts_with("t.cu:2:11: syntax error: byte 0xe9 is not UTF-8"),
+        "{m}"
+    );
+}
