@@ -247,3 +247,62 @@ fn latin1_bytes_in_comments_and_strings_are_accepted_with_positions_kept() {
         "{m}"
     );
 }
+
+fn run_sized(src: &str, kernel: &str, allocs: &[(&str, u64)]) -> Result<(), Error> {
+    let s = Source::parse("t.cu", src, &[])?;
+    let k = s.kernel(kernel)?;
+    let allocs: Vec<(String, u64)> = allocs.iter().map(|(a, b)| (a.to_string(), *b)).collect();
+    let cfg = k.configure(&[], &allocs, [1, 1, 1], [32, 1, 1], 0, DEFAULT_MAX_STEPS)?;
+    k.run(&cfg, &mut |_, _| {})
+}
+
+#[test]
+fn a_read_just_before_an_array_blames_that_array() {
+    // in[i - 1] at i = 0: 4 bytes before `in`, which lies right after `out`'s slot.
+    let src = "__global__ void k(float* out, const float* in) {\n  int i = threadIdx.x;\n  out[i] = in[i - 1];\n}\n";
+    let m = run_sized(src, "k", &[("out", 32), ("in", 32)])
+        .unwrap_err()
+        .to_string();
+    assert!(m.starts_with("t.cu:3:"), "{m}");
+    assert!(
+        m.contains("outside allocation 'in' (128 bytes), 4 bytes before its start"),
+        "{m}"
+    );
+    // The first parameter's allocation too (below the first slot).
+    let src = "__global__ void k(float* out, const float* in) {\n  int i = threadIdx.x;\n  out[i - 1] = in[i];\n}\n";
+    let m = run_sized(src, "k", &[("out", 32), ("in", 32)])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        m.contains("outside allocation 'out' (128 bytes), 4 bytes before its start"),
+        "{m}"
+    );
+    // One past the end of `out` is after its end.
+    let src = "__global__ void k(float* out, const float* in) {\n  int i = threadIdx.x;\n  out[i + 1] = in[i];\n}\n";
+    let m = run_sized(src, "k", &[("out", 32), ("in", 32)])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        m.contains("outside allocation 'out' (128 bytes), 0 bytes after its end"),
+        "{m}"
+    );
+}
+
+#[test]
+fn an_index_gigabytes_into_the_last_array_is_after_its_end() {
+    // 40 GiB into `a` (index 10·2^30 floats), with no allocation after it.
+    let src = "__global__ void k(float* a) {\n  long i = 10737418240L + threadIdx.x;\n  a[i] = 1.0f;\n}\n";
+    let m = run_sized(src, "k", &[("a", 32)]).unwrap_err().to_string();
+    assert!(
+        m.contains("outside allocation 'a' (128 bytes), 42949672832 bytes after its end"),
+        "{m}"
+    );
+    assert!(!m.contains("before"), "{m}");
+    // With an allocation after it, both readings are named.
+    let src = "__global__ void k(float* a, float* b) {\n  long i = 10737418240L + threadIdx.x;\n  a[i] = b[0];\n}\n";
+    let m = run_sized(src, "k", &[("a", 32), ("b", 32)])
+        .unwrap_err()
+        .to_string();
+    // 64 GiB - 40 GiB = 24 GiB = 25769803776 bytes before b.
+    assert!(m.contains("'b' (128 bytes), 25769803776 bytes before its start (or 42949672832 bytes after the end of 'a')"), "{m}");
+}
