@@ -939,6 +939,32 @@ impl<'t> Lowerer<'t> {
                 found: self.kernel_names(),
             });
         }
+        let overloads: Vec<Node> = defs
+            .map(|d| d.iter().filter(|f| f.is_global).map(|f| f.node).collect())
+            .unwrap_or_default();
+        if overloads.len() > 1 {
+            let sigs: Vec<String> = overloads
+                .iter()
+                .map(|&n| {
+                    let sig = n
+                        .child_by_field_name("declarator")
+                        .map(|d| {
+                            text(d, self.src)
+                                .split_whitespace()
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        })
+                        .unwrap_or_else(|| name.to_string());
+                    let at = loc_of(n);
+                    format!("{sig} at {}:{}:{}", self.file, at.line, at.col)
+                })
+                .collect();
+            return Err(Error::Argument(format!(
+                "{} kernels are named '{name}': {}. The source path picks a kernel by its name alone: rename all but one (e.g. {name}_f32), or keep one with #if/-D",
+                overloads.len(),
+                sigs.join("; ")
+            )));
+        }
         let kernel = self.instantiate(name, targs, None, None)?;
         let mut param_allocs = Vec::new();
         for p in self.funcs[kernel].params.clone() {
@@ -1038,9 +1064,10 @@ impl<'t> Lowerer<'t> {
         });
         let defs = defs.unwrap_or_default();
         // Choose the overload by parameter count.
-        let pick = defs.iter().find(|(node, _, _)| match arg_tys {
+        let pick = defs.iter().find(|(node, _, is_global)| match arg_tys {
             Some(a) => param_count(*node, self.src) == a.len(),
-            None => true,
+            // No call: the kernel itself, never a __device__ function of the same name.
+            None => *is_global,
         });
         let Some((node, tparams, _)) = pick.cloned() else {
             let at = call

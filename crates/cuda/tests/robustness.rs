@@ -306,3 +306,31 @@ fn an_index_gigabytes_into_the_last_array_is_after_its_end() {
     // 64 GiB - 40 GiB = 24 GiB = 25769803776 bytes before b.
     assert!(m.contains("'b' (128 bytes), 25769803776 bytes before its start (or 42949672832 bytes after the end of 'a')"), "{m}");
 }
+
+#[test]
+fn kernel_selection_takes_only_global_functions() {
+    // A __device__ k declared before the __global__ k: the kernel is the __global__ one
+    // (it stores; the device function would load).
+    let src = "__device__ float k(const float* a) { return a[0]; }\n__global__ void k(float* a) { a[threadIdx.x] = 1.0f; }\n";
+    let acc = launch(src, "k", &[], 32).unwrap();
+    assert_eq!(acc.len(), 1);
+    assert_eq!(acc[0].1.op, Op::Store);
+    // Only a __device__ function of that name: no kernel, and the kernels are listed.
+    let src =
+        "__device__ void f(float* a) { a[0] = 1.0f; }\n__global__ void g(float* a) { f(a); }\n";
+    let m = err_text(src, "f");
+    assert!(
+        m.contains("no kernel named 'f'") && m.contains("kernels found: g"),
+        "{m}"
+    );
+}
+
+#[test]
+fn two_kernels_of_one_name_are_an_error_listing_both() {
+    let src = "__global__ void k(float* a) { a[threadIdx.x] = 1.0f; }\n__global__ void k(double* a) { a[threadIdx.x] = 1.0; }\n";
+    let m = err_text(src, "k");
+    assert!(m.starts_with("2 kernels are named 'k': "), "{m}");
+    assert!(m.contains("k(float* a) at t.cu:1:1"), "{m}");
+    assert!(m.contains("k(double* a) at t.cu:2:1"), "{m}");
+    assert!(m.contains("rename"), "{m}");
+}
