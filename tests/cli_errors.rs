@@ -295,3 +295,49 @@ fn deep_nesting_is_an_error_not_a_crash() {
         );
     }
 }
+
+#[test]
+fn dynamic_shared_memory_of_2_pow_64_minus_1_does_not_wrap() {
+    // 16 bytes of static shared memory + (2^64 - 1) dynamic bytes once wrapped to a 15-byte
+    // block; it is over every CC's limit (CC 9.0: 232448 bytes).
+    let src = "__global__ void k(float* b) {\n  __shared__ float t[4];\n  extern __shared__ float s[];\n  t[threadIdx.x % 4] = 1.0f;\n  b[threadIdx.x] = t[0] + s[0];\n}\n";
+    fails_with(
+        src,
+        &[
+            "--kernel",
+            "k",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--cc",
+            "9.0",
+            "--dynamic-smem",
+            "18446744073709551615",
+        ],
+        &[
+            "18446744073709551615 bytes of shared memory",
+            "at most 232448 bytes",
+        ],
+    );
+}
+
+#[test]
+fn launches_beyond_the_grid_and_block_limits_are_refused_naming_the_limit() {
+    let base = ["--kernel", "copy", "--arg", "n=1", "--cc", "9.0"];
+    for (grid, block, needle) in [
+        ("2147483648", "32", "CC 9.0 allows at most 2147483647 in x"),
+        ("1,65536", "32", "CC 9.0 allows at most 65535 in y"),
+        ("1,1,65536", "32", "CC 9.0 allows at most 65535 in z"),
+        (
+            "1",
+            "1025",
+            "1025 threads; CC 9.0 allows at most 1024 threads per block",
+        ),
+        ("1", "1,1,65", "CC 9.0 allows at most 64 in z"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(["--grid", grid, "--block", block]);
+        fails_with(K, &args, &[needle]);
+    }
+}

@@ -421,7 +421,7 @@ pub fn run(
         block: [0; 3],
         regs: vec![vec![0u64; t]; prog.slots],
         private: vec![0u8; t * prog.private_bytes as usize],
-        shared: vec![0u8; (dyn_base + cfg.dynamic_shared_bytes) as usize],
+        shared: vec![0u8; dyn_base.saturating_add(cfg.dynamic_shared_bytes) as usize],
         globals,
         dyn_base,
         brk: Vec::new(),

@@ -198,7 +198,8 @@ impl Kernel {
     /// Bytes of shared memory one block uses: the static `__shared__` variables, then
     /// `dynamic_bytes` of `extern __shared__` memory 16-byte aligned after them.
     pub fn shared_bytes(&self, dynamic_bytes: u64) -> u64 {
-        exec::dynamic_shared_base(&self.prog) + dynamic_bytes
+        // Saturating: `--dynamic-smem 2^64-1` must not wrap to a small block.
+        exec::dynamic_shared_base(&self.prog).saturating_add(dynamic_bytes)
     }
 
     /// The kernel's parameters, in order.
