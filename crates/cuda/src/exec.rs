@@ -378,7 +378,7 @@ pub struct LaunchConfig {
 /// Where `extern __shared__` memory starts: after the static shared variables, 16-byte
 /// aligned.
 pub fn dynamic_shared_base(prog: &Lowered) -> u64 {
-    prog.static_shared_bytes.div_ceil(16) * 16
+    prog.static_shared_bytes.div_ceil(16).saturating_mul(16)
 }
 
 /// Runs the launch and calls `sink` with every warp-level access. Errors stop the run.

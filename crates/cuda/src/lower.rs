@@ -114,6 +114,10 @@ struct FnState {
 /// accepts; deeper code is refused with an error rather than risking the stack.
 pub const MAX_NESTING: usize = 512;
 
+/// Bytes of local memory one thread may use: 512 KiB on CC 2.0 and later (16 KB on 1.x)
+/// [CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"].
+pub const MAX_LOCAL_BYTES: u64 = 512 * 1024;
+
 /// Longest chain of `__device__` calls (kernel → f → g → …) the front end accepts.
 pub const MAX_CALL_DEPTH: usize = 128;
 
@@ -1240,7 +1244,7 @@ impl<'t> Lowerer<'t> {
                 let home = if ty.is_scalar() && !self.st.addr_taken.contains(&pname) {
                     Home::Reg(self.new_slot())
                 } else {
-                    Home::Private(self.alloc_private(&ty))
+                    Home::Private(self.alloc_private(&ty, p, &pname)?)
                 };
                 let vh = match home {
                     Home::Reg(s) => VarHome::Reg(s),
@@ -1278,11 +1282,21 @@ impl<'t> Lowerer<'t> {
         self.slots - 1
     }
 
-    fn alloc_private(&mut self, ty: &Ty) -> u64 {
+    /// Places a per-thread variable in local memory; refuses one that takes the thread past
+    /// [`MAX_LOCAL_BYTES`].
+    fn alloc_private(&mut self, ty: &Ty, n: Node, name: &str) -> Result<u64> {
         let a = self.structs.align(ty).max(1);
-        let off = self.private_bytes.div_ceil(a) * a;
-        self.private_bytes = off + self.structs.size(ty);
-        off
+        let off = self.private_bytes.div_ceil(a).saturating_mul(a);
+        let size = self.structs.size(ty);
+        let end = off.saturating_add(size);
+        if end > MAX_LOCAL_BYTES {
+            return Err(self.err_at(
+                n,
+                format!("'{name}' needs {size} bytes per thread, and the thread's local variables would reach {end} bytes; a thread has at most {MAX_LOCAL_BYTES} bytes (512 KiB) of local memory on CC 2.0 and later, 16 KB on 1.x [PG \"Technical Specifications per Compute Capability\"]. Use global memory (a pointer parameter) for large per-thread data"),
+            ));
+        }
+        self.private_bytes = end;
+        Ok(off)
     }
 
     fn bind(&mut self, name: &str, v: Var) {
@@ -1610,8 +1624,9 @@ impl<'t> Lowerer<'t> {
                     VarHome::DynShared
                 } else {
                     let a = self.structs.align(&ty).max(1);
-                    let off = self.shared_bytes.div_ceil(a) * a;
-                    self.shared_bytes = off + self.structs.size(&ty);
+                    // Saturating: an absurd size is refused against the CC's limit later.
+                    let off = self.shared_bytes.div_ceil(a).saturating_mul(a);
+                    self.shared_bytes = off.saturating_add(self.structs.size(&ty));
                     VarHome::Shared(off)
                 };
                 self.bind(
@@ -1682,7 +1697,7 @@ impl<'t> Lowerer<'t> {
             if matches!(ty, Ty::Void) {
                 return Err(self.err_at(d, "variable of type void"));
             }
-            let off = self.alloc_private(&ty);
+            let off = self.alloc_private(&ty, d, &name)?;
             self.bind(
                 &name,
                 Var {

@@ -334,3 +334,37 @@ fn two_kernels_of_one_name_are_an_error_listing_both() {
     assert!(m.contains("k(double* a) at t.cu:2:1"), "{m}");
     assert!(m.contains("rename"), "{m}");
 }
+
+#[test]
+fn per_thread_arrays_over_512_kib_are_refused() {
+    // 131072 floats = 512 KiB exactly: accepted (one thread's local memory is full).
+    let fits = "__global__ void k(float* a) {\n  float t[131072];\n  t[threadIdx.x] = 1.0f;\n  a[threadIdx.x] = t[threadIdx.x + 1];\n}\n";
+    launch(fits, "k", &[], 1).unwrap();
+    let over = "__global__ void k(float* a) {\n  float t[131072];\n  int u[1];\n  t[threadIdx.x] = 1.0f;\n  a[threadIdx.x] = t[threadIdx.x] + u[0];\n}\n";
+    let m = err_text(over, "k");
+    assert!(
+        m.starts_with("t.cu:3:7: 'u' needs 4 bytes per thread"),
+        "{m}"
+    );
+    assert!(m.contains("524288 bytes (512 KiB)"), "{m}");
+    let huge =
+        "__global__ void k(float* a) {\n  double t[1000000000];\n  a[0] = t[threadIdx.x];\n}\n";
+    let m = err_text(huge, "k");
+    assert!(
+        m.starts_with("t.cu:2:10: 't' needs 8000000000 bytes per thread"),
+        "{m}"
+    );
+}
+
+#[test]
+fn huge_shared_arrays_are_left_to_the_launch_check_without_wrapping() {
+    // 2^62 floats of shared memory: the size saturates (no overflow panic) and the launch is
+    // refused before any memory is taken.
+    let src = "__global__ void k(float* a) {\n  __shared__ float s[4611686018427387904];\n  __shared__ float t[4];\n  a[0] = s[0] + t[0];\n}\n";
+    let s = Source::parse("t.cu", src, &[]).unwrap();
+    let k = s.kernel("k").unwrap();
+    assert_eq!(k.static_shared_bytes(), u64::MAX);
+    assert_eq!(k.shared_bytes(1 << 20), u64::MAX);
+    let m = launch(src, "k", &[], 32).unwrap_err().to_string();
+    assert!(m.contains("shared memory larger than 4 GiB"), "{m}");
+}
