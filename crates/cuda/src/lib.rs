@@ -58,9 +58,9 @@ impl Source {
         parser
             .set_language(&tree_sitter_cuda::LANGUAGE.into())
             .map_err(|e| Error::Argument(format!("cannot load the CUDA grammar: {e}")))?;
-        let tree = parser
-            .parse(&blanked, None)
-            .ok_or_else(|| Error::Argument(format!("{file}: the parser gave up")))?;
+        text::check_bracket_depth(file, &blanked, lower::MAX_NESTING)?;
+        let tree = parse_bounded(&mut parser, &blanked)
+            .ok_or_else(|| Error::Argument(format!("{file}: the parser gave up after {PARSE_SECONDS} s (badly broken or very deeply nested code); check the file compiles")))?;
         if let Some((loc, msg)) = first_error(tree.root_node(), &blanked) {
             return Err(Error::Syntax {
                 file: file.to_string(),
@@ -107,6 +107,30 @@ impl Source {
             prog: lowered,
         })
     }
+}
+
+/// Seconds the parser may take on one file before it gives up (its error recovery on
+/// badly broken input can be slow).
+const PARSE_SECONDS: u64 = 5;
+
+/// Parses `text`, cancelled after [`PARSE_SECONDS`].
+fn parse_bounded(parser: &mut tree_sitter::Parser, text: &str) -> Option<tree_sitter::Tree> {
+    let start = std::time::Instant::now();
+    let limit = std::time::Duration::from_secs(PARSE_SECONDS);
+    let mut progress = |_: &tree_sitter::ParseState| {
+        if start.elapsed() > limit {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    };
+    let options = tree_sitter::ParseOptions::new().progress_callback(&mut progress);
+    let bytes = text.as_bytes();
+    parser.parse_with_options(
+        &mut |i, _| bytes.get(i..).unwrap_or_default(),
+        None,
+        Some(options),
+    )
 }
 
 /// The first error or missing node in document order. Iterative (a tree cursor), as a

@@ -117,3 +117,40 @@ fn commented_or_quoted(b: &[u8]) -> Vec<bool> {
     }
     inside
 }
+
+/// Refuses brackets (`(`, `[`, `{`) nested more than `limit` deep outside comments and
+/// literals, before the parser sees them: such code is beyond the lowering's nesting limit
+/// anyway, and the parser's error recovery on it can take seconds.
+///
+/// Errors: [`Error::Syntax`] at the opener that goes past `limit`.
+pub(crate) fn check_bracket_depth(file: &str, text: &str, limit: usize) -> Result<()> {
+    let b = text.as_bytes();
+    let inside = commented_or_quoted(b);
+    let mut depth = 0usize;
+    let (mut line, mut line_start) = (1u32, 0usize);
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'\n' {
+            line += 1;
+            line_start = i + 1;
+        }
+        if inside[i] {
+            continue;
+        }
+        match c {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    let col = text[line_start..i].chars().count() as u32 + 1;
+                    return Err(Error::Syntax {
+                        file: file.to_string(),
+                        loc: Loc { line, col },
+                        msg: format!("brackets nested more than {limit} deep; warpscope stops here to protect its stack. Split the expression or the block into smaller parts"),
+                    });
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}

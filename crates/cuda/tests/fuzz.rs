@@ -279,3 +279,34 @@ fn mutated_kernels_never_panic() {
         panic!("{e}");
     }
 }
+
+/// Found by this harness: 2,651 nested `if (1) {` spliced into the 2,880 ternaries of
+/// `deep_ternary.cu` kept the parser's error recovery busy for 6–8 s. Deep brackets are now
+/// refused before parsing.
+#[test]
+fn deep_brackets_in_broken_code_are_refused_quickly() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let bytes = std::fs::read(root.join("tests/fuzz-corpus/deep_ternary.cu")).unwrap();
+    for kind in [2, 3] {
+        let input = apply(
+            bytes.clone(),
+            &[Mutation::Nest {
+                at: 972,
+                kind,
+                depth: 2651,
+            }],
+        );
+        let text = decode_source("t.cu", &input).unwrap();
+        let t = Instant::now();
+        let m = Source::parse("t.cu", &text, &[])
+            .err()
+            .map(|e| e.to_string());
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        let m = m.unwrap_or_default();
+        assert!(
+            m.contains("syntax error: brackets nested more than 512 deep"),
+            "{m}"
+        );
+        assert!(m.starts_with("t.cu:3:"), "{m}");
+    }
+}
