@@ -96,7 +96,9 @@ impl CompiledKernel {
 impl CompiledKernel {
     /// Bytes of shared memory per block (static and dynamic).
     pub fn shared_bytes(&self) -> u64 {
-        self.prog.dynamic_shared_base() + self.launch.dynamic_shared_bytes
+        self.prog
+            .dynamic_shared_base()
+            .saturating_add(self.launch.dynamic_shared_bytes)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-fn run(src: &str, args: &[&str]) -> (bool, String) {
+fn run(src: impl AsRef<[u8]>, args: &[&str]) -> (bool, String) {
     // One folder per call: tests run in parallel and may pass the same arguments.
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -249,4 +249,95 @@ fn bad_flags() {
         ],
     );
     assert!(!ok && err.contains("-D 1BAD"), "{err}");
+}
+
+#[test]
+fn latin1_byte_in_a_comment_is_accepted() {
+    // One Latin-1 byte (0xE9, "é") in a comment: the file runs; 32 threads copying floats
+    // on CC 9.0 = 1 request and 4 sectors per access.
+    let mut src = b"// r\xe9sum\xe9: a copy\n".to_vec();
+    src.extend_from_slice(K.as_bytes());
+    let (ok, err) = run(
+        &src,
+        &[
+            "--kernel", "copy", "--grid", "1", "--block", "32", "--arg", "n=32", "--cc", "9.0",
+        ],
+    );
+    assert!(ok, "{err}");
+    // In code, the byte is named with its line and column.
+    let mut src = K.as_bytes().to_vec();
+    src.extend_from_slice(b"int x\xe9;\n");
+    let (ok, err) = run(
+        &src,
+        &[
+            "--kernel", "copy", "--grid", "1", "--block", "32", "--arg", "n=32",
+        ],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("k.cu:5:6: syntax error: byte 0xe9 is not UTF-8"),
+        "{err}"
+    );
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    for depth in [5_000, 100_000] {
+        let src = format!(
+            "__global__ void k(float* a) {{\n  a[threadIdx.x] = {}1{};\n}}\n",
+            "(".repeat(depth),
+            ")".repeat(depth)
+        );
+        fails_with(
+            &src,
+            &["--kernel", "k", "--grid", "1", "--block", "32"],
+            &["k.cu:2:", "nested more than 512"],
+        );
+    }
+}
+
+#[test]
+fn dynamic_shared_memory_of_2_pow_64_minus_1_does_not_wrap() {
+    // 16 bytes of static shared memory + (2^64 - 1) dynamic bytes once wrapped to a 15-byte
+    // block; it is over every CC's limit (CC 9.0: 232448 bytes).
+    let src = "__global__ void k(float* b) {\n  __shared__ float t[4];\n  extern __shared__ float s[];\n  t[threadIdx.x % 4] = 1.0f;\n  b[threadIdx.x] = t[0] + s[0];\n}\n";
+    fails_with(
+        src,
+        &[
+            "--kernel",
+            "k",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--cc",
+            "9.0",
+            "--dynamic-smem",
+            "18446744073709551615",
+        ],
+        &[
+            "18446744073709551615 bytes of shared memory",
+            "at most 232448 bytes",
+        ],
+    );
+}
+
+#[test]
+fn launches_beyond_the_grid_and_block_limits_are_refused_naming_the_limit() {
+    let base = ["--kernel", "copy", "--arg", "n=1", "--cc", "9.0"];
+    for (grid, block, needle) in [
+        ("2147483648", "32", "CC 9.0 allows at most 2147483647 in x"),
+        ("1,65536", "32", "CC 9.0 allows at most 65535 in y"),
+        ("1,1,65536", "32", "CC 9.0 allows at most 65535 in z"),
+        (
+            "1",
+            "1025",
+            "1025 threads; CC 9.0 allows at most 1024 threads per block",
+        ),
+        ("1", "1,1,65", "CC 9.0 allows at most 64 in z"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(["--grid", grid, "--block", block]);
+        fails_with(K, &args, &[needle]);
+    }
 }

@@ -203,7 +203,8 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
             )
         }
         (None, Some(f), k) if k.is_some() || l.launch.is_some() => {
-            let src = std::fs::read_to_string(f).with_context(|| format!("cannot read {f}"))?;
+            let bytes = std::fs::read(f).with_context(|| format!("cannot read {f}"))?;
+            let src = warpscope::cuda::decode_source(f, &bytes)?;
             (None, f.clone(), src, k.clone().unwrap_or_default())
         }
         _ => bail!("give a FILE with --kernel NAME (or --launch N), or a pattern with -e"),

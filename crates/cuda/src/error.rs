@@ -45,7 +45,7 @@ pub enum Error {
     #[error("{0}")]
     Argument(String),
 
-    #[error("{file}:{}:{}: {space} {op} of {width} bytes at address {addr:#x} is outside allocation '{alloc}' ({size} bytes) by {thread}. Check the index, or the size given with --alloc", loc.line, loc.col)]
+    #[error("{file}:{}:{}: {space} {op} of {width} bytes at address {addr:#x} is outside allocation '{alloc}' ({size} bytes), {relation}, by {thread}. Check the index, or the size given with --alloc", loc.line, loc.col)]
     OutOfBounds {
         file: String,
         loc: Loc,
@@ -55,6 +55,9 @@ pub enum Error {
         addr: u64,
         alloc: String,
         size: u64,
+        /// Where the address lies relative to the allocation: `4 bytes before its start`,
+        /// `8 bytes after its end`.
+        relation: String,
         thread: ThreadCoord,
     },
 

@@ -378,7 +378,7 @@ pub struct LaunchConfig {
 /// Where `extern __shared__` memory starts: after the static shared variables, 16-byte
 /// aligned.
 pub fn dynamic_shared_base(prog: &Lowered) -> u64 {
-    prog.static_shared_bytes.div_ceil(16) * 16
+    prog.static_shared_bytes.div_ceil(16).saturating_mul(16)
 }
 
 /// Runs the launch and calls `sink` with every warp-level access. Errors stop the run.
@@ -421,7 +421,7 @@ pub fn run(
         block: [0; 3],
         regs: vec![vec![0u64; t]; prog.slots],
         private: vec![0u8; t * prog.private_bytes as usize],
-        shared: vec![0u8; (dyn_base + cfg.dynamic_shared_bytes) as usize],
+        shared: vec![0u8; dyn_base.saturating_add(cfg.dynamic_shared_bytes) as usize],
         globals,
         dyn_base,
         brk: Vec::new(),
@@ -503,6 +503,10 @@ impl<'a> Machine<'a> {
     }
 
     fn exec(&mut self, s: &Stmt, m: &mut Mask) -> Result<()> {
+        crate::lower::with_stack(|| self.exec_inner(s, m))
+    }
+
+    fn exec_inner(&mut self, s: &Stmt, m: &mut Mask) -> Result<()> {
         if !any(m) {
             return Ok(());
         }
@@ -684,6 +688,10 @@ impl<'a> Machine<'a> {
     }
 
     fn eval(&mut self, x: &Expr, m: &[bool]) -> Result<V> {
+        crate::lower::with_stack(|| self.eval_inner(x, m))
+    }
+
+    fn eval_inner(&mut self, x: &Expr, m: &[bool]) -> Result<V> {
         let t = self.t;
         Ok(match &x.kind {
             ExprKind::Const(v) => V::S(vec![*v; t]),
@@ -959,20 +967,50 @@ impl<'a> Machine<'a> {
             thread: self.coord(lane),
             why,
         };
-        let oob = |space: &'static str, alloc: String, size: u64| Error::OutOfBounds {
-            file: self.file.to_string(),
-            loc,
-            space,
-            op: if op == Op::Load { "load" } else { "store" },
-            width: width as u32,
-            addr: a,
-            alloc,
-            size,
-            thread: self.coord(lane),
+        let oob =
+            |space: &'static str, alloc: String, size: u64, relation: String| Error::OutOfBounds {
+                file: self.file.to_string(),
+                loc,
+                space,
+                op: if op == Op::Load { "load" } else { "store" },
+                width: width as u32,
+                addr: a,
+                alloc,
+                size,
+                relation,
+                thread: self.coord(lane),
+            };
+        let past_end = |off: u64, size: u64| {
+            if off >= size {
+                format!("{} bytes after its end", off - size)
+            } else {
+                format!("its last {} bytes past its end", off + width - size)
+            }
         };
         match space {
             addr::GLOBAL => {
+                let size_of = |j: usize| {
+                    self.cfg.alloc_sizes.get(j).copied().flatten().or(self
+                        .prog
+                        .allocs
+                        .get(j)
+                        .and_then(|i| i.size))
+                };
+                // An address just below an allocation belongs to it (a negative index), not
+                // to the one before: the nearer of the two is blamed.
+                let before = |j: usize, dist: u64, also: String| {
+                    let name = self.prog.allocs[j].name.clone();
+                    let rel = format!("{dist} bytes before its start{also}");
+                    match size_of(j) {
+                        Some(sz) => oob("global", name, sz, rel),
+                        None => bad(format!("{rel} (allocation '{name}')")),
+                    }
+                };
                 if a < addr::ALLOC_BASE {
+                    let dist = addr::ALLOC_BASE - a;
+                    if dist <= addr::ALLOC_SPACING / 2 && !self.prog.allocs.is_empty() {
+                        return Err(before(0, dist, String::new()));
+                    }
                     return Err(bad(if a < 4096 {
                         "null pointer".into()
                     } else {
@@ -984,22 +1022,31 @@ impl<'a> Machine<'a> {
                 let Some(info) = self.prog.allocs.get(idx) else {
                     return Err(bad("not inside any allocation".into()));
                 };
-                let size = self
-                    .cfg
-                    .alloc_sizes
-                    .get(idx)
-                    .copied()
-                    .flatten()
-                    .or(info.size);
-                if let Some(sz) = size {
-                    if off + width > sz {
-                        return Err(oob("global", info.name.clone(), sz));
+                let size = size_of(idx);
+                let inside = match size {
+                    Some(sz) => off + width <= sz,
+                    None => off <= addr::ALLOC_SPACING / 2,
+                };
+                if !inside {
+                    let has_next = idx + 1 < self.prog.allocs.len();
+                    if has_next && off > addr::ALLOC_SPACING / 2 {
+                        let dist = addr::ALLOC_SPACING - off;
+                        // Far from both: an index of gigabytes may belong to either.
+                        let also = match size {
+                            Some(sz) if dist > 1 << 30 => {
+                                format!(
+                                    " (or {} of '{}')",
+                                    past_end(off, sz).replace("its", "the"),
+                                    info.name
+                                )
+                            }
+                            _ => String::new(),
+                        };
+                        return Err(before(idx + 1, dist, also));
                     }
-                } else if off > addr::ALLOC_SPACING / 2 {
-                    return Err(bad(format!(
-                        "before the start of allocation '{}'",
-                        info.name
-                    )));
+                    if let Some(sz) = size {
+                        return Err(oob("global", info.name.clone(), sz, past_end(off, sz)));
+                    }
                 }
                 Ok(Target::Global(idx, off))
             }
@@ -1015,6 +1062,7 @@ impl<'a> Machine<'a> {
                         "shared",
                         format!("__shared__ memory of the block{hint}"),
                         self.shared.len() as u64,
+                        past_end(off, self.shared.len() as u64),
                     ));
                 }
                 Ok(Target::Shared(off))
@@ -1026,6 +1074,7 @@ impl<'a> Machine<'a> {
                         "constant",
                         "__constant__ memory".into(),
                         self.prog.constant.len() as u64,
+                        past_end(off, self.prog.constant.len() as u64),
                     ));
                 }
                 Ok(Target::Constant(off))
@@ -1039,6 +1088,11 @@ impl<'a> Machine<'a> {
                         "local",
                         "the thread's local variables".into(),
                         self.prog.private_bytes,
+                        if l != lane {
+                            "in another thread's local memory".into()
+                        } else {
+                            past_end(off, self.prog.private_bytes)
+                        },
                     ));
                 }
                 Ok(Target::Private(l, off))

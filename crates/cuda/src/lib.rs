@@ -13,6 +13,7 @@ pub mod ir;
 pub mod launches;
 mod lower;
 pub mod preprocess;
+mod text;
 pub mod types;
 
 pub use error::{Error, Result, ThreadCoord};
@@ -20,6 +21,7 @@ pub use exec::{LaunchConfig, WarpOrigin};
 pub use ir::Loc;
 pub use launches::{host_launches, HostLaunch};
 pub use lower::{AllocInfo, LocalArray, Site};
+pub use text::decode_source;
 
 use lower::{Lowered, Lowerer};
 use preprocess::{blank_attributes, Macros, SourceMap};
@@ -72,9 +74,10 @@ impl Source {
         parser
             .set_language(&tree_sitter_cuda::LANGUAGE.into())
             .map_err(|e| Error::Argument(format!("cannot load the CUDA grammar: {e}")))?;
-        let tree = parser
-            .parse(&blanked, None)
-            .ok_or_else(|| Error::Argument(format!("{file}: the parser gave up")))?;
+        text::check_bracket_depth(file, &blanked, lower::MAX_NESTING)
+            .map_err(|e| relocate(&map, e))?;
+        let tree = parse_bounded(&mut parser, &blanked)
+            .ok_or_else(|| Error::Argument(format!("{file}: the parser gave up after {PARSE_SECONDS} s (badly broken or very deeply nested code); check the file compiles")))?;
         if let Some((loc, msg)) = first_error(tree.root_node(), &blanked) {
             return Err(relocate(
                 &map,
@@ -171,30 +174,75 @@ fn relocate(map: &SourceMap, mut e: Error) -> Error {
     e
 }
 
-fn first_error(n: tree_sitter::Node, src: &str) -> Option<(Loc, String)> {
-    if n.is_error() || n.is_missing() {
-        let p = n.start_position();
-        let loc = Loc {
-            line: p.row as u32 + 1,
-            col: p.column as u32 + 1,
-        };
-        let snippet: String = src[n.byte_range()].chars().take(40).collect();
-        let msg = if n.is_missing() {
-            format!("missing '{}'", n.kind())
+/// Seconds the parser may take on one file before it gives up (its error recovery on
+/// badly broken input can be slow).
+const PARSE_SECONDS: u64 = 5;
+
+/// Parses `text`, cancelled after [`PARSE_SECONDS`].
+fn parse_bounded(parser: &mut tree_sitter::Parser, text: &str) -> Option<tree_sitter::Tree> {
+    let start = std::time::Instant::now();
+    let limit = std::time::Duration::from_secs(PARSE_SECONDS);
+    let mut progress = |_: &tree_sitter::ParseState| {
+        if start.elapsed() > limit {
+            std::ops::ControlFlow::Break(())
         } else {
-            format!(
-                "unexpected '{}'",
-                snippet.split_whitespace().collect::<Vec<_>>().join(" ")
-            )
-        };
-        return Some((loc, msg));
-    }
-    if !n.has_error() {
+            std::ops::ControlFlow::Continue(())
+        }
+    };
+    let options = tree_sitter::ParseOptions::new().progress_callback(&mut progress);
+    let bytes = text.as_bytes();
+    parser.parse_with_options(
+        &mut |i, _| bytes.get(i..).unwrap_or_default(),
+        None,
+        Some(options),
+    )
+}
+
+/// The first error or missing node in document order. Iterative (a tree cursor), as a
+/// deeply nested file makes a deep tree.
+fn first_error(root: tree_sitter::Node, src: &str) -> Option<(Loc, String)> {
+    if !root.has_error() {
         return None;
     }
-    let mut c = n.walk();
-    let children: Vec<_> = n.children(&mut c).collect();
-    children.into_iter().find_map(|ch| first_error(ch, src))
+    let mut c = root.walk();
+    loop {
+        let n = c.node();
+        if n.is_error() || n.is_missing() {
+            let p = n.start_position();
+            let loc = Loc {
+                line: p.row as u32 + 1,
+                col: p.column as u32 + 1,
+            };
+            let snippet: String = src
+                .get(n.byte_range())
+                .unwrap_or("")
+                .chars()
+                .take(40)
+                .collect();
+            let msg = if n.is_missing() {
+                format!("missing '{}'", n.kind())
+            } else {
+                format!(
+                    "unexpected '{}'",
+                    snippet.split_whitespace().collect::<Vec<_>>().join(" ")
+                )
+            };
+            return Some((loc, msg));
+        }
+        // Descend only into subtrees holding an error; else move to the next sibling,
+        // climbing as needed.
+        if n.has_error() && c.goto_first_child() {
+            continue;
+        }
+        loop {
+            if c.goto_next_sibling() {
+                break;
+            }
+            if !c.goto_parent() {
+                return None;
+            }
+        }
+    }
 }
 
 /// A kernel parameter as the launch sees it.
@@ -248,7 +296,8 @@ impl Kernel {
     /// Bytes of shared memory one block uses: the static `__shared__` variables, then
     /// `dynamic_bytes` of `extern __shared__` memory 16-byte aligned after them.
     pub fn shared_bytes(&self, dynamic_bytes: u64) -> u64 {
-        exec::dynamic_shared_base(&self.prog) + dynamic_bytes
+        // Saturating: `--dynamic-smem 2^64-1` must not wrap to a small block.
+        exec::dynamic_shared_base(&self.prog).saturating_add(dynamic_bytes)
     }
 
     /// The kernel's parameters, in order.

@@ -106,6 +106,30 @@ struct FnState {
     tenv: HashMap<String, TArg>,
     ret: Option<Ty>,
     addr_taken: HashSet<String>,
+    /// Statements and expressions being lowered inside one another in this function.
+    depth: usize,
+}
+
+/// Deepest nesting of statements and expressions inside one function that the front end
+/// accepts; deeper code is refused with an error rather than risking the stack.
+pub const MAX_NESTING: usize = 512;
+
+/// Bytes of local memory one thread may use: 512 KiB on CC 2.0 and later (16 KB on 1.x)
+/// [CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"].
+pub const MAX_LOCAL_BYTES: u64 = 512 * 1024;
+
+/// Longest chain of `__device__` calls (kernel → f → g → …) the front end accepts.
+pub const MAX_CALL_DEPTH: usize = 128;
+
+/// Bytes of stack kept free before a recursive step grows the stack onto the heap.
+const STACK_RED_ZONE: usize = 256 * 1024;
+/// Size of each stack segment added when the red zone is reached.
+const STACK_SEGMENT: usize = 8 * 1024 * 1024;
+
+/// Runs `f` with at least [`STACK_RED_ZONE`] bytes of stack, growing it if needed: lowering
+/// and evaluation recurse over the syntax tree.
+pub(crate) fn with_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, f)
 }
 
 /// Everything lowered for one kernel instance.
@@ -188,6 +212,10 @@ fn has_token(n: Node, tok: &str) -> bool {
 fn e(kind: ExprKind, ty: Ty, loc: Loc) -> Expr {
     Expr { kind, ty, loc }
 }
+
+/// Bytes of `__constant__` memory a module may declare: 64 KB on every compute capability
+/// [CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"].
+pub const CONSTANT_MEMORY_BYTES: u64 = 64 * 1024;
 
 /// Encodes an integer constant as values of type `ty` are held.
 pub fn encode_int(v: i128, ty: &Ty) -> u64 {
@@ -540,7 +568,16 @@ impl<'t> Lowerer<'t> {
             let home = if is_const_mem {
                 let al = self.structs.align(&ty);
                 let off = (self.constant.len() as u64).div_ceil(al) * al;
-                self.constant.resize((off + size) as usize, 0);
+                let end = off.saturating_add(size);
+                if end > CONSTANT_MEMORY_BYTES {
+                    return Err(self.err_at(
+                        d,
+                        format!(
+                            "__constant__ variable '{name}' needs {size} bytes (ending at byte {end} of constant memory); the hardware has {CONSTANT_MEMORY_BYTES} bytes (64 KB) of constant memory [PG \"Device Memory Accesses\"/\"Technical Specifications\"]. Make it smaller or put it in global memory"
+                        ),
+                    ));
+                }
+                self.constant.resize(end as usize, 0);
                 if let Some(iv) = init {
                     let bytes = self.const_init_bytes(iv, &ty, src)?;
                     self.constant[off as usize..(off + size) as usize].copy_from_slice(&bytes);
@@ -823,6 +860,10 @@ impl<'t> Lowerer<'t> {
 
     /// Applies a declarator to a base type: returns the declared name and full type.
     fn declarator(&mut self, n: Node, base: Ty, src: &str) -> Result<(String, Ty)> {
+        self.nested(n, |l| l.declarator_inner(n, base, src))
+    }
+
+    fn declarator_inner(&mut self, n: Node, base: Ty, src: &str) -> Result<(String, Ty)> {
         match n.kind() {
             "identifier" | "field_identifier" | "type_identifier" => {
                 Ok((text(n, src).to_string(), base))
@@ -901,6 +942,32 @@ impl<'t> Lowerer<'t> {
                 name: name.to_string(),
                 found: self.kernel_names(),
             });
+        }
+        let overloads: Vec<Node> = defs
+            .map(|d| d.iter().filter(|f| f.is_global).map(|f| f.node).collect())
+            .unwrap_or_default();
+        if overloads.len() > 1 {
+            let sigs: Vec<String> = overloads
+                .iter()
+                .map(|&n| {
+                    let sig = n
+                        .child_by_field_name("declarator")
+                        .map(|d| {
+                            text(d, self.src)
+                                .split_whitespace()
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        })
+                        .unwrap_or_else(|| name.to_string());
+                    let at = loc_of(n);
+                    format!("{sig} at {}:{}:{}", self.file, at.line, at.col)
+                })
+                .collect();
+            return Err(Error::Argument(format!(
+                "{} kernels are named '{name}': {}. The source path picks a kernel by its name alone: rename all but one (e.g. {name}_f32), or keep one with #if/-D",
+                overloads.len(),
+                sigs.join("; ")
+            )));
         }
         let kernel = self.instantiate(name, targs, None, None)?;
         let mut param_allocs = Vec::new();
@@ -1001,9 +1068,10 @@ impl<'t> Lowerer<'t> {
         });
         let defs = defs.unwrap_or_default();
         // Choose the overload by parameter count.
-        let pick = defs.iter().find(|(node, _, _)| match arg_tys {
+        let pick = defs.iter().find(|(node, _, is_global)| match arg_tys {
             Some(a) => param_count(*node, self.src) == a.len(),
-            None => true,
+            // No call: the kernel itself, never a __device__ function of the same name.
+            None => *is_global,
         });
         let Some((node, tparams, _)) = pick.cloned() else {
             let at = call
@@ -1052,6 +1120,12 @@ impl<'t> Lowerer<'t> {
         let key = (name.to_string(), targs.clone());
         if let Some(&id) = self.func_keys.get(&key) {
             return Ok(id);
+        }
+        if self.in_progress.len() >= MAX_CALL_DEPTH {
+            return Err(self.err_at(
+                call.unwrap_or(node),
+                format!("calls of __device__ functions nested more than {MAX_CALL_DEPTH} deep (kernel → f → g → …); warpscope stops here to protect its stack"),
+            ));
         }
         if !self.in_progress.insert(key.clone()) {
             return Err(self.unsupported(call.unwrap_or(node), format!("recursive call of {name}")));
@@ -1170,7 +1244,7 @@ impl<'t> Lowerer<'t> {
                 let home = if ty.is_scalar() && !self.st.addr_taken.contains(&pname) {
                     Home::Reg(self.new_slot())
                 } else {
-                    Home::Private(self.alloc_private(&ty))
+                    Home::Private(self.alloc_private(&ty, p, &pname)?)
                 };
                 let vh = match home {
                     Home::Reg(s) => VarHome::Reg(s),
@@ -1208,11 +1282,21 @@ impl<'t> Lowerer<'t> {
         self.slots - 1
     }
 
-    fn alloc_private(&mut self, ty: &Ty) -> u64 {
+    /// Places a per-thread variable in local memory; refuses one that takes the thread past
+    /// [`MAX_LOCAL_BYTES`].
+    fn alloc_private(&mut self, ty: &Ty, n: Node, name: &str) -> Result<u64> {
         let a = self.structs.align(ty).max(1);
-        let off = self.private_bytes.div_ceil(a) * a;
-        self.private_bytes = off + self.structs.size(ty);
-        off
+        let off = self.private_bytes.div_ceil(a).saturating_mul(a);
+        let size = self.structs.size(ty);
+        let end = off.saturating_add(size);
+        if end > MAX_LOCAL_BYTES {
+            return Err(self.err_at(
+                n,
+                format!("'{name}' needs {size} bytes per thread, and the thread's local variables would reach {end} bytes; a thread has at most {MAX_LOCAL_BYTES} bytes (512 KiB) of local memory on CC 2.0 and later, 16 KB on 1.x [PG \"Technical Specifications per Compute Capability\"]. Use global memory (a pointer parameter) for large per-thread data"),
+            ));
+        }
+        self.private_bytes = end;
+        Ok(off)
     }
 
     fn bind(&mut self, name: &str, v: Var) {
@@ -1233,6 +1317,24 @@ impl<'t> Lowerer<'t> {
     // ------------------------------------------------------------ statements
 
     fn stmt(&mut self, n: Node, src: &str) -> Result<Stmt> {
+        self.nested(n, |l| l.stmt_inner(n, src))
+    }
+
+    /// Runs one level of nesting: refuses code nested deeper than [`MAX_NESTING`].
+    fn nested<R>(&mut self, n: Node, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+        if self.st.depth >= MAX_NESTING {
+            return Err(self.err_at(
+                n,
+                format!("statements and expressions nested more than {MAX_NESTING} levels deep; warpscope stops here to protect its stack. Split the expression or the block into smaller parts"),
+            ));
+        }
+        self.st.depth += 1;
+        let r = with_stack(|| f(self));
+        self.st.depth -= 1;
+        r
+    }
+
+    fn stmt_inner(&mut self, n: Node, src: &str) -> Result<Stmt> {
         let loc = self.loc(n);
         Ok(match n.kind() {
             "compound_statement" => {
@@ -1522,8 +1624,9 @@ impl<'t> Lowerer<'t> {
                     VarHome::DynShared
                 } else {
                     let a = self.structs.align(&ty).max(1);
-                    let off = self.shared_bytes.div_ceil(a) * a;
-                    self.shared_bytes = off + self.structs.size(&ty);
+                    // Saturating: an absurd size is refused against the CC's limit later.
+                    let off = self.shared_bytes.div_ceil(a).saturating_mul(a);
+                    self.shared_bytes = off.saturating_add(self.structs.size(&ty));
                     VarHome::Shared(off)
                 };
                 self.bind(
@@ -1594,7 +1697,7 @@ impl<'t> Lowerer<'t> {
             if matches!(ty, Ty::Void) {
                 return Err(self.err_at(d, "variable of type void"));
             }
-            let off = self.alloc_private(&ty);
+            let off = self.alloc_private(&ty, d, &name)?;
             self.bind(
                 &name,
                 Var {
@@ -1715,6 +1818,10 @@ impl<'t> Lowerer<'t> {
 
     /// The value of an expression: lvalues are loaded, arrays decay to pointers.
     fn rvalue(&mut self, n: Node, src: &str) -> Result<Expr> {
+        self.nested(n, |l| l.rvalue_inner(n, src))
+    }
+
+    fn rvalue_inner(&mut self, n: Node, src: &str) -> Result<Expr> {
         let loc = self.loc(n);
         match n.kind() {
             "number_literal" => {
@@ -2135,6 +2242,10 @@ impl<'t> Lowerer<'t> {
     }
 
     fn place(&mut self, n: Node, src: &str) -> Result<Place> {
+        self.nested(n, |l| l.place_inner(n, src))
+    }
+
+    fn place_inner(&mut self, n: Node, src: &str) -> Result<Place> {
         let loc = self.loc(n);
         match n.kind() {
             "identifier" => {
@@ -2458,6 +2569,22 @@ impl<'t> Lowerer<'t> {
                 (Some(set), cur, pl)
             }
         };
+        // Postfix: the old value is read once into a register and the new value computed
+        // from that register, so `x[i]++` is one load and one store.
+        let (save, cur) = if post {
+            let old = self.new_slot();
+            let save = e(
+                ExprKind::SetReg {
+                    slot: old,
+                    value: Box::new(cur),
+                },
+                ty.clone(),
+                loc,
+            );
+            (Some((save, old)), e(ExprKind::Reg(old), ty.clone(), loc))
+        } else {
+            (None, cur)
+        };
         let newv = if ty.is_ptr() {
             if !matches!(op, BinOp::Add | BinOp::Sub) {
                 return Err(self.err_at(n, "only + and - apply to pointers"));
@@ -2489,16 +2616,7 @@ impl<'t> Lowerer<'t> {
             let r = self.arith(op, a, b, ct, n)?;
             self.convert(r, &ty, n)?
         };
-        let result = if post {
-            let old = self.new_slot();
-            let save = e(
-                ExprKind::SetReg {
-                    slot: old,
-                    value: Box::new(cur),
-                },
-                ty.clone(),
-                loc,
-            );
+        let result = if let Some((save, old)) = save {
             let st = self.store(p2, newv, target, src);
             let oldv = e(ExprKind::Reg(old), ty.clone(), loc);
             e(

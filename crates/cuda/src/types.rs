@@ -101,7 +101,8 @@ impl Structs {
             Ty::Void | Ty::Bool => 1,
             Ty::Int { bytes, .. } | Ty::Float(bytes) => *bytes as u64,
             Ty::Ptr(_) => 8,
-            Ty::Array(e, n) => self.size(e) * n,
+            // Saturating: a declared size may be absurd; callers check it against a limit.
+            Ty::Array(e, n) => self.size(e).saturating_mul(*n),
             Ty::Struct(i) => self.defs[*i].size,
         }
     }
@@ -239,7 +240,9 @@ fn vector_shape(name: &str) -> Option<(Ty, usize)> {
     if name == "half2" {
         return Some((Ty::Float(2), 2));
     }
-    let (base, n) = name.split_at(name.len().checked_sub(1)?);
+    // The last character, not byte: a name may end in a multi-byte character (`floatß`).
+    let (last, _) = name.char_indices().last()?;
+    let (base, n) = name.split_at(last);
     let n: usize = n.parse().ok()?;
     if !(1..=4).contains(&n) {
         return None;

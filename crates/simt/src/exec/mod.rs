@@ -318,7 +318,9 @@ impl Program {
         global: &mut Global,
         sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
     ) -> Result<()> {
-        let shared_bytes = self.dynamic_shared_base() + launch.dynamic_shared_bytes;
+        let shared_bytes = self
+            .dynamic_shared_base()
+            .saturating_add(launch.dynamic_shared_bytes);
         let [gx, gy, _] = launch.grid.map(|x| x as u64);
         for linear in range {
             let block = [

@@ -1,0 +1,1 @@
+__global__ void k(int* a, int* b) { int i = threadIdx.x; b[i] = a[i]++; }

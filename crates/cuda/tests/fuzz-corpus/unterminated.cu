@@ -1,0 +1,2 @@
+__global__ void k(float* a) { /* never closed
+  a[threadIdx.x] = "x;
