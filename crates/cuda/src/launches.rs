@@ -309,7 +309,7 @@ impl<'a> Walker<'a> {
         };
         let body = n
             .child_by_field_name("value")
-            .map(|v| text(v, self.src).trim().to_string())
+            .map(|v| without_comments(text(v, self.src)).trim().to_string())
             .unwrap_or_default();
         let params = n.child_by_field_name("parameters").map(|p| {
             named(p)
@@ -329,8 +329,12 @@ impl<'a> Walker<'a> {
                     .child_by_field_name("name")
                     .map(|x| text(x, self.src))
                     .unwrap_or("");
-                let negated = text(n, self.src).trim_start().starts_with("#ifndef")
-                    || text(n, self.src).trim_start().starts_with("#elifndef");
+                // `# ifndef` may have spaces after the '#'.
+                let directive = text(n, self.src)
+                    .trim_start()
+                    .trim_start_matches('#')
+                    .trim_start();
+                let negated = directive.starts_with("ifndef") || directive.starts_with("elifndef");
                 self.macros.contains_key(name) != negated
             }
             "preproc_if" | "preproc_elif" => n
@@ -758,6 +762,44 @@ impl<'a> Walker<'a> {
         DEPTH.with(|d| d.set(depth));
         r
     }
+}
+
+/// `body` with its `//` and `/* */` comments removed (outside string and character literals):
+/// a comment after a `#define` body is not part of the macro.
+fn without_comments(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), _) => {
+                out.push(c);
+                if c == '\\' {
+                    out.extend(chars.next());
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                out.push(c);
+            }
+            (None, '/') if chars.peek() == Some(&'/') => break,
+            (None, '/') if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut prev = ' ';
+                for d in chars.by_ref() {
+                    if prev == '*' && d == '/' {
+                        break;
+                    }
+                    prev = d;
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 fn first_of_kind<'t>(n: Node<'t>, kind: &str) -> Option<Node<'t>> {

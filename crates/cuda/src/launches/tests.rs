@@ -187,3 +187,16 @@ fn hostile_expressions_are_not_constants() {
     assert_eq!(why(&l[1].block), "1 << 70 overflows");
     assert_eq!(why(&l[1].args[0].expr), "`1e400` is not a finite number");
 }
+
+/// PolyBench's spelling: `# ifndef` with a space after '#', and comments after a define's
+/// body (neither is part of the macro).
+#[test]
+fn spaced_directives_and_comments_after_define_bodies() {
+    let src = "# ifndef N\n# define N 4096 // elements\n# endif\n#define B /* threads */ 256\n__global__ void k(float* a) {}\nint main() { float* a; k<<<N / B, B>>>(a); }\n";
+    let l = launches(src, &[]);
+    assert_eq!(l[0].grid.value, Some(Value::Int(16)));
+    assert_eq!(l[0].block.value, Some(Value::Int(256)));
+    assert_eq!(launches(src, &["N=512"])[0].grid.value, Some(Value::Int(2)));
+    // A quote in the body keeps what follows it.
+    assert_eq!(without_comments("\"a//b\" // c"), "\"a//b\" ");
+}
