@@ -696,7 +696,7 @@ mod tests {
     /// a 2-way conflicted shared load (10 requests, 20 wavefronts). New: the same load, the
     /// store made coalesced (10, 40), the shared load gone, a new global atomic on line 13
     /// (10, 40).
-    fn pair() -> Diff {
+    fn old_new() -> (Vec<Run>, Vec<Run>) {
         let old = analysis(
             "k",
             vec![
@@ -713,7 +713,12 @@ mod tests {
                 site(13, "atomic", "global", 10, 40, 0),
             ],
         );
-        diff(&runs(&old), &runs(&new)).unwrap()
+        (runs(&old), runs(&new))
+    }
+
+    fn pair() -> Diff {
+        let (old, new) = old_new();
+        diff(&old, &new).unwrap()
     }
 
     #[test]
@@ -754,7 +759,8 @@ mod tests {
     fn regressions_are_the_watched_totals_that_grew() {
         let d = pair();
         assert!(regressions(&d, &Measure::ALL).is_empty());
-        let back = diff(&d_runs_reversed().0, &d_runs_reversed().1).unwrap();
+        let (old, new) = old_new();
+        let back = diff(&new, &old).unwrap();
         let r = regressions(&back, &Measure::ALL);
         assert_eq!(
             r,
@@ -764,26 +770,6 @@ mod tests {
             ]
         );
         assert!(regressions(&back, &[Measure::Requests, Measure::Time]).is_empty());
-    }
-
-    fn d_runs_reversed() -> (Vec<Run>, Vec<Run>) {
-        let old = analysis(
-            "k",
-            vec![
-                site(10, "load", "global", 10, 40, 0),
-                site(11, "store", "global", 10, 40, 0),
-                site(13, "atomic", "global", 10, 40, 0),
-            ],
-        );
-        let new = analysis(
-            "k",
-            vec![
-                site(10, "load", "global", 10, 40, 0),
-                site(11, "store", "global", 10, 320, 0),
-                site(12, "load", "shared", 10, 0, 20),
-            ],
-        );
-        (runs(&old), runs(&new))
     }
 
     #[test]

@@ -303,25 +303,16 @@ pub fn analyze_all(
             Ok(())
         }
         AnalyzeFormat::Csv => {
-            // One table: the launch's name first, then analyze's columns.
-            let mut out = String::new();
-            for (i, l) in launches.iter().enumerate() {
-                let csv = warpscope::report::render_csv(&l.analyze_named(gpu)?)?;
-                let mut lines = csv.lines();
-                let header = lines.next().unwrap_or_default();
-                if i == 0 {
-                    out.push_str(&format!("launch,{header}\n"));
-                }
-                let name = if l.name.contains([',', '"', '\n']) {
-                    format!("\"{}\"", l.name.replace('"', "\"\""))
-                } else {
-                    l.name.clone()
-                };
-                for row in lines {
-                    out.push_str(&format!("{name},{row}\n"));
-                }
+            let mut all = Vec::new();
+            for l in &launches {
+                all.push((vec![l.name.clone()], l.analyze_named(gpu)?));
             }
-            emit(None, &out)
+            let items: Vec<(Vec<String>, &Analysis)> =
+                all.iter().map(|(n, a)| (n.clone(), a)).collect();
+            emit(
+                None,
+                &warpscope::report::render_labeled_csv(&["launch"], &items)?,
+            )
         }
         AnalyzeFormat::Json => {
             let mut all = Vec::new();

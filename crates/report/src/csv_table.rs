@@ -124,13 +124,30 @@ pub fn render_csv(a: &Analysis) -> Result<String, csv::Error> {
 ///
 /// Errors: as [`render_csv`].
 pub fn render_sweep_csv(s: &SweepOutput) -> Result<String, csv::Error> {
-    let mut header: Vec<&str> = vec!["parameter", "value"];
+    let items: Vec<(Vec<String>, &Analysis)> = s
+        .points
+        .iter()
+        .map(|p| (vec![s.parameter.clone(), p.value.to_string()], &p.analysis))
+        .collect();
+    render_labeled_csv(&["parameter", "value"], &items)
+}
+
+/// Several analyses in one CSV table: each row starts with its analysis's `labels` values
+/// (columns named `label_columns`), then [`render_csv`]'s columns. Used by sweeps (parameter,
+/// value) and launch files (launch name).
+///
+/// Errors: as [`render_csv`].
+pub fn render_labeled_csv(
+    label_columns: &[&str],
+    items: &[(Vec<String>, &Analysis)],
+) -> Result<String, csv::Error> {
+    let mut header: Vec<&str> = label_columns.to_vec();
     header.extend(OWN_COLUMNS);
     header.extend(METRICS.iter().map(|m| m.metric));
     let mut all = Vec::new();
-    for p in &s.points {
-        for r in rows(&p.analysis) {
-            let mut row = vec![s.parameter.clone(), p.value.to_string()];
+    for (labels, a) in items {
+        for r in rows(a) {
+            let mut row = labels.clone();
             row.extend(r);
             all.push(row);
         }

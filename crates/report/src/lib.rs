@@ -13,7 +13,7 @@ pub mod plot;
 mod sweep;
 mod table;
 
-pub use csv_table::{render_csv, render_sweep_csv};
+pub use csv_table::{render_csv, render_labeled_csv, render_sweep_csv};
 pub use sweep::{render_sweep, render_sweep_fit, SweepOutput, SweepPoint};
 pub use table::{
     cause_name, render_advice, render_table, render_table_fit, render_traffic, table_width,
