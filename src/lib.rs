@@ -416,14 +416,21 @@ fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
         })
         .collect();
     let grid = req.grid.map(u64::from);
+    let (archs, config) = (p.archs.clone(), req.config);
+    // No cache model to feed in order: the accesses are summed on the threads that run the
+    // blocks, and the parts merged in block order.
     if let (Loaded::Compiled(k), true) = (kernel, traffic.is_empty()) {
-        // No cache model to feed in order: the accesses are summed on the threads that run
-        // the blocks, and the parts merged in block order.
-        let (archs, config) = (p.archs.clone(), req.config);
         k.prog.run_parts(
             &k.launch,
             &|| Aggregator::on_this_thread(archs.clone(), config),
             &|part, site, a, _| part.add(site as usize, a),
+            &mut |part| agg.merge(part),
+        )?;
+    } else if let (Loaded::Source(k, cfg), true) = (kernel, traffic.is_empty()) {
+        k.run_parts(
+            cfg,
+            &|| Aggregator::on_this_thread(archs.clone(), config),
+            &|part, site, a, _| part.add(site, a),
             &mut |part| agg.merge(part),
         )?;
     } else {

@@ -207,7 +207,7 @@ fn runaway_loop_hits_the_step_limit() {
             "--max-steps",
             "1000",
         ],
-        &["k.cu:3:3", "more than 1000 iterations", "--max-steps"],
+        &["k.cu:3:3", "more than 1000 steps", "--max-steps"],
     );
 }
 

@@ -295,7 +295,10 @@ fn out_of_bounds_names_thread_block_and_lines() {
         "param_1=100",
     ]);
     assert!(!ok);
-    assert!(err.contains("past the end of 'idata'"), "{err}");
+    assert!(
+        err.contains("outside allocation 'idata' (400 bytes), 1648 bytes after its end"),
+        "{err}"
+    );
     assert!(err.contains("PTX line"), "{err}");
     assert!(err.contains("transpose.cu:"), "{err}");
     assert!(err.contains("of block ("), "{err}");

@@ -67,8 +67,8 @@ pub struct LaunchArgs {
     /// Shared-memory bank width in bytes on CC 3.x.
     #[arg(long, default_value = "4", value_parser = ["4", "8"])]
     smem_bank_size: String,
-    /// Iterations a loop may run in one block before it is reported as runaway (the
-    /// compiled path allows 32 warp instructions per step and block).
+    /// Steps one block may run before it is reported as runaway: a step is 32 warp
+    /// instructions (both front ends run on the same executor).
     #[arg(long, default_value_t = warpscope::cuda::DEFAULT_MAX_STEPS)]
     max_steps: u64,
     /// How a .cu file is read: 'auto' compiles it to PTX when a CUDA compiler is found

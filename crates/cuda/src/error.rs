@@ -70,6 +70,15 @@ pub enum Error {
         lanes: String,
     },
 
+    /// A lane's access faulted (outside its allocation, misaligned), or a `trap` ran.
+    #[error("{file}:{}:{}: {msg}, by {thread}", loc.line, loc.col)]
+    Fault {
+        file: String,
+        loc: Loc,
+        msg: String,
+        thread: ThreadCoord,
+    },
+
     #[error("{file}:{}:{}: integer division by zero by {thread}", loc.line, loc.col)]
     DivisionByZero {
         file: String,
@@ -77,7 +86,7 @@ pub enum Error {
         thread: ThreadCoord,
     },
 
-    #[error("{file}:{}:{}: loop ran more than {limit} iterations in block ({},{},{}); it may never end. Raise the limit with --max-steps N if it is meant to run this long", loc.line, loc.col, block[0], block[1], block[2])]
+    #[error("{file}:{}:{}: loop ran more than {limit} steps (32 warp instructions each) in block ({},{},{}); it may never end. Raise the limit with --max-steps N if it is meant to run this long", loc.line, loc.col, block[0], block[1], block[2])]
     StepLimit {
         file: String,
         loc: Loc,
@@ -108,6 +117,7 @@ impl Error {
             | Error::OutOfBounds { file, loc, .. }
             | Error::Misaligned { file, loc, .. }
             | Error::DivisionByZero { file, loc, .. }
+            | Error::Fault { file, loc, .. }
             | Error::StepLimit { file, loc, .. }
             | Error::BadAddress { file, loc, .. } => Some((file, loc)),
             Error::UnknownKernel { .. } | Error::Argument(_) => None,

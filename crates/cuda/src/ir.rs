@@ -82,7 +82,7 @@ pub struct Expr {
 
 #[derive(Clone, Debug)]
 pub enum ExprKind {
-    /// A constant, encoded as values are (see `exec`).
+    /// A constant, encoded as values are (see `value`).
     Const(u64),
     Reg(Slot),
     Builtin(Builtin),

@@ -2,33 +2,35 @@
 //!
 //! [`Source::parse`] reads a `.cu` file with tree-sitter (grammar `tree-sitter-cuda`);
 //! [`Source::kernel`] lowers one kernel (and the `__device__` functions it calls, templates
-//! instantiated) to a typed IR; [`Kernel::run`] executes a launch block by block, in SIMT
-//! lockstep, and hands every warp-level access — the addresses of the active lanes of one
-//! warp for one memory instruction — to a sink, tagged with its source site. The model crate
+//! instantiated) to a typed IR, and the IR to PTX for the SIMT executor (`warpscope-simt`,
+//! the one executor of both front ends); [`Kernel::run`] executes a launch and hands every
+//! warp-level access — the addresses of the active lanes of one warp for one memory
+//! instruction — to a sink, tagged with its source site. The model crate
 //! (`warpscope-model`) then costs those accesses per compute capability.
 
+mod codegen;
 pub mod error;
-mod exec;
 pub mod ir;
 pub mod launches;
 mod lower;
 pub mod preprocess;
 mod text;
 pub mod types;
+mod value;
 
 pub use error::{Error, Result, ThreadCoord};
-pub use exec::{LaunchConfig, WarpOrigin};
 pub use ir::Loc;
 pub use launches::{host_launches, HostLaunch};
 pub use lower::{AllocInfo, LocalArray, Site};
 pub use text::decode_source;
+pub use value::{LaunchConfig, WarpOrigin};
 
 use lower::{Lowered, Lowerer};
 use preprocess::{blank_attributes, Macros, SourceMap};
 use types::Ty;
 use warpscope_model::WarpAccess;
 
-/// Default for [`LaunchConfig::max_steps`]: iterations one loop may run in one block.
+/// Default for [`LaunchConfig::max_steps`]: steps (32 warp instructions each) one block may run.
 pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
 
 /// A parsed `.cu` file.
@@ -153,12 +155,14 @@ impl Source {
                 a.loc = o.loc;
             }
         }
+        let exe = Executable::build(&prog, &self.file).map_err(|e| relocate(&self.map, e))?;
         Ok(Kernel {
             file: self.file.clone(),
             name: name.to_string(),
             prog,
             map: self.map.clone(),
             site_files,
+            exe,
         })
     }
 }
@@ -265,6 +269,60 @@ pub struct Kernel {
     map: std::sync::Arc<SourceMap>,
     /// Per site: the header it is in, `None` for the kernel's own file.
     site_files: Vec<Option<String>>,
+    exe: Executable,
+}
+
+/// A lowered kernel as the SIMT executor runs it: its PTX decoded, and the way back from
+/// the executor's memory instructions to the IR's sites.
+struct Executable {
+    prog: warpscope_simt::Program,
+    /// Per executor site: the IR site, `None` for data movement that is no access.
+    site_map: Vec<Option<usize>>,
+    /// PTX lines of the traps that guard integer divisions.
+    division_traps: Vec<u32>,
+    /// Loops: (first PTX line, last PTX line, source position).
+    loops: Vec<(u32, u32, Loc)>,
+    ptx: String,
+}
+
+impl Executable {
+    fn build(prog: &Lowered, file: &str) -> Result<Executable> {
+        let generated = codegen::generate(prog, file)?;
+        if std::env::var_os("WARPSCOPE_DUMP_PTX").is_some() {
+            eprintln!("{}", generated.ptx);
+        }
+        let internal = |what: String| {
+            Error::Argument(format!("{file}: internal error lowering the kernel to the executor's form: {what}. Please report it with the kernel; the compiled path (nvcc) may work meanwhile"))
+        };
+        let module = warpscope_ptx::parse(&generated.ptx).map_err(|e| internal(e.to_string()))?;
+        let entry = module
+            .functions
+            .iter()
+            .find(|f| f.is_entry)
+            .ok_or_else(|| internal("no entry".into()))?;
+        let mut exe =
+            warpscope_simt::Program::decode(&module, entry).map_err(|e| internal(e.to_string()))?;
+        // Only the real local arrays are local-memory accesses; the rest of the frame
+        // holds what the compiler keeps in registers.
+        exe.local_reported = Some(prog.local_arrays.iter().map(|a| (a.start, a.end)).collect());
+        let site_map: Vec<Option<usize>> = exe
+            .sites
+            .iter()
+            .map(|s| generated.line_sites.get(&s.ptx_line).copied())
+            .collect();
+        for (s, m) in exe.sites.iter_mut().zip(&site_map) {
+            if let Some(i) = m {
+                s.read_only = prog.sites[*i].read_only;
+            }
+        }
+        Ok(Executable {
+            prog: exe,
+            site_map,
+            division_traps: generated.division_traps,
+            loops: generated.loops,
+            ptx: generated.ptx,
+        })
+    }
 }
 
 impl Kernel {
@@ -297,7 +355,7 @@ impl Kernel {
     /// `dynamic_bytes` of `extern __shared__` memory 16-byte aligned after them.
     pub fn shared_bytes(&self, dynamic_bytes: u64) -> u64 {
         // Saturating: `--dynamic-smem 2^64-1` must not wrap to a small block.
-        exec::dynamic_shared_base(&self.prog).saturating_add(dynamic_bytes)
+        value::dynamic_shared_base(&self.prog).saturating_add(dynamic_bytes)
     }
 
     /// The kernel's parameters, in order.
@@ -503,8 +561,174 @@ impl Kernel {
                 "shared memory larger than 4 GiB requested".into(),
             ));
         }
-        exec::run(&self.prog, &self.file, cfg, sink).map_err(|e| relocate(&self.map, e))
+        let launch = self.launch(cfg)?;
+        let map = &self.exe.site_map;
+        self.exe
+            .prog
+            .run(&launch, &mut |s, a, o| {
+                if let Some(Some(site)) = map.get(s as usize) {
+                    sink(
+                        *site,
+                        a,
+                        WarpOrigin {
+                            block: o.block,
+                            warp: o.warp,
+                        },
+                    )
+                }
+            })
+            .map_err(|e| relocate(&self.map, self.runtime_error(e)))
     }
+
+    /// [`Kernel::run`] with the accesses summed in parts on the threads that run the blocks
+    /// (when blocks cannot see each other's stores): `part()` makes an empty summary,
+    /// `feed(part, site, access, origin)` adds one access, and `merge` receives the parts in
+    /// block order.
+    ///
+    /// Errors: as [`Kernel::run`].
+    pub fn run_parts<T: Send>(
+        &self,
+        cfg: &LaunchConfig,
+        part: &(dyn Fn() -> T + Sync),
+        feed: &(dyn Fn(&mut T, usize, &WarpAccess, WarpOrigin) + Sync),
+        merge: &mut dyn FnMut(T),
+    ) -> Result<()> {
+        if self.shared_bytes(cfg.dynamic_shared_bytes) > (1 << 32) {
+            return Err(Error::Argument(
+                "shared memory larger than 4 GiB requested".into(),
+            ));
+        }
+        let launch = self.launch(cfg)?;
+        let map = &self.exe.site_map;
+        self.exe
+            .prog
+            .run_parts(
+                &launch,
+                part,
+                &|t, s, a, o| {
+                    if let Some(Some(site)) = map.get(s as usize) {
+                        feed(
+                            t,
+                            *site,
+                            a,
+                            WarpOrigin {
+                                block: o.block,
+                                warp: o.warp,
+                            },
+                        )
+                    }
+                },
+                merge,
+            )
+            .map_err(|e| relocate(&self.map, self.runtime_error(e)))
+    }
+
+    /// The PTX the kernel runs as (for `--emit-ptx` and debugging).
+    pub fn ptx(&self) -> &str {
+        &self.exe.ptx
+    }
+
+    /// The executor's launch for `cfg`: pointer parameters point at their allocations,
+    /// laid out as [`ir::addr`] says.
+    fn launch(&self, cfg: &LaunchConfig) -> Result<warpscope_simt::Launch> {
+        let k = &self.prog.funcs[self.prog.kernel];
+        let mut args = Vec::with_capacity(k.params.len());
+        for (i, p) in k.params.iter().enumerate() {
+            args.push(match self.param_alloc(i) {
+                Some(a) => alloc_base(a).to_le_bytes().to_vec(),
+                None if p.ty.is_ptr() => 0u64.to_le_bytes().to_vec(),
+                None => self.scalar_arg_bytes(cfg, i).ok_or_else(|| {
+                    Error::Argument(format!("parameter '{}' has no value", p.name))
+                })?,
+            });
+        }
+        let allocs = self
+            .prog
+            .allocs
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let contents = if !a.init.is_empty() {
+                    warpscope_init::Contents::Bytes(a.init.clone().into())
+                } else {
+                    cfg.alloc_contents.get(i).cloned().unwrap_or_default()
+                };
+                (
+                    warpscope_simt::Alloc {
+                        name: a.name.clone(),
+                        base: alloc_base(i),
+                        size: cfg.alloc_sizes.get(i).copied().flatten().or(a.size),
+                    },
+                    contents,
+                )
+            })
+            .collect();
+        Ok(warpscope_simt::Launch {
+            grid: cfg.grid,
+            block: cfg.block,
+            args,
+            allocs,
+            dynamic_shared_bytes: cfg.dynamic_shared_bytes,
+            max_steps: cfg.max_steps.saturating_mul(32),
+            threads: 0,
+        })
+    }
+
+    /// An executor error in the source's terms (positions still in the preprocessed text).
+    fn runtime_error(&self, e: warpscope_simt::Error) -> Error {
+        let at_loc = |at: &warpscope_simt::At| {
+            at.loc
+                .map(|(_, line, col)| Loc { line, col })
+                .unwrap_or_default()
+        };
+        match e {
+            warpscope_simt::Error::Fault {
+                at,
+                msg,
+                thread,
+                block,
+            } => {
+                let thread = ThreadCoord { thread, block };
+                let loc = at_loc(&at);
+                if self.exe.division_traps.contains(&at.ptx_line) {
+                    return Error::DivisionByZero {
+                        file: self.file.clone(),
+                        loc,
+                        thread,
+                    };
+                }
+                Error::Fault {
+                    file: self.file.clone(),
+                    loc,
+                    msg,
+                    thread,
+                }
+            }
+            warpscope_simt::Error::Runaway { at, steps, block } => {
+                // Named by the innermost loop around the instruction it stopped at.
+                let loc = self
+                    .exe
+                    .loops
+                    .iter()
+                    .filter(|(a, b, _)| *a <= at.ptx_line && at.ptx_line <= *b)
+                    .min_by_key(|(a, b, _)| b - a)
+                    .map(|l| l.2)
+                    .unwrap_or_else(|| at_loc(&at));
+                Error::StepLimit {
+                    file: self.file.clone(),
+                    loc,
+                    limit: steps / 32,
+                    block,
+                }
+            }
+            other => Error::Argument(format!("{}: {other}", self.file)),
+        }
+    }
+}
+
+/// The base address of global allocation `i` ([`ir::addr`]).
+fn alloc_base(i: usize) -> u64 {
+    ir::addr::ALLOC_BASE + i as u64 * ir::addr::ALLOC_SPACING
 }
 
 fn parse_scalar(v: &str, ty: &Ty) -> Option<u64> {
@@ -512,7 +736,7 @@ fn parse_scalar(v: &str, ty: &Ty) -> Option<u64> {
     match ty {
         Ty::Float(b) => {
             let x: f64 = v.trim_end_matches(['f', 'F']).parse().ok()?;
-            Some(exec::cast_scalar(
+            Some(value::cast_scalar(
                 x.to_bits(),
                 &types::DOUBLE,
                 &Ty::Float(*b),
@@ -538,7 +762,7 @@ fn parse_scalar(v: &str, ty: &Ty) -> Option<u64> {
             }
             let raw = if neg { mag.wrapping_neg() } else { mag };
             // The value must fit the parameter's type.
-            let c = exec::canon(raw, *bytes, *signed);
+            let c = value::canon(raw, *bytes, *signed);
             (c == raw || (!neg && *bytes == 8)).then_some(c)
         }
         _ => None,

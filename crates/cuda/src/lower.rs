@@ -222,7 +222,7 @@ pub fn encode_int(v: i128, ty: &Ty) -> u64 {
     match ty {
         Ty::Float(_) => (v as f64).to_bits(),
         Ty::Bool => (v != 0) as u64,
-        Ty::Int { bytes, signed } => crate::exec::canon(v as u64, *bytes, *signed),
+        Ty::Int { bytes, signed } => crate::value::canon(v as u64, *bytes, *signed),
         _ => v as u64,
     }
 }
@@ -643,7 +643,7 @@ impl<'t> Lowerer<'t> {
             let v = const_eval(&ex)
                 .ok_or_else(|| self.err_at(n, "this initializer is not a constant"))?;
             let w = self.structs.size(&ex.ty) as usize;
-            let bytes = crate::exec::to_bytes(v, &ex.ty);
+            let bytes = crate::value::to_bytes(v, &ex.ty);
             out[off as usize..off as usize + w].copy_from_slice(&bytes[..w]);
         }
         Ok(out)
@@ -1038,7 +1038,7 @@ impl<'t> Lowerer<'t> {
                 let ex = self.rvalue(a, src)?;
                 let v = const_eval(&ex)
                     .ok_or_else(|| self.err_at(a, "template argument is not a constant"))?;
-                out.push(TArg::Int(crate::exec::as_i64(v, &ex.ty)));
+                out.push(TArg::Int(crate::value::as_i64(v, &ex.ty)));
             }
         }
         Ok(out)
@@ -3258,7 +3258,7 @@ pub(crate) fn parse_float_literal(t: &str) -> Option<(f64, Ty)> {
 
 /// Folds a constant expression; `None` when it depends on run-time values.
 pub fn const_eval(x: &Expr) -> Option<u64> {
-    use crate::exec::{binop_scalar, cast_scalar, unop_scalar};
+    use crate::value::{binop_scalar, cast_scalar, unop_scalar};
     match &x.kind {
         ExprKind::Const(v) => Some(*v),
         ExprKind::Cast(a) => Some(cast_scalar(const_eval(a)?, &a.ty, &x.ty)),

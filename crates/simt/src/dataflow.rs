@@ -174,6 +174,7 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     | Instr::Bra { .. }
                     | Instr::Bar
                     | Instr::Exit
+                    | Instr::Trap
                     | Instr::Ret
             );
             pure && defs.iter().all(|d| !live[*d as usize])

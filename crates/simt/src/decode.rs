@@ -81,6 +81,11 @@ pub struct Program {
     /// Whether loaded values can reach an address or a predicate (see `dataflow`); when not,
     /// no global memory image is kept.
     pub needs_memory: bool,
+    /// Local-memory byte ranges of a thread's frame whose accesses are reported; `None`:
+    /// all. A front end that keeps some variables in the frame but models them as
+    /// registers (the source front end's scalars and temporaries) lists only its real
+    /// local arrays: accesses elsewhere in the frame still move data but are not accesses.
+    pub local_reported: Option<Vec<(u64, u64)>>,
     /// Per instruction: skipped when `needs_memory` is false (its result matters to no
     /// access; see `dataflow::dead_values`).
     pub(crate) dead: Vec<bool>,
@@ -129,6 +134,7 @@ fn at(pos: ast::Pos, loc: Option<(u32, u32, u32)>) -> At {
         ptx_line: pos.line,
         ptx_col: pos.col,
         source: loc.map(|(f, l, c)| format!("file {f} line {l}:{c}")),
+        loc,
     }
 }
 
@@ -296,6 +302,7 @@ impl Program {
             reqntid: dirs("reqntid"),
             maxntid: dirs("maxntid"),
             needs_memory,
+            local_reported: None,
             dead,
         })
     }

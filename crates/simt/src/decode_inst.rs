@@ -178,7 +178,8 @@ impl<'a> InstDecoder<'a> {
                     Decoded::Plain(Instr::Bar)
                 }
             }
-            "exit" | "trap" => Decoded::Plain(Instr::Exit),
+            "exit" => Decoded::Plain(Instr::Exit),
+            "trap" => Decoded::Plain(Instr::Trap),
             "ret" => Decoded::Ret,
             "call" => self.call()?,
             "shfl" => {

@@ -11,6 +11,8 @@ pub struct At {
     pub ptx_col: u32,
     /// `file:line:col` of the source, when a `.loc` says.
     pub source: Option<String>,
+    /// The same position as numbers: (`.file` index, line, column).
+    pub loc: Option<(u32, u32, u32)>,
 }
 
 impl std::fmt::Display for At {

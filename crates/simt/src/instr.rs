@@ -426,6 +426,8 @@ pub enum Instr {
     Bar,
     /// `exit` or a kernel's `ret`.
     Exit,
+    /// `trap`: a fault when any lane executes it (the kernel aborts).
+    Trap,
     /// `ret` from a called function.
     Ret,
     /// `call` of a `.func`: copies `args` into the callee's parameter registers, runs it

@@ -175,7 +175,10 @@ pub fn place(allocs: &[Alloc], addr: u64) -> Placement<'_> {
         if inside(a) {
             return Placement::Inside;
         }
-        if addr >= a.base {
+        // Past the end, unless nearer the next allocation's start (a negative index
+        // into that one).
+        let has_next = allocs.iter().any(|b| b.base > a.base);
+        if addr >= a.base && (addr - a.base <= window::ALLOC_SPACING / 2 || !has_next) {
             return Placement::After {
                 alloc: a,
                 bytes: addr - a.base - a.size.unwrap_or(0),

@@ -67,6 +67,19 @@ impl<'a> BlockCtx<'a> {
         }
     }
 
+    /// Whether a local access at `a` (as `space` addresses it) is reported: see
+    /// [`Program::local_reported`].
+    fn local_reported(&self, space: MemSpace, a: u64) -> bool {
+        let Some(ranges) = &self.prog.local_reported else {
+            return true;
+        };
+        let off = match space {
+            MemSpace::Local => a,
+            _ => a.wrapping_sub(window::LOCAL),
+        };
+        ranges.iter().any(|&(lo, hi)| lo <= off && off < hi)
+    }
+
     /// Local memory is interleaved: 4-byte word *w* of thread *t* of the block at
     /// `4·(w·threads + t)` (wider accesses interleave at their width), blocks one after
     /// another [PG "Local Memory"]; the same layout as the source front end.
@@ -160,6 +173,9 @@ impl<'a> BlockCtx<'a> {
             if let Some(at) = at.as_deref_mut() {
                 at.space[lane] = s;
                 at.image[lane] = image;
+            }
+            if s == Space::Local && !self.local_reported(space, addrs[lane]) {
+                continue;
             }
             let a = acc[s as usize].get_or_insert_with(|| access(s));
             a.mask |= 1 << lane;
@@ -282,25 +298,81 @@ impl<'a> BlockCtx<'a> {
         let align = width.min(16) as u64;
         if s != Space::Local && m % align != 0 {
             return Err(fault(format!(
-                "misaligned {width}-byte {what} at {raw:#x}: a {width}-byte access must be {align}-byte aligned"
+                "misaligned {width}-byte {what} by lane {lane} at {raw:#x}: a {width}-byte access must be {align}-byte aligned. On the GPU this stops the kernel with cudaErrorMisalignedAddress (compute capability 1.x silently reads wrong words)"
             )));
         }
         match s {
-            Space::Global => match memory::place(self.allocs, m) {
-                Placement::Inside => Ok(()),
-                Placement::After { alloc, bytes } => Err(fault(format!(
-                    "{what} {bytes} bytes past the end of '{}' ({} bytes): size it with --alloc or fix the index",
-                    alloc.name,
-                    alloc.size.unwrap_or(0)
-                ))),
-                Placement::Before { alloc, bytes } => Err(fault(format!(
-                    "{what} {bytes} bytes before the start of '{}'",
-                    alloc.name
-                ))),
-                Placement::Nowhere => Err(fault(format!(
-                    "{what} at {raw:#x}, outside every allocation (a null or uninitialized pointer?)"
-                ))),
-            },
+            Space::Global => {
+                let size = |a: &memory::Alloc| match a.size {
+                    Some(s) => format!("{s} bytes"),
+                    None => "size unknown".into(),
+                };
+                let outside = |a: &memory::Alloc, relation: String| {
+                    fault(format!(
+                        "global {what} of {width} bytes at address {raw:#x} is outside allocation '{}' ({}), {relation}. Check the index, or the size given with --alloc",
+                        a.name,
+                        size(a)
+                    ))
+                };
+                let last = m.saturating_add(width as u64 - 1);
+                match (
+                    memory::place(self.allocs, m),
+                    memory::place(self.allocs, last),
+                ) {
+                    (Placement::Inside, Placement::Inside) => Ok(()),
+                    (Placement::Inside, _) => {
+                        let a = self
+                            .allocs
+                            .iter()
+                            .find(|a| m >= a.base && a.size.is_none_or(|s| m < a.base + s));
+                        match a {
+                            Some(a) => {
+                                let end = a.base + a.size.unwrap_or(0);
+                                Err(outside(
+                                    a,
+                                    format!(
+                                        "its last {} bytes past its end",
+                                        m + width as u64 - end
+                                    ),
+                                ))
+                            }
+                            None => Ok(()),
+                        }
+                    }
+                    (Placement::After { alloc, bytes }, _) => {
+                        Err(outside(alloc, format!("{bytes} bytes after its end")))
+                    }
+                    (Placement::Before { alloc, bytes }, _) => {
+                        // Far from both: an index of gigabytes may belong to the one below.
+                        let below = self
+                            .allocs
+                            .iter()
+                            .filter(|a| a.base < m)
+                            .max_by_key(|a| a.base)
+                            .filter(|_| bytes > 1 << 30);
+                        let also = match below {
+                            Some(b) => format!(
+                                " (or {} bytes after the end of '{}')",
+                                m - b.base - b.size.unwrap_or(0),
+                                b.name
+                            ),
+                            None => String::new(),
+                        };
+                        Err(outside(
+                            alloc,
+                            format!("{bytes} bytes before its start{also}"),
+                        ))
+                    }
+                    (Placement::Nowhere, _) => Err(fault(format!(
+                        "global {what} of {width} bytes at {raw:#x}, outside every allocation ({})",
+                        if raw < 4096 {
+                            "a null pointer"
+                        } else {
+                            "an uninitialized or stale pointer?"
+                        }
+                    ))),
+                }
+            }
             Space::Shared => {
                 if m + width as u64 > self.shared.len() as u64 {
                     Err(fault(format!(

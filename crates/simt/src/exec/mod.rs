@@ -480,6 +480,7 @@ impl<'a> BlockCtx<'a> {
                     .unwrap_or("?");
                 format!("{file}:{l}:{c}")
             }),
+            loc: i.loc,
         }
     }
 
@@ -586,6 +587,15 @@ impl<'a> BlockCtx<'a> {
                     warp.exited |= exec;
                     set_pc(warp, next);
                     continue;
+                }
+                Instr::Trap if exec != 0 => {
+                    return Err(Error::Fault {
+                        at: self.at(pc),
+                        msg: "trap: the kernel aborts here (an assert that failed, or __trap())"
+                            .into(),
+                        thread: self.thread(warp, exec.trailing_zeros() as usize),
+                        block: self.block,
+                    });
                 }
                 Instr::Ret => {
                     let base = warp.frames.last().map(|f| f.base).unwrap_or(0);

@@ -604,6 +604,7 @@ impl<'a> BlockCtx<'a> {
             Instr::Nop
             | Instr::Bra { .. }
             | Instr::Exit
+            | Instr::Trap
             | Instr::Ret
             | Instr::Bar
             | Instr::Call { .. } => {}
