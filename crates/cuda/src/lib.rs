@@ -24,7 +24,7 @@ pub use lower::{AllocInfo, LocalArray, Site};
 pub use text::decode_source;
 
 use lower::{Lowered, Lowerer};
-use preprocess::{blank_attributes, Macros, SourceMap};
+use preprocess::{blank_attributes, SourceMap};
 use types::Ty;
 use warpscope_model::WarpAccess;
 
@@ -36,7 +36,6 @@ pub struct Source {
     file: String,
     text: String,
     tree: tree_sitter::Tree,
-    macros: Macros,
     aligns: Vec<(usize, u64)>,
     /// Positions in `text` (the preprocessor's output) → the user's files.
     map: std::sync::Arc<SourceMap>,
@@ -65,8 +64,6 @@ impl Source {
         defines: &[String],
         include_dirs: &[std::path::PathBuf],
     ) -> Result<Source> {
-        // Every macro is replaced by the preprocessor; the lowerer sees none.
-        let macros = Macros::new();
         let pp = preprocess::preprocess(file, text, defines, include_dirs)?;
         let map = std::sync::Arc::new(pp.map);
         let (blanked, aligns) = blank_attributes(&pp.text);
@@ -92,7 +89,6 @@ impl Source {
             file: file.to_string(),
             text: blanked,
             tree,
-            macros,
             aligns,
             map,
         })
@@ -108,7 +104,6 @@ impl Source {
             &self.file,
             &self.text,
             self.tree.root_node(),
-            self.macros.clone(),
             self.aligns.clone(),
         )
     }

@@ -1,18 +1,8 @@
-//! Calls: user functions, C++ casts, built-in functions, macros and snippets.
+//! Calls: user functions, C++ casts, built-in functions; parsing a snippet of text.
 
 use super::*;
 
 impl<'t> Lowerer<'t> {
-    pub(super) fn macro_args(&mut self, n: Node, src: &str) -> Result<Vec<String>> {
-        let args = n
-            .child_by_field_name("arguments")
-            .ok_or_else(|| self.err_at(n, "call without arguments"))?;
-        Ok(named_children(args)
-            .into_iter()
-            .map(|a| text(a, src).to_string())
-            .collect())
-    }
-
     pub(super) fn call(&mut self, n: Node, src: &str) -> Result<Expr> {
         let loc = self.loc(n);
         let f = n
@@ -65,27 +55,6 @@ impl<'t> Lowerer<'t> {
                 .ok_or_else(|| self.err_at(n, format!("{fname} needs a value")))?;
             let v = self.rvalue(a, src)?;
             return self.cast(v, &ty, n);
-        }
-        // Function-like macros.
-        if targ_node.is_none() && self.lookup(&fname).is_none() {
-            if let Some(m) = self.macros.get(&fname).cloned() {
-                if let Some(params) = m.params {
-                    let args = self.macro_args(n, src)?;
-                    if args.len() != params.len() {
-                        return Err(self.err_at(
-                            n,
-                            format!(
-                                "macro {fname} takes {} arguments, {} given",
-                                params.len(),
-                                args.len()
-                            ),
-                        ));
-                    }
-                    let body =
-                        substitute(&m.body, &params, &args).map_err(|w| self.unsupported(n, w))?;
-                    return self.expand_macro(n, &body, src);
-                }
-            }
         }
         // Built-in functions.
         let mut args = Vec::new();
@@ -225,61 +194,6 @@ impl<'t> Lowerer<'t> {
         }
     }
 
-    // ---------------------------------------------------------------- macros
-
-    pub(super) fn expand_macro(&mut self, n: Node, body: &str, src: &str) -> Result<Expr> {
-        self.with_macro_site(n, src, body, |l, root, s| l.rvalue(root, s))
-    }
-
-    /// Lowers `body` (a macro's expansion, an expression) as if it stood at `n`.
-    pub(super) fn with_macro_site<R>(
-        &mut self,
-        n: Node,
-        src: &str,
-        body: &str,
-        f: impl FnOnce(&mut Self, Node, &str) -> Result<R>,
-    ) -> Result<R> {
-        if self.macro_depth >= 32 {
-            return Err(self.err_at(n, "macro expansion nested too deeply (recursive macro?)"));
-        }
-        let snippet = format!("void __warpscope_m() {{ ({body}); }}");
-        let site_text = text(n, src)
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        self.with_snippet(&snippet, n, site_text, |l, root, s| {
-            let expr = find_kind(root, "parenthesized_expression")
-                .and_then(|p| named_children(p).into_iter().next())
-                .ok_or_else(|| {
-                    l.unsupported(
-                        n,
-                        format!("macro body '{body}' (only expression macros are supported)"),
-                    )
-                })?;
-            f(l, expr, s)
-        })
-    }
-
-    /// Lowers a parsed `snippet` (a macro's expansion) as if it stood at `at`: every node in
-    /// it takes the position of the outermost use and `site_text` as its text.
-    pub(super) fn with_snippet<R>(
-        &mut self,
-        snippet: &str,
-        at: Node,
-        site_text: String,
-        f: impl FnOnce(&mut Self, Node, &str) -> Result<R>,
-    ) -> Result<R> {
-        let outer = self.macro_site.clone();
-        if outer.is_none() {
-            self.macro_site = Some((loc_of(at), site_text));
-        }
-        self.macro_depth += 1;
-        let r = self.with_snippet_root(snippet, f);
-        self.macro_depth -= 1;
-        self.macro_site = outer;
-        r
-    }
-
     pub(super) fn with_snippet_root<R>(
         &mut self,
         snippet: &str,
@@ -291,15 +205,10 @@ impl<'t> Lowerer<'t> {
             .map_err(|e| Error::Argument(format!("cannot load the CUDA grammar: {e}")))?;
         let tree = parser
             .parse(snippet, None)
-            .ok_or_else(|| Error::Argument("the parser gave up on a macro expansion".into()))?;
+            .ok_or_else(|| Error::Argument(format!("cannot parse '{snippet}'")))?;
         let root = tree.root_node();
         if root.has_error() {
-            let loc = self.macro_site.as_ref().map(|m| m.0).unwrap_or_default();
-            return Err(Error::Syntax {
-                file: self.file.clone(),
-                loc,
-                msg: format!("cannot parse the expansion '{snippet}'"),
-            });
+            return Err(Error::Argument(format!("cannot parse '{snippet}'")));
         }
         f(self, root, snippet)
     }

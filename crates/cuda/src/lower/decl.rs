@@ -264,21 +264,6 @@ impl<'t> Lowerer<'t> {
                 if let Some(t) = self.structs.vector(name) {
                     return Ok(t);
                 }
-                if let Some(m) = self.macros.get(name).cloned() {
-                    if m.params.is_none() && self.macro_depth < 32 {
-                        let snippet = format!("{} __warpscope_v;", m.body);
-                        return self.with_snippet(&snippet, n, String::new(), |l, root, s| {
-                            let decl = named_children(root).into_iter().next();
-                            let tn = decl.and_then(|d| d.child_by_field_name("type"));
-                            match tn {
-                                Some(tn) => l.base_type(tn, s),
-                                None => {
-                                    Err(l.err_at(n, format!("macro {name} does not name a type")))
-                                }
-                            }
-                        });
-                    }
-                }
                 return Err(self.err_at(n, format!("unknown type '{name}'")));
             }
         })

@@ -62,13 +62,6 @@ impl<'t> Lowerer<'t> {
                 if let Some(TArg::Int(v)) = self.st.tenv.get(name) {
                     return Ok(e(ExprKind::Const(*v as u64), INT, loc));
                 }
-                if self.lookup(name).is_none() {
-                    if let Some(m) = self.macros.get(name).cloned() {
-                        if m.params.is_none() {
-                            return self.expand_macro(n, &m.body, src);
-                        }
-                    }
-                }
                 if let Some(Var {
                     ty,
                     home: VarHome::Const(c),
@@ -294,8 +287,7 @@ impl<'t> Lowerer<'t> {
                             v
                         };
                         let is_type_name = matches!(v.kind(), "identifier" | "type_identifier")
-                            && self.lookup(text(v, src)).is_none()
-                            && !self.macros.contains_key(text(v, src));
+                            && self.lookup(text(v, src)).is_none();
                         if is_type_name {
                             let ty = self.named_type(text(v, src), v)?;
                             return Ok(e(ExprKind::Const(self.structs.size(&ty)), ULONG, loc));

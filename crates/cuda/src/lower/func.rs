@@ -92,7 +92,7 @@ impl<'t> Lowerer<'t> {
         let mut out = Vec::new();
         for a in named_children(list) {
             if a.kind() == "type_descriptor" {
-                // `N` alone parses as a type; an integer template parameter or macro wins.
+                // `N` alone parses as a type; an integer template parameter or constant wins.
                 let tn = a.child_by_field_name("type");
                 if let (Some(tn), None) = (tn, a.child_by_field_name("declarator")) {
                     let nm = text(tn, src);
@@ -116,13 +116,8 @@ impl<'t> Lowerer<'t> {
     }
 
     pub(super) fn lookup_value(&self, name: &str) -> Option<()> {
-        if matches!(self.st.tenv.get(name), Some(TArg::Int(_))) || self.globals.contains_key(name) {
-            return Some(());
-        }
-        self.macros
-            .get(name)
-            .filter(|m| m.params.is_none() && parse_int_literal(m.body.trim()).is_some())
-            .map(|_| ())
+        (matches!(self.st.tenv.get(name), Some(TArg::Int(_))) || self.lookup(name).is_some())
+            .then_some(())
     }
 
     pub(super) fn instantiate(

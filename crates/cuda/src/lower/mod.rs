@@ -6,7 +6,6 @@ use crate::error::{Error, Result};
 use crate::ir::{
     addr, BinOp, Builtin, Expr, ExprKind, Func, FuncId, Home, Loc, Param, Slot, Stmt, UnOp,
 };
-use crate::preprocess::{substitute, Macro, Macros};
 use crate::types::{common, promote, Structs, Ty, DOUBLE, FLOAT, INT, LONG, UINT, ULONG};
 use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
@@ -163,7 +162,6 @@ pub struct Lowered {
 pub struct Lowerer<'t> {
     file: String,
     src: &'t str,
-    macros: Macros,
     aligns: Vec<(usize, u64)>,
     pub structs: Structs,
     struct_names: HashMap<String, usize>,
@@ -182,9 +180,6 @@ pub struct Lowerer<'t> {
     constant: Vec<u8>,
     allocs: Vec<AllocInfo>,
     local_arrays: Vec<LocalArray>,
-    /// Set while lowering a macro expansion: every node takes the use site's position/text.
-    macro_site: Option<(Loc, String)>,
-    macro_depth: usize,
 }
 
 fn loc_of(n: Node) -> Loc {
@@ -246,13 +241,11 @@ impl<'t> Lowerer<'t> {
         file: &str,
         src: &'t str,
         root: Node<'t>,
-        macros: Macros,
         aligns: Vec<(usize, u64)>,
     ) -> Result<Self> {
         let mut l = Lowerer {
             file: file.to_string(),
             src,
-            macros,
             aligns,
             structs: Structs::default(),
             struct_names: HashMap::new(),
@@ -271,8 +264,6 @@ impl<'t> Lowerer<'t> {
             constant: Vec::new(),
             allocs: Vec::new(),
             local_arrays: Vec::new(),
-            macro_site: None,
-            macro_depth: 0,
         };
         l.collect(root, None)?;
         Ok(l)
@@ -293,22 +284,12 @@ impl<'t> Lowerer<'t> {
         }
     }
     fn loc(&self, n: Node) -> Loc {
-        self.macro_site
-            .as_ref()
-            .map(|m| m.0)
-            .unwrap_or_else(|| loc_of(n))
+        loc_of(n)
     }
 
     fn collect(&mut self, n: Node<'t>, tparams: Option<Node<'t>>) -> Result<()> {
         for c in named_children(n) {
             match c.kind() {
-                "preproc_def" | "preproc_function_def" => self.define(c)?,
-                "preproc_ifdef" | "preproc_if" | "preproc_else" | "preproc_elif"
-                | "preproc_elifdef" => {
-                    if let Some(branch) = self.preproc_branch(c)? {
-                        self.collect(branch, None)?;
-                    }
-                }
                 "preproc_include"
                 | "preproc_call"
                 | "comment"
@@ -356,127 +337,6 @@ impl<'t> Lowerer<'t> {
             }
         }
         Ok(())
-    }
-
-    fn define(&mut self, n: Node) -> Result<()> {
-        let name = n
-            .child_by_field_name("name")
-            .map(|x| text(x, self.src).to_string())
-            .unwrap_or_default();
-        let body = n
-            .child_by_field_name("value")
-            .map(|x| text(x, self.src).trim().to_string())
-            .unwrap_or_default();
-        let params = n.child_by_field_name("parameters").map(|p| {
-            named_children(p)
-                .iter()
-                .map(|x| text(*x, self.src).to_string())
-                .collect::<Vec<_>>()
-        });
-        self.macros.insert(name, Macro { params, body });
-        Ok(())
-    }
-
-    /// Chooses the branch of `#if`/`#ifdef`/`#ifndef` to keep (a node whose named children are
-    /// the kept items), or `None`.
-    fn preproc_branch<'n>(&mut self, n: Node<'n>) -> Result<Option<Node<'n>>> {
-        let cond = match n.kind() {
-            "preproc_ifdef" | "preproc_elifdef" => {
-                let name = n
-                    .child_by_field_name("name")
-                    .map(|x| text(x, self.src))
-                    .unwrap_or("");
-                let defined = self.macros.contains_key(name);
-                let neg = text(n, self.src).trim_start().starts_with("#ifndef")
-                    || text(n, self.src).trim_start().starts_with("#elifndef");
-                defined != neg
-            }
-            "preproc_if" | "preproc_elif" => {
-                let c = n
-                    .child_by_field_name("condition")
-                    .ok_or_else(|| self.err_at(n, "#if without a condition"))?;
-                self.preproc_cond(c)? != 0
-            }
-            "preproc_else" => return Ok(Some(n)),
-            _ => return Ok(None),
-        };
-        if cond {
-            // Keep the items of this node but not its alternative.
-            return Ok(Some(n));
-        }
-        match n.child_by_field_name("alternative") {
-            Some(alt) => self.preproc_branch(alt),
-            None => Ok(None),
-        }
-    }
-
-    fn preproc_cond(&mut self, n: Node) -> Result<i64> {
-        Ok(match n.kind() {
-            "number_literal" => parse_int_literal(text(n, self.src))
-                .map(|(v, _)| v as i64)
-                .unwrap_or(0),
-            "identifier" => {
-                let name = text(n, self.src);
-                match self.macros.get(name) {
-                    Some(m) => parse_int_literal(m.body.trim())
-                        .map(|(v, _)| v as i64)
-                        .unwrap_or(0),
-                    None => 0,
-                }
-            }
-            "preproc_defined" => {
-                let id = named_children(n).into_iter().next();
-                id.map(|i| self.macros.contains_key(text(i, self.src)) as i64)
-                    .unwrap_or(0)
-            }
-            "parenthesized_expression" => match named_children(n).into_iter().next() {
-                Some(c) => self.preproc_cond(c)?,
-                None => 0,
-            },
-            "unary_expression" => {
-                let a = n
-                    .child_by_field_name("argument")
-                    .map(|a| self.preproc_cond(a))
-                    .transpose()?
-                    .unwrap_or(0);
-                match n.child_by_field_name("operator").map(|o| o.kind()) {
-                    Some("!") => (a == 0) as i64,
-                    Some("-") => -a,
-                    _ => a,
-                }
-            }
-            "binary_expression" => {
-                let a = n
-                    .child_by_field_name("left")
-                    .map(|a| self.preproc_cond(a))
-                    .transpose()?
-                    .unwrap_or(0);
-                let b = n
-                    .child_by_field_name("right")
-                    .map(|a| self.preproc_cond(a))
-                    .transpose()?
-                    .unwrap_or(0);
-                match n
-                    .child_by_field_name("operator")
-                    .map(|o| o.kind())
-                    .unwrap_or("")
-                {
-                    "&&" => (a != 0 && b != 0) as i64,
-                    "||" => (a != 0 || b != 0) as i64,
-                    "==" => (a == b) as i64,
-                    "!=" => (a != b) as i64,
-                    "<" => (a < b) as i64,
-                    "<=" => (a <= b) as i64,
-                    ">" => (a > b) as i64,
-                    ">=" => (a >= b) as i64,
-                    "+" => a + b,
-                    "-" => a - b,
-                    "*" => a * b,
-                    _ => return Err(self.unsupported(n, "this operator in #if")),
-                }
-            }
-            _ => return Err(self.unsupported(n, format!("#if condition '{}'", text(n, self.src)))),
-        })
     }
 
     fn add_fn(&mut self, n: Node<'t>, tparams: Option<Node<'t>>) {

@@ -96,13 +96,6 @@ impl<'t> Lowerer<'t> {
             "identifier" => {
                 let name = text(n, src);
                 let Some(v) = self.lookup(name) else {
-                    if let Some(m) = self.macros.get(name).cloned() {
-                        if m.params.is_none() {
-                            let body = m.body.clone();
-                            return self
-                                .with_macro_site(n, src, &body, |l, root, s| l.place(root, s));
-                        }
-                    }
                     return Err(self.err_at(n, format!("'{name}' is not declared")));
                 };
                 let ty = v.ty.clone();
@@ -260,22 +253,7 @@ impl<'t> Lowerer<'t> {
                 Some(p) => Ok(p),
                 None => Err(self.err_at(n, "this member is not an lvalue")),
             },
-            "call_expression" => {
-                // A macro that expands to an lvalue: AT(a, i) = v.
-                if let Some(f) = n.child_by_field_name("function") {
-                    let name = text(f, src);
-                    if let Some(m) = self.macros.get(name).cloned() {
-                        if let Some(params) = m.params.clone() {
-                            let args = self.macro_args(n, src)?;
-                            let body = substitute(&m.body, &params, &args)
-                                .map_err(|w| self.unsupported(n, w))?;
-                            return self
-                                .with_macro_site(n, src, &body, |l, root, s| l.place(root, s));
-                        }
-                    }
-                }
-                Err(self.err_at(n, "a function call is not an lvalue"))
-            }
+            "call_expression" => Err(self.err_at(n, "a function call is not an lvalue")),
             _ => Err(self.err_at(n, format!("'{}' is not an lvalue", text(n, src)))),
         }
     }

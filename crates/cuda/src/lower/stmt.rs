@@ -206,31 +206,6 @@ impl<'t> Lowerer<'t> {
                 }
             }
             "preproc_call" | "comment" | "preproc_include" => Stmt::Block(vec![]),
-            "preproc_def" | "preproc_function_def" => {
-                self.define(n)?;
-                Stmt::Block(vec![])
-            }
-            "preproc_ifdef" | "preproc_if" | "preproc_else" | "preproc_elif" => {
-                let mut v = Vec::new();
-                if let Some(b) = self.preproc_branch(n)? {
-                    for c in named_children(b) {
-                        if matches!(
-                            c.kind(),
-                            "identifier"
-                                | "preproc_defined"
-                                | "preproc_else"
-                                | "preproc_elif"
-                                | "preproc_elifdef"
-                        ) || Some(c.id()) == b.child_by_field_name("condition").map(|x| x.id())
-                            || Some(c.id()) == b.child_by_field_name("name").map(|x| x.id())
-                        {
-                            continue;
-                        }
-                        v.push(self.stmt(c, src)?);
-                    }
-                }
-                Stmt::Block(v)
-            }
             "labeled_statement" | "goto_statement" => {
                 return Err(self.unsupported(n, "goto and labels"))
             }
@@ -496,12 +471,9 @@ impl<'t> Lowerer<'t> {
     }
 
     pub(super) fn site_text(&self, n: Node, src: &str) -> String {
-        match &self.macro_site {
-            Some((_, t)) => t.clone(),
-            None => text(n, src)
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" "),
-        }
+        text(n, src)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
