@@ -8,7 +8,8 @@
 //! lanes — exactly the warp-level access the hardware sees.
 
 use crate::error::{Error, Result, ThreadCoord};
-use crate::ir::{addr, BinOp, Builtin, Expr, ExprKind, Home, Loc, SiteId, Stmt, UnOp};
+use crate::ir::{addr, AtomicOp, BinOp, Builtin, Expr, ExprKind, Home, Loc, SiteId, Stmt, UnOp};
+use crate::lanes::{atomic_scalar, intrinsic_scalar, warp_op};
 use crate::lower::Lowered;
 use crate::types::Ty;
 use warpscope_init::Contents;
@@ -486,7 +487,16 @@ pub struct WarpOrigin {
     pub warp: u32,
 }
 
+fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Load => "load",
+        Op::Store => "store",
+        Op::Atomic => "atomic",
+    }
+}
+
 /// Where an address points.
+#[derive(Clone, Copy)]
 enum Target {
     Global(usize, u64),
     Shared(u64),
@@ -903,6 +913,44 @@ impl<'a> Machine<'a> {
                     .collect(),
             ),
             ExprKind::DynSharedBase => V::S(vec![addr::SHARED + self.dyn_base; t]),
+            ExprKind::Intrinsic(f, args) => {
+                let mut vals = Vec::new();
+                for a in args {
+                    vals.push(self.eval(a, m)?.s());
+                }
+                let at = args.first().map_or(&x.ty, |a| &a.ty);
+                let mut ops = vec![0u64; vals.len()];
+                V::S(
+                    (0..t)
+                        .map(|l| {
+                            ops.iter_mut().zip(&vals).for_each(|(o, v)| *o = v[l]);
+                            intrinsic_scalar(*f, &ops, at, &x.ty)
+                        })
+                        .collect(),
+                )
+            }
+            ExprKind::Atomic {
+                op,
+                addr,
+                value,
+                compare,
+                site,
+            } => {
+                let a = self.eval(addr, m)?.s();
+                let v = self.eval(value, m)?.s();
+                let c = match compare {
+                    Some(c) => Some(self.eval(c, m)?.s()),
+                    None => None,
+                };
+                self.atomic(*op, &a, &v, c.as_deref(), m, &x.ty, *site, x.loc)?
+            }
+            ExprKind::Warp(op, args) => {
+                let mut vals = Vec::new();
+                for a in args {
+                    vals.push(self.eval(a, m)?.s());
+                }
+                V::S(warp_op(*op, &vals, m))
+            }
         })
     }
 
@@ -972,7 +1020,7 @@ impl<'a> Machine<'a> {
                 file: self.file.to_string(),
                 loc,
                 space,
-                op: if op == Op::Load { "load" } else { "store" },
+                op: op_name(op),
                 width: width as u32,
                 addr: a,
                 alloc,
@@ -1179,7 +1227,7 @@ impl<'a> Machine<'a> {
                 return Err(Error::Misaligned {
                     file: self.file.to_string(),
                     loc,
-                    op: if op == Op::Load { "load" } else { "store" },
+                    op: op_name(op),
                     width,
                     lanes: format!("{}{more}", lanes.join(", ")),
                 });
@@ -1195,6 +1243,57 @@ impl<'a> Machine<'a> {
             }
         }
         Ok(())
+    }
+
+    /// An atomic read-modify-write by every active lane, in lane order; the old values.
+    #[allow(clippy::too_many_arguments)]
+    fn atomic(
+        &mut self,
+        op: AtomicOp,
+        addrs: &[u64],
+        v: &[u64],
+        compare: Option<&[u64]>,
+        m: &[bool],
+        ty: &Ty,
+        site: SiteId,
+        loc: Loc,
+    ) -> Result<V> {
+        let size = self.prog.structs.size(ty);
+        self.record(Op::Atomic, size as u32, site, m, addrs, 0, loc)?;
+        let sz = size as usize;
+        let mut out = vec![0u64; self.t];
+        let mut buf = [0u8; 8];
+        for l in 0..self.t {
+            if !m[l] {
+                continue;
+            }
+            let tg = self.target(addrs[l], size, l, Op::Atomic, loc)?;
+            self.read(tg, &mut buf[..sz]);
+            let old = from_bytes(&buf[..sz], ty);
+            let new = atomic_scalar(op, old, v[l], compare.map(|c| c[l]), ty);
+            let bytes = to_bytes(new, ty);
+            match tg {
+                Target::Global(i, off) => self.globals[i].write(off, &bytes[..sz]),
+                Target::Shared(off) => {
+                    self.shared[off as usize..off as usize + sz].copy_from_slice(&bytes[..sz])
+                }
+                Target::Private(pl, off) => {
+                    let s = pl * self.prog.private_bytes as usize + off as usize;
+                    self.private[s..s + sz].copy_from_slice(&bytes[..sz]);
+                }
+                Target::Constant(_) => {
+                    return Err(Error::BadAddress {
+                        file: self.file.to_string(),
+                        loc,
+                        addr: addrs[l],
+                        thread: self.coord(l),
+                        why: "__constant__ memory is read-only in a kernel".into(),
+                    })
+                }
+            }
+            out[l] = old;
+        }
+        Ok(V::S(out))
     }
 
     fn parts(&self, ty: &Ty) -> Vec<(u64, u32)> {

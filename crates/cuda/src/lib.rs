@@ -10,6 +10,7 @@
 pub mod error;
 mod exec;
 pub mod ir;
+mod lanes;
 pub mod launches;
 mod lower;
 pub mod preprocess;

@@ -23,6 +23,7 @@ impl<'t> Lowerer<'t> {
             );
         }
         let arg_nodes = named_children(args_node);
+        let f = cg::unqualify(f);
         let (fname, targ_node) = match f.kind() {
             "identifier" => (text(f, src).to_string(), None),
             "template_function" => {
@@ -32,9 +33,11 @@ impl<'t> Lowerer<'t> {
                     .unwrap_or_default();
                 (nm, f.child_by_field_name("arguments"))
             }
-            "field_expression" => return Err(self.unsupported(n, "member functions")),
-            "qualified_identifier" => {
-                return Err(self.unsupported(n, format!("qualified name '{}'", text(f, src))))
+            "field_expression" => return self.member_call(f, &arg_nodes, n, src),
+            // Functional casts: `float(x)`, `unsigned(x)`.
+            "primitive_type" | "sized_type_specifier" => {
+                let ty = self.base_type(f, src)?;
+                return self.functional_cast(ty, &arg_nodes, n, src);
             }
             _ => return Err(self.unsupported(n, format!("call through '{}'", text(f, src)))),
         };
@@ -59,7 +62,40 @@ impl<'t> Lowerer<'t> {
         // Built-in functions.
         let mut args = Vec::new();
         let user_fn = self.fns.contains_key(&fname);
+        if !user_fn && self.lookup(&fname).is_none() && targ_node.is_none() {
+            // `T(x)` with a typedef, template parameter or struct name.
+            if let Ok(ty) = self.named_type(&fname, f) {
+                return self.functional_cast(ty, &arg_nodes, n, src);
+            }
+        }
         if !user_fn {
+            if fname == "printf" {
+                // Output is not modelled: the arguments are evaluated (their loads count),
+                // the format string is skipped.
+                for a in &arg_nodes {
+                    if !matches!(a.kind(), "string_literal" | "concatenated_string") {
+                        args.push(self.rvalue(*a, src)?);
+                    }
+                }
+                let v = self.void_seq(args, loc);
+                return Ok(Expr { ty: INT, ..v });
+            }
+            match fname.as_str() {
+                "reduce" => return self.group_reduce(&arg_nodes, n, src),
+                "sync" if arg_nodes.len() == 1 => {
+                    return match self.group_of(arg_nodes[0], src)? {
+                        Some(g) => self.group_method(g, "sync", &[], n, src),
+                        None => Err(self.err_at(n, "sync(g) needs a cooperative group")),
+                    }
+                }
+                "this_thread_block" | "tiled_partition" => {
+                    return Err(self.unsupported(
+                        n,
+                        format!("{fname}() outside a declaration; declare the group (cg::thread_block b = cg::this_thread_block();)"),
+                    ))
+                }
+                _ => {}
+            }
             if fname == "__ldg" {
                 let a = arg_nodes
                     .first()
@@ -106,7 +142,7 @@ impl<'t> Lowerer<'t> {
             for a in &arg_nodes {
                 args.push(self.rvalue(*a, src)?);
             }
-            return self.builtin_call(&fname, args, n);
+            return self.builtin_call(&fname, args, n, src);
         }
         for a in &arg_nodes {
             args.push(self.rvalue(*a, src)?);
@@ -133,65 +169,55 @@ impl<'t> Lowerer<'t> {
         ))
     }
 
-    pub(super) fn builtin_call(
-        &mut self,
-        name: &str,
-        mut args: Vec<Expr>,
-        n: Node,
-    ) -> Result<Expr> {
+    /// `T(x)`: an explicit conversion; `T()` is zero; `S(a, b)` builds struct `S` member by
+    /// member.
+    fn functional_cast(&mut self, ty: Ty, args: &[Node], n: Node, src: &str) -> Result<Expr> {
         let loc = self.loc(n);
-        let want = |k: usize, l: &Self| -> Result<()> {
-            if args.len() != k {
-                Err(l.err_at(n, format!("{name} takes {k} argument(s)")))
-            } else {
-                Ok(())
+        match (args, &ty) {
+            ([], _) if ty.is_scalar() => Ok(e(ExprKind::Const(encode_int(0, &ty)), ty, loc)),
+            ([a], _) if ty.is_scalar() => {
+                let v = self.rvalue(*a, src)?;
+                self.cast(v, &ty, n)
             }
-        };
-        match name {
-            "min" | "max" | "fminf" | "fmaxf" | "fmin" | "fmax" | "umin" | "umax" | "llmin" | "llmax" => {
-                want(2, self)?;
-                let b = args.pop().ok_or_else(|| self.err_at(n, "missing argument"))?;
-                let a = args.pop().ok_or_else(|| self.err_at(n, "missing argument"))?;
-                let ct = match name {
-                    "fminf" | "fmaxf" => FLOAT,
-                    "fmin" | "fmax" => DOUBLE,
-                    _ => common(&a.ty, &b.ty),
-                };
-                let a = self.convert(a, &ct, n)?;
-                let b = self.convert(b, &ct, n)?;
-                let op = if name.contains("min") { BinOp::Min } else { BinOp::Max };
-                Ok(e(ExprKind::Binary(op, Box::new(a), Box::new(b)), ct, loc))
-            }
-            "abs" | "fabsf" | "fabs" | "labs" | "llabs" => {
-                want(1, self)?;
-                let a = args.pop().ok_or_else(|| self.err_at(n, "missing argument"))?;
-                let t = match name {
-                    "fabsf" => FLOAT,
-                    "fabs" => DOUBLE,
-                    _ => promote(&a.ty),
-                };
-                let a = self.convert(a, &t, n)?;
-                Ok(e(ExprKind::Unary(UnOp::Abs, Box::new(a)), t, loc))
-            }
-            "__float2half" | "__half2float" | "__int2float_rn" | "__float2int_rz" | "__int_as_float" | "__float_as_int" => {
-                want(1, self)?;
-                let a = args.pop().ok_or_else(|| self.err_at(n, "missing argument"))?;
-                let t = match name {
-                    "__float2half" => Ty::Float(2),
-                    "__half2float" | "__int2float_rn" => FLOAT,
-                    _ => INT,
-                };
-                if name.contains("_as_") {
-                    return Err(self.unsupported(n, name.to_string()));
+            (_, Ty::Struct(si)) => {
+                let fields = self.structs.defs[*si].fields.clone();
+                if args.len() > fields.len() {
+                    return Err(self.err_at(n, "more values than the struct has members"));
                 }
-                self.convert(a, &t, n)
+                let mut items = Vec::new();
+                for (fd, a) in fields.iter().zip(args) {
+                    if !fd.ty.is_scalar() {
+                        return Err(self.unsupported(*a, "a nested aggregate member here"));
+                    }
+                    let v = self.rvalue(*a, src)?;
+                    items.push((fd.offset, self.convert(v, &fd.ty, *a)?));
+                }
+                Ok(e(ExprKind::MakeAgg(items), ty, loc))
             }
-            "sqrtf" | "sqrt" | "expf" | "exp" | "__expf" | "logf" | "log" | "sinf" | "cosf" | "sin" | "cos" | "floorf" | "floor" | "ceilf" | "ceil" | "rsqrtf" | "__fdividef" | "powf" | "pow" | "fmaf" | "fma" => Err(self.unsupported(
+            _ => Err(self.err_at(
                 n,
-                format!("math function {name} (only memory-addressing arithmetic is interpreted; min, max and abs are built in)"),
+                format!(
+                    "cannot build a {} from these values",
+                    self.structs.name(&ty)
+                ),
             )),
-            _ => Err(self.err_at(n, format!("unknown function '{name}'"))),
         }
+    }
+
+    /// `obj.method(args)`: a cooperative group's member or a struct's member function.
+    fn member_call(&mut self, f: Node, args: &[Node], n: Node, src: &str) -> Result<Expr> {
+        let obj = f
+            .child_by_field_name("argument")
+            .ok_or_else(|| self.err_at(f, "member call without an object"))?;
+        let method = f
+            .child_by_field_name("field")
+            .map(|m| text(m, src).to_string())
+            .unwrap_or_default();
+        if let Some(g) = self.group_of(obj, src)? {
+            return self.group_method(g, &method, args, n, src);
+        }
+        let _ = (obj, args);
+        Err(self.unsupported(n, format!("member function '{method}'")))
     }
 
     pub(super) fn with_snippet_root<R>(

@@ -214,8 +214,13 @@ impl<'t> Lowerer<'t> {
             "template_type" => {
                 Err(self.unsupported(n, format!("template type '{}'", text(n, src))))
             }
+            // `ns::T`: namespaces are flattened, so the last name is looked up.
             "qualified_identifier" => {
-                Err(self.unsupported(n, format!("qualified name '{}'", text(n, src))))
+                let inner = cg::unqualify(n);
+                if inner.id() == n.id() {
+                    return Err(self.unsupported(n, format!("qualified name '{}'", text(n, src))));
+                }
+                self.base_type(inner, src)
             }
             "placeholder_type_specifier" | "auto" => {
                 Err(self.unsupported(n, "auto; write the type"))
@@ -250,7 +255,7 @@ impl<'t> Lowerer<'t> {
             "size_t" | "uint64_t" | "uintptr_t" | "ulong" => ULONG,
             "float" => FLOAT,
             "double" => DOUBLE,
-            "__half" | "half" => Ty::Float(2),
+            "__half" | "half" | "__nv_bfloat16" | "nv_bfloat16" => Ty::Float(2),
             _ => {
                 if let Some(TArg::Type(t)) = self.st.tenv.get(name) {
                     return Ok(t.clone());

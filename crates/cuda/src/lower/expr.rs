@@ -307,8 +307,13 @@ impl<'t> Lowerer<'t> {
             "string_literal" | "concatenated_string" => Err(self.unsupported(n, "string literals")),
             "lambda_expression" => Err(self.unsupported(n, "lambdas")),
             "new_expression" | "delete_expression" => Err(self.unsupported(n, "new/delete")),
+            // `ns::x`: namespaces are flattened, so the last name is looked up.
             "qualified_identifier" => {
-                Err(self.unsupported(n, format!("qualified name '{}'", text(n, src))))
+                let inner = cg::unqualify(n);
+                if inner.id() == n.id() || inner.kind() == "template_function" {
+                    return Err(self.unsupported(n, format!("qualified name '{}'", text(n, src))));
+                }
+                self.rvalue(inner, src)
             }
             "ERROR" => Err(Error::Syntax {
                 file: self.file.clone(),

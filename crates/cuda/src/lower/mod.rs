@@ -11,7 +11,9 @@ use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
 use warpscope_model::Op;
 
+mod builtins;
 mod call;
+mod cg;
 mod decl;
 mod expr;
 mod func;
@@ -46,6 +48,8 @@ enum VarHome {
     Global(usize),
     /// A compile-time constant (template integer parameter, `const int N = 32;`).
     Const(u64),
+    /// A cooperative group (no run-time value).
+    Group(cg::Group),
 }
 
 #[derive(Clone, Debug)]
@@ -119,6 +123,8 @@ struct FnState {
     addr_taken: HashSet<String>,
     /// Statements and expressions being lowered inside one another in this function.
     depth: usize,
+    /// An `auto` declaration's initializer, lowered once to learn its type: (node id, value).
+    auto_init: Option<(usize, Expr)>,
 }
 
 /// Deepest nesting of statements and expressions inside one function that the front end

@@ -102,6 +102,12 @@ impl<'t> Lowerer<'t> {
                 let a = |k: ExprKind| e(k, ty.clone().ptr(), loc);
                 Ok(match v.home {
                     VarHome::Reg(s) => Place::Reg(s, v.ty),
+                    VarHome::Group(_) => {
+                        return Err(self.err_at(
+                            n,
+                            format!("'{name}' is a cooperative group; use its members (thread_rank(), size(), sync(), …)"),
+                        ));
+                    }
                     VarHome::Const(_) => {
                         return Err(self.err_at(
                             n,

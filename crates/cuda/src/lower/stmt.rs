@@ -41,8 +41,10 @@ impl<'t> Lowerer<'t> {
             "expression_statement" => match named_children(n).into_iter().next() {
                 None => Stmt::Block(vec![]),
                 Some(x) => {
-                    if is_call_to(x, "__syncthreads", src) {
+                    if is_call_to(x, "__syncthreads", src) || self.is_block_sync(x, src)? {
                         Stmt::Sync
+                    } else if self.misparsed_tile_decl(x, src)? {
+                        Stmt::Block(vec![])
                     } else {
                         Stmt::Expr(self.rvalue(x, src)?)
                     }
@@ -206,6 +208,9 @@ impl<'t> Lowerer<'t> {
                 }
             }
             "preproc_call" | "comment" | "preproc_include" => Stmt::Block(vec![]),
+            "using_declaration" | "alias_declaration" | "namespace_alias_definition" => {
+                Stmt::Block(vec![])
+            }
             "labeled_statement" | "goto_statement" => {
                 return Err(self.unsupported(n, "goto and labels"))
             }
@@ -261,7 +266,15 @@ impl<'t> Lowerer<'t> {
         let tn = n
             .child_by_field_name("type")
             .ok_or_else(|| self.err_at(n, "declaration without a type"))?;
-        let base = self.base_type(tn, src)?;
+        if let Some(s) = self.group_decl(n, tn, src)? {
+            return Ok(s);
+        }
+        let is_auto = matches!(tn.kind(), "placeholder_type_specifier" | "auto");
+        let base = if is_auto {
+            self.auto_type(n, src)?
+        } else {
+            self.base_type(tn, src)?
+        };
         let is_shared = has_token(n, "__shared__");
         let is_extern = has_token(n, "extern");
         let is_const = has_token(n, "const") || has_token(n, "constexpr");
@@ -308,7 +321,7 @@ impl<'t> Lowerer<'t> {
             if ty.is_scalar() && !self.st.addr_taken.contains(&name) {
                 if is_const {
                     if let Some(iv) = init {
-                        let ex = self.rvalue(iv, src)?;
+                        let ex = self.init_value(iv, src)?;
                         let ex = self.convert(ex, &ty, iv)?;
                         if let Some(v) = const_eval(&ex) {
                             self.bind(
@@ -334,7 +347,7 @@ impl<'t> Lowerer<'t> {
                                 None => Some(e(ExprKind::Const(0), ty.clone(), loc)),
                             }
                         } else {
-                            Some(self.rvalue(iv, src)?)
+                            Some(self.init_value(iv, src)?)
                         }
                     }
                     None => None,
@@ -420,7 +433,7 @@ impl<'t> Lowerer<'t> {
                         )));
                     }
                 } else {
-                    let ex = self.rvalue(iv, src)?;
+                    let ex = self.init_value(iv, src)?;
                     let ex = self.convert(ex, &ty, iv)?;
                     let site = self.site(loc, String::new(), Op::Store, false);
                     out.push(Stmt::Expr(e(
@@ -436,6 +449,93 @@ impl<'t> Lowerer<'t> {
             }
         }
         Ok(Stmt::Block(out))
+    }
+
+    /// An initializer's value, taken from [`FnState::auto_init`] when an `auto` declaration
+    /// lowered it already.
+    fn init_value(&mut self, iv: Node, src: &str) -> Result<Expr> {
+        match self.st.auto_init.take() {
+            Some((id, x)) if id == iv.id() => Ok(x),
+            _ => self.rvalue(iv, src),
+        }
+    }
+
+    /// `auto x = e;`: the type of `e` (arrays decay to pointers).
+    fn auto_type(&mut self, n: Node, src: &str) -> Result<Ty> {
+        let inits: Vec<Node> = named_children(n)
+            .into_iter()
+            .filter(|d| d.kind() == "init_declarator")
+            .collect();
+        let [d] = inits.as_slice() else {
+            return Err(self.unsupported(n, "auto here; declare one variable with an initializer"));
+        };
+        if d.child_by_field_name("declarator").map(|x| x.kind()) != Some("identifier") {
+            return Err(self.unsupported(
+                *d,
+                "auto with a pointer, reference or array declarator; write the type",
+            ));
+        }
+        let iv = d
+            .child_by_field_name("value")
+            .ok_or_else(|| self.err_at(*d, "auto needs an initializer"))?;
+        if iv.kind() == "initializer_list" {
+            return Err(self.unsupported(iv, "auto from a brace list; write the type"));
+        }
+        let x = self.rvalue(iv, src)?;
+        let ty = x.ty.clone();
+        self.st.auto_init = Some((iv.id(), x));
+        Ok(ty)
+    }
+
+    /// A declaration of cooperative groups (`cg::thread_block b = cg::this_thread_block();`,
+    /// `auto t = cg::tiled_partition<32>(b);`): bound at compile time, no code.
+    fn group_decl(&mut self, n: Node, tn: Node, src: &str) -> Result<Option<Stmt>> {
+        let by_type = self.group_type(tn, src)?;
+        let is_auto = matches!(tn.kind(), "placeholder_type_specifier" | "auto");
+        if by_type.is_none() && !is_auto {
+            return Ok(None);
+        }
+        let mut bound = Vec::new();
+        for d in named_children(n) {
+            if !matches!(d.kind(), "identifier" | "init_declarator") {
+                continue;
+            }
+            let name_node = if d.kind() == "identifier" {
+                d
+            } else {
+                d.child_by_field_name("declarator")
+                    .filter(|x| x.kind() == "identifier")
+                    .ok_or_else(|| self.unsupported(d, "this cooperative-group declarator"))?
+            };
+            let init = d.child_by_field_name("value");
+            let from_init = match init {
+                Some(iv) => self.group_of(iv, src)?,
+                None => None,
+            };
+            let g = match (by_type, from_init) {
+                (_, Some(g)) => g,
+                (Some(g), None) if init.is_none() => g,
+                (None, None) => return Ok(None),
+                (Some(_), None) => {
+                    return Err(self.unsupported(
+                        d,
+                        "this cooperative-group initializer (this_thread_block(), tiled_partition<N>(g) or another group)",
+                    ))
+                }
+            };
+            bound.push((text(name_node, src).to_string(), g));
+        }
+        for (name, g) in bound {
+            self.bind(
+                &name,
+                Var {
+                    ty: Ty::Void,
+                    home: VarHome::Group(g),
+                    read_only: false,
+                },
+            );
+        }
+        Ok(Some(Stmt::Block(vec![])))
     }
 
     pub(super) fn offset_addr(&self, base: Expr, off: u64, to: Ty) -> Expr {
