@@ -125,8 +125,16 @@ impl Source {
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
         let lower = || -> Result<Lowered> {
             let mut l = self.lowerer()?;
-            let (base, targs) = l.parse_targs(name)?;
-            l.lower_kernel(&base, targs)
+            // `k(float*, int)` names one of several overloads by its parameter types.
+            let (head, sig) = match name.find('(') {
+                Some(p) => (
+                    &name[..p],
+                    Some(name[p + 1..].trim_end().trim_end_matches(')')),
+                ),
+                None => (name, None),
+            };
+            let (base, targs) = l.parse_targs(head)?;
+            l.lower_kernel(&base, targs, sig)
         };
         let mut prog = lower().map_err(|e| relocate(&self.map, e))?;
         // Sites and local arrays name the user's file:line:col and spelling.

@@ -305,3 +305,51 @@ __global__ void k(char* p, const float* in, float* out) {
     assert_eq!(loads.len(), 2);
     assert_eq!(loads[1].1.addrs[0] - loads[0].1.addrs[0], 128);
 }
+
+/// Overloads are chosen by C++'s ranking: `idx(1.0f)` runs `idx(float)` (exact) rather than
+/// `idx(int)`, `idx('a')` promotes to `idx(int)`; with `f(int, float)` and `f(float, int)`
+/// the call `f(1, 1)` is ambiguous and the error lists both.
+#[test]
+fn overloads_follow_cpp_ranking() {
+    let src = r#"
+__device__ int idx(int i) { return i * 2; }
+__device__ int idx(float x) { return (int)x + 100; }
+__device__ int idx(double x) { return (int)x + 200; }
+__global__ void k(char* p) {
+  p[idx(1.0f)] = 0;     // 101
+  p[idx(3)] = 0;        // 6
+  p[idx((char)2)] = 0;  // 4: char promotes to int
+  p[idx(1.0)] = 0;      // 201
+  p[idx(7u)] = 0;       // unsigned → int, float, double are all conversions: ambiguous? no:
+}"#;
+    // 7u converts to int, float and double alike: ambiguous, as nvcc says.
+    let e = run(src, "k", &[], 1, 32)
+        .err()
+        .expect("ambiguous")
+        .to_string();
+    assert!(e.contains("test.cu:10:5"), "{e}");
+    assert!(
+        e.contains("the call of idx(unsigned int) is ambiguous"),
+        "{e}"
+    );
+    assert!(e.contains("idx(int) at test.cu:2:1"), "{e}");
+    assert!(e.contains("idx(double) at test.cu:4:1"), "{e}");
+    let ok = src.replace("  p[idx(7u)] = 0;", "");
+    assert_eq!(probe(&ok), vec![101, 6, 4, 201]);
+}
+
+/// A float index through the chosen overload: 4 sectors per request, not the 5 a wrong
+/// `idx(int)` pick gave before (CC 9.0: 32 consecutive floats from an aligned base).
+#[test]
+fn overload_choice_changes_the_access() {
+    let src = r#"
+__device__ int idx(int i) { return i * 9; }
+__device__ int idx(float x) { return (int)x; }
+__global__ void k(float* a) { a[idx((float)threadIdx.x)] = 1.0f; }"#;
+    let (_, acc) = run(src, "k", &[], 1, 32).unwrap();
+    let a = acc[0].1;
+    let lanes: Vec<u64> = a.active().map(|(_, x)| x).collect();
+    assert!(lanes.windows(2).all(|w| w[1] == w[0] + 4));
+    let sectors: std::collections::BTreeSet<u64> = lanes.iter().map(|x| x / 32).collect();
+    assert_eq!(sectors.len(), 4);
+}

@@ -3,8 +3,18 @@
 use super::*;
 
 impl<'t> Lowerer<'t> {
-    /// Lowers the kernel `name` (with template arguments `targs`) and everything it calls.
-    pub fn lower_kernel(mut self, name: &str, targs: Vec<TArg>) -> Result<Lowered> {
+    /// Lowers the kernel `name` (with template arguments `targs`; `sig`, the parameter types
+    /// written after the name as in `k(float*, int)`, picks one of several overloads) and
+    /// everything it calls.
+    ///
+    /// Errors: [`Error::UnknownKernel`]; [`Error::Argument`] when several `__global__`
+    /// functions have this name and `sig` names none of them, listing their signatures.
+    pub fn lower_kernel(
+        mut self,
+        name: &str,
+        targs: Vec<TArg>,
+        sig: Option<&str>,
+    ) -> Result<Lowered> {
         let defs = self.fns.get(name);
         let is_kernel = defs.is_some_and(|d| d.iter().any(|f| f.is_global));
         if !is_kernel {
@@ -17,28 +27,37 @@ impl<'t> Lowerer<'t> {
         let overloads: Vec<Node> = defs
             .map(|d| d.iter().filter(|f| f.is_global).map(|f| f.node).collect())
             .unwrap_or_default();
-        if overloads.len() > 1 {
-            let sigs: Vec<String> = overloads
-                .iter()
-                .map(|&n| {
-                    let sig = n
-                        .child_by_field_name("declarator")
-                        .map(|d| {
-                            text(d, self.src)
-                                .split_whitespace()
-                                .collect::<Vec<_>>()
-                                .join(" ")
-                        })
-                        .unwrap_or_else(|| name.to_string());
-                    let at = loc_of(n);
-                    format!("{sig} at {}:{}:{}", self.file, at.line, at.col)
-                })
-                .collect();
-            return Err(Error::Argument(format!(
-                "{} kernels are named '{name}': {}. The source path picks a kernel by its name alone: rename all but one (e.g. {name}_f32), or keep one with #if/-D",
-                overloads.len(),
-                sigs.join("; ")
-            )));
+        let squash = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+        if overloads.len() > 1 || sig.is_some() {
+            let mut sigs = Vec::new();
+            for &n in &overloads {
+                let tys = self.param_types(n).unwrap_or_default();
+                let written = tys
+                    .iter()
+                    .map(|t| self.structs.name(t))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if sig.is_some_and(|s| squash(s) == squash(&written)) {
+                    self.kernel_node = Some(n.id());
+                }
+                let at = loc_of(n);
+                sigs.push(format!(
+                    "{name}({written}) at {}:{}:{}",
+                    self.file, at.line, at.col
+                ));
+            }
+            if self.kernel_node.is_none() {
+                let example = sigs
+                    .first()
+                    .and_then(|s| s.split(" at ").next())
+                    .unwrap_or(name);
+                return Err(Error::Argument(format!(
+                    "{} __global__ functions are named '{name}'{}: {}. Name one with its parameter types, e.g. --kernel '{example}'",
+                    overloads.len(),
+                    sig.map(|s| format!(" and none takes ({s})")).unwrap_or_default(),
+                    sigs.join("; ")
+                )));
+            }
         }
         let kernel = self.instantiate(name, targs, None, None)?;
         let mut param_allocs = Vec::new();
@@ -133,13 +152,18 @@ impl<'t> Lowerer<'t> {
                 .collect::<Vec<_>>()
         });
         let defs = defs.unwrap_or_default();
-        // Choose the overload by parameter count.
-        let pick = defs.iter().find(|(node, _, is_global)| match arg_tys {
-            Some(a) => param_count(*node, self.src) == a.len(),
-            // No call: the kernel itself, never a __device__ function of the same name.
-            None => *is_global,
-        });
-        let Some((node, tparams, _)) = pick.cloned() else {
+        let pick = match arg_tys {
+            Some(a) => self.resolve_overload(name, &defs, a, call)?,
+            // No call: the kernel itself (the overload chosen by signature), never a
+            // __device__ function of the same name.
+            None => defs
+                .iter()
+                .find(|(node, _, is_global)| {
+                    *is_global && self.kernel_node.is_none_or(|id| id == node.id())
+                })
+                .cloned(),
+        };
+        let Some((node, tparams, _)) = pick else {
             let at = call
                 .map(|c| self.err_at(c, format!("no function '{name}' taking these arguments")));
             return Err(at.unwrap_or_else(|| Error::Argument(format!("no function '{name}'"))));
@@ -183,7 +207,8 @@ impl<'t> Lowerer<'t> {
                 });
             }
         }
-        let key = (name.to_string(), targs.clone());
+        // Overloads are told apart by where they are defined.
+        let key = (format!("{name}@{}", node.start_byte()), targs.clone());
         if let Some(&id) = self.func_keys.get(&key) {
             return Ok(id);
         }
@@ -378,5 +403,155 @@ impl<'t> Lowerer<'t> {
             }
         }
         self.globals.get(name).cloned()
+    }
+
+    /// The parameter types of function definition `node` (arrays as pointers).
+    pub(super) fn param_types(&mut self, node: Node) -> Result<Vec<Ty>> {
+        let src = self.src;
+        let mut d = node.child_by_field_name("declarator");
+        while let Some(x) = d {
+            if x.kind() == "function_declarator" {
+                break;
+            }
+            d = x.child_by_field_name("declarator");
+        }
+        let Some(plist) = d.and_then(|x| x.child_by_field_name("parameters")) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for p in named_children(plist) {
+            let Some(ptn) = p.child_by_field_name("type") else {
+                continue;
+            };
+            let base = self.base_type(ptn, src)?;
+            let ty = match p.child_by_field_name("declarator") {
+                Some(d) => self.declarator(d, base, src)?.1,
+                None => base,
+            };
+            match ty {
+                Ty::Void => {}
+                Ty::Array(el, _) => out.push(Ty::Ptr(el)),
+                t => out.push(t),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Chooses among the definitions of `name` for a call with arguments of types `args` by
+    /// C++'s ranking of implicit conversions [C++ [over.match.best], [over.ics.rank]]: exact
+    /// match (also array-to-pointer) beats promotion (integral promotion, float → double),
+    /// which beats conversion; the best candidate is at least as good for every argument
+    /// and better for one; a non-template beats a template on a tie. Error when two are
+    /// equally good, listing them.
+    fn resolve_overload(
+        &mut self,
+        name: &str,
+        defs: &[(Node<'t>, Vec<(String, bool)>, bool)],
+        args: &[Ty],
+        call: Option<Node>,
+    ) -> Result<Option<(Node<'t>, Vec<(String, bool)>, bool)>> {
+        let src = self.src;
+        let viable: Vec<_> = defs
+            .iter()
+            .filter(|(node, _, _)| param_count(*node, src) == args.len())
+            .cloned()
+            .collect();
+        if viable.len() <= 1 {
+            return Ok(viable.into_iter().next());
+        }
+        // Per candidate: ranks per argument (0 exact, 1 promotion, 2 conversion), a template
+        // counting as an exact match of its deduced types.
+        let mut ranked = Vec::new();
+        for c in &viable {
+            let ranks = if c.1.is_empty() {
+                match self.param_types(c.0) {
+                    Ok(ps) => ps
+                        .iter()
+                        .zip(args)
+                        .map(|(p, a)| conversion_rank(a, p))
+                        .collect::<Option<Vec<u8>>>(),
+                    Err(_) => None,
+                }
+            } else {
+                Some(vec![0; args.len()])
+            };
+            if let Some(r) = ranks {
+                ranked.push((c.clone(), r, !c.1.is_empty()));
+            }
+        }
+        let better = |a: &(Vec<u8>, bool), b: &(Vec<u8>, bool)| {
+            let all = a.0.iter().zip(&b.0).all(|(x, y)| x <= y);
+            let one = a.0.iter().zip(&b.0).any(|(x, y)| x < y);
+            all && (one || (!a.1 && b.1))
+        };
+        let best: Vec<usize> = (0..ranked.len())
+            .filter(|&i| {
+                (0..ranked.len()).all(|j| {
+                    i == j
+                        || better(
+                            &(ranked[i].1.clone(), ranked[i].2),
+                            &(ranked[j].1.clone(), ranked[j].2),
+                        )
+                })
+            })
+            .collect();
+        if let [i] = best.as_slice() {
+            return Ok(Some(ranked[*i].0.clone()));
+        }
+        if ranked.is_empty() {
+            return Ok(None);
+        }
+        let mut cands = Vec::new();
+        for (c, _, _) in &ranked {
+            let tys = self.param_types(c.0).unwrap_or_default();
+            let at = loc_of(c.0);
+            cands.push(format!(
+                "{name}({}) at {}:{}:{}",
+                tys.iter()
+                    .map(|t| self.structs.name(t))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                self.file,
+                at.line,
+                at.col
+            ));
+        }
+        let given = args
+            .iter()
+            .map(|t| self.structs.name(t))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let msg = format!(
+            "the call of {name}({given}) is ambiguous: candidates {}. Convert an argument to the parameter type wanted",
+            cands.join("; ")
+        );
+        Err(match call {
+            Some(c) => self.err_at(c, msg),
+            None => Error::Argument(msg),
+        })
+    }
+}
+
+/// The rank of converting an argument of type `from` to a parameter of type `to`: 0 exact
+/// match, 1 promotion, 2 conversion, `None` when not implicitly convertible.
+fn conversion_rank(from: &Ty, to: &Ty) -> Option<u8> {
+    if from == to {
+        return Some(0);
+    }
+    match (from, to) {
+        (Ty::Array(a, _), Ty::Ptr(b)) if a == b => Some(0),
+        (Ty::Ptr(_) | Ty::Array(..), Ty::Ptr(b)) if **b == Ty::Void => Some(2),
+        (Ty::Ptr(_), Ty::Ptr(_)) => None,
+        (Ty::Float(4), Ty::Float(8)) => Some(1),
+        (
+            Ty::Bool | Ty::Int { bytes: 1 | 2, .. },
+            Ty::Int {
+                bytes: 4,
+                signed: true,
+            },
+        ) => Some(1),
+        (f, t) if f.is_arith() && t.is_arith() => Some(2),
+        (f, Ty::Bool) if f.is_ptr() => Some(2),
+        _ => None,
     }
 }

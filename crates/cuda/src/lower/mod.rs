@@ -186,6 +186,8 @@ pub struct Lowerer<'t> {
     constant: Vec<u8>,
     allocs: Vec<AllocInfo>,
     local_arrays: Vec<LocalArray>,
+    /// The node id of the `__global__` overload chosen by signature (`k(float*)`).
+    kernel_node: Option<usize>,
 }
 
 fn loc_of(n: Node) -> Loc {
@@ -270,6 +272,7 @@ impl<'t> Lowerer<'t> {
             constant: Vec::new(),
             allocs: Vec::new(),
             local_arrays: Vec::new(),
+            kernel_node: None,
         };
         l.collect(root, None)?;
         Ok(l)
