@@ -139,6 +139,140 @@ pub enum ExprKind {
     /// Address of the first `extern __shared__` array: after the static shared variables,
     /// 16-byte aligned.
     DynSharedBase,
+    /// A pure function of its operands, lane by lane ([`Intrinsic`] gives each one's operand
+    /// and result types and its value); no memory access.
+    Intrinsic(Intrinsic, Vec<Expr>),
+    /// An atomic read-modify-write of the value of the expression's type at `addr` (global or
+    /// shared memory): `new = op(old, value[, compare])` is stored and the expression
+    /// evaluates to `old`. One memory instruction per warp with an active lane, reported as
+    /// [`warpscope_model::Op::Atomic`] at `site` (as PTX `atom`). Within a warp the active
+    /// lanes apply their updates one after another in lane order, warps in warp order, so
+    /// each lane sees the lanes before it (any order is legal on the hardware; this one makes
+    /// results reproducible).
+    Atomic {
+        op: AtomicOp,
+        addr: Box<Expr>,
+        value: Box<Expr>,
+        /// `atomicCAS`'s compare operand: `new = old == compare ? value : old`.
+        compare: Option<Box<Expr>>,
+        site: SiteId,
+    },
+    /// A warp-level exchange or vote among the lanes of each warp (PTX `shfl.sync`,
+    /// `vote.sync`, `activemask`); see [`WarpOp`] for operands and value. The member-mask
+    /// operand is evaluated and not otherwise used (every active lane is taken to take
+    /// part). No memory access.
+    Warp(WarpOp, Vec<Expr>),
+}
+
+/// Pure per-lane functions. Floating-point ones take and give the expression's type
+/// (`float` or `double`; `__half` operands are converted by the lowering) and are computed
+/// with the host's libm in that precision (`f32` functions for `float`), which may differ
+/// from CUDA's in the last ulp: only addresses and control flow matter to warpscope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Intrinsic {
+    /// sqrt(a) (`sqrtf`, `sqrt`, `__fsqrt_rn`).
+    Sqrt,
+    /// 1 / sqrt(a) (`rsqrtf`, `rsqrt`).
+    Rsqrt,
+    /// e^a (`expf`, `__expf`, `exp`).
+    Exp,
+    /// 2^a (`exp2f`, `exp2`).
+    Exp2,
+    /// 10^a (`exp10f`, `__exp10f`).
+    Exp10,
+    /// ln a (`logf`, `__logf`, `log`).
+    Log,
+    /// log2 a (`log2f`, `__log2f`, `log2`).
+    Log2,
+    /// log10 a (`log10f`, `__log10f`, `log10`).
+    Log10,
+    /// a^b (`powf`, `__powf`, `pow`): two operands.
+    Pow,
+    Sin,
+    Cos,
+    Tan,
+    /// tanh a (`tanhf`, `tanh`).
+    Tanh,
+    Floor,
+    Ceil,
+    /// Rounds toward zero (`truncf`).
+    Trunc,
+    /// Rounds half away from zero (`roundf`).
+    Round,
+    /// a·b + c with one rounding (`fmaf`, `fma`, `__fmaf_rn`): three operands.
+    Fma,
+    /// Clamps to [0, 1], NaN to 0 (`__saturatef`).
+    Saturate,
+    /// Number of set bits of the operand (`unsigned int` or `unsigned long long`); gives `int`
+    /// (`__popc`, `__popcll`).
+    Popc,
+    /// Leading zero bits of the operand (32 or 64 bits wide); gives `int` (`__clz`,
+    /// `__clzll`).
+    Clz,
+    /// 1-based position of the least significant set bit, 0 for 0; gives `int` (`__ffs`,
+    /// `__ffsll`).
+    Ffs,
+    /// The operand's bits reversed, same type (`__brev`, `__brevll`).
+    Brev,
+    /// High 32 bits of the 64-bit product of two 32-bit integers, signed or unsigned as the
+    /// operands' type (`__mulhi`, `__umulhi`).
+    MulHi,
+    /// Product of the low 24 bits of two 32-bit integers (sign-extended from bit 23 for
+    /// `int`, zero-extended for `unsigned`), low 32 bits kept (`__mul24`, `__umul24`).
+    Mul24,
+}
+
+/// The update of an [`ExprKind::Atomic`], on the old value `old` and operand `v` of the
+/// expression's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    /// old + v (`atomicAdd`; `atomicSub(p, v)` is lowered as `atomicAdd(p, -v)`).
+    Add,
+    /// min(old, v), signed or unsigned as the type (`atomicMin`).
+    Min,
+    /// max(old, v) (`atomicMax`).
+    Max,
+    /// v (`atomicExch`).
+    Exch,
+    /// old == compare ? v : old (`atomicCAS`).
+    Cas,
+    /// old & v, old | v, old ^ v (`atomicAnd`, `atomicOr`, `atomicXor`).
+    And,
+    Or,
+    Xor,
+    /// old >= v ? 0 : old + 1, unsigned (`atomicInc`).
+    Inc,
+    /// (old == 0 || old > v) ? v : old - 1, unsigned (`atomicDec`).
+    Dec,
+}
+
+/// A warp-level operation of [`ExprKind::Warp`]. Lanes are numbered 0–31 within their warp
+/// (thread `32·w + lane` of the block in linear order); a warp's last lanes may not exist
+/// when the block is not a multiple of 32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarpOp {
+    /// `__shfl_sync(mask, v, src, width)`: operands (mask, v, src, width); the lane reads
+    /// `v` of lane `base + src % width` of its `width`-lane segment (`base` = lane rounded
+    /// down to a multiple of `width`, a power of two ≤ 32). Type of `v`.
+    ShflIdx,
+    /// `__shfl_up_sync(mask, v, d, width)`: `v` of lane `lane - d`, or the lane's own `v`
+    /// when that lies before its segment.
+    ShflUp,
+    /// `__shfl_down_sync(mask, v, d, width)`: `v` of lane `lane + d`, or the lane's own `v`
+    /// when that lies past its segment (or past the block's last thread).
+    ShflDown,
+    /// `__shfl_xor_sync(mask, v, m, width)`: `v` of lane `lane ^ m`, or the lane's own `v`
+    /// when that lies outside its segment (or past the block's last thread).
+    ShflXor,
+    /// `__ballot_sync(mask, p)`: operands (mask, p); bit `i` set where lane `i` is active and
+    /// `p != 0`; `unsigned int`.
+    Ballot,
+    /// `__all_sync(mask, p)`: 1 where `p != 0` on every active lane of the warp, else 0; `int`.
+    All,
+    /// `__any_sync(mask, p)`: 1 where `p != 0` on some active lane of the warp, else 0; `int`.
+    Any,
+    /// `__activemask()`: no operands; bit `i` set where lane `i` is active; `unsigned int`.
+    ActiveMask,
 }
 
 #[derive(Clone, Debug)]

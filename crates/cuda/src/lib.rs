@@ -26,7 +26,7 @@ pub use text::decode_source;
 pub use value::{LaunchConfig, WarpOrigin};
 
 use lower::{Lowered, Lowerer};
-use preprocess::{blank_attributes, Macros, SourceMap};
+use preprocess::{blank_attributes, SourceMap};
 use types::Ty;
 use warpscope_model::WarpAccess;
 
@@ -38,7 +38,6 @@ pub struct Source {
     file: String,
     text: String,
     tree: tree_sitter::Tree,
-    macros: Macros,
     aligns: Vec<(usize, u64)>,
     /// Positions in `text` (the preprocessor's output) → the user's files.
     map: std::sync::Arc<SourceMap>,
@@ -67,8 +66,6 @@ impl Source {
         defines: &[String],
         include_dirs: &[std::path::PathBuf],
     ) -> Result<Source> {
-        // Every macro is replaced by the preprocessor; the lowerer sees none.
-        let macros = Macros::new();
         let pp = preprocess::preprocess(file, text, defines, include_dirs)?;
         let map = std::sync::Arc::new(pp.map);
         let (blanked, aligns) = blank_attributes(&pp.text);
@@ -94,7 +91,6 @@ impl Source {
             file: file.to_string(),
             text: blanked,
             tree,
-            macros,
             aligns,
             map,
         })
@@ -110,7 +106,6 @@ impl Source {
             &self.file,
             &self.text,
             self.tree.root_node(),
-            self.macros.clone(),
             self.aligns.clone(),
         )
     }
@@ -131,8 +126,16 @@ impl Source {
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
         let lower = || -> Result<Lowered> {
             let mut l = self.lowerer()?;
-            let (base, targs) = l.parse_targs(name)?;
-            l.lower_kernel(&base, targs)
+            // `k(float*, int)` names one of several overloads by its parameter types.
+            let (head, sig) = match name.find('(') {
+                Some(p) => (
+                    &name[..p],
+                    Some(name[p + 1..].trim_end().trim_end_matches(')')),
+                ),
+                None => (name, None),
+            };
+            let (base, targs) = l.parse_targs(head)?;
+            l.lower_kernel(&base, targs, sig)
         };
         let mut prog = lower().map_err(|e| relocate(&self.map, e))?;
         // Sites and local arrays name the user's file:line:col and spelling.

@@ -27,6 +27,7 @@ fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
         Unpack { ds, a, .. } => (ds.iter().flatten().copied().collect(), vec![*a]),
         Shfl { d, p, a, b, c, .. } => (std::iter::once(*d).chain(*p).collect(), vec![*a, *b, *c]),
         Vote { d, a, .. } | Redux { d, a, .. } => (vec![*d], vec![*a]),
+        ActiveMask { d } => (vec![*d], Vec::new()),
         Match { d, p, a, .. } => (std::iter::once(*d).chain(*p).collect(), vec![*a]),
         // A call moves its arguments in and, on return, its results out.
         Call { args, rets, .. } => (

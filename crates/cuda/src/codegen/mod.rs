@@ -10,6 +10,7 @@
 //! moves data through without reporting accesses ([`warpscope_simt::Program::local_reported`]).
 //! Device functions are inlined at each call (the lowerer refuses recursion).
 
+mod builtins;
 mod expr;
 mod stmt;
 
