@@ -200,7 +200,8 @@ struct BlockCtx<'a> {
     steps: u64,
     /// The step count at which the slow checks run next (budget, clock, stop flag).
     next_check: u64,
-    started: Instant,
+    /// When the block started, when [`Launch::max_block_time`] is set.
+    started: Option<Instant>,
     /// Lowest linear index of a block that failed (`u64::MAX`: none); blocks after it stop.
     failed: &'a AtomicU64,
 }
@@ -496,7 +497,7 @@ impl Program {
                 local: std::mem::take(&mut local),
                 steps: 0,
                 next_check: CHECK_EVERY.min(launch.max_steps.saturating_add(1)),
-                started: Instant::now(),
+                started: launch.max_block_time.map(|_| Instant::now()),
                 failed,
             };
             let r = ctx.run_block(global, sink);
@@ -653,8 +654,8 @@ impl<'a> BlockCtx<'a> {
         if self.block_linear > self.failed.load(Ordering::Relaxed) {
             return Err(Error::Stopped);
         }
-        if let Some(limit) = self.launch.max_block_time {
-            let t = self.started.elapsed();
+        if let (Some(limit), Some(started)) = (self.launch.max_block_time, self.started) {
+            let t = started.elapsed();
             if t >= limit && self.steps > MIN_STEPS_FOR_TIME {
                 return Err(runaway(self, RunawayLimit::Time(t)));
             }
