@@ -39,11 +39,8 @@ fn ticker(p: &Progress, stop: &Receiver<()>) {
     let terminal = std::io::stderr().is_terminal();
     let mut bar: Option<ProgressBar> = None;
     let mut estimated = false;
-    loop {
-        match stop.recv_timeout(TICK) {
-            Err(RecvTimeoutError::Timeout) => {}
-            _ => break,
-        }
+    // Until the run ends (the sender is dropped).
+    while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(TICK) {
         let Some(elapsed) = p.elapsed() else { continue };
         let (done, total) = p.blocks();
         if !estimated && elapsed >= SAMPLE && done > 0 {
