@@ -688,7 +688,10 @@ fn build_launch(
         allocs: Vec::new(),
         dynamic_shared_bytes: req.dynamic_shared_bytes,
         max_steps: req.max_steps.saturating_mul(32),
+        max_block_time: req.max_block_time,
+        max_memory: req.max_memory,
         threads: 0,
+        progress: req.progress.clone(),
     };
     let mut slot = 0u64;
     let mut descs = Vec::with_capacity(n);

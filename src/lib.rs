@@ -29,6 +29,7 @@ pub use warpscope_cuda as cuda;
 pub use warpscope_init as init;
 pub use warpscope_model as model;
 pub use warpscope_report as report;
+pub use warpscope_simt::{Progress, DEFAULT_MAX_MEMORY};
 pub use warpscope_traffic as traffic;
 
 /// What to analyze: a kernel of a source file and its launch.
@@ -62,8 +63,21 @@ pub struct AnalyzeRequest {
     /// Bytes of `extern __shared__` memory per block.
     pub dynamic_shared_bytes: u64,
     pub config: Config,
-    /// Loop-iteration limit per loop and block.
+    /// Loop-iteration limit per loop and block (the compiled path: 32 warp instructions per
+    /// iteration and block).
     pub max_steps: u64,
+    /// Wall-clock time a block of the compiled path may run, once past
+    /// [`warpscope_simt::MIN_STEPS_FOR_TIME`] warp instructions, before it is called a
+    /// runaway loop; `None` (the default): only `max_steps`. The command line sets 1 s
+    /// unless `--max-steps` is given.
+    pub max_block_time: Option<std::time::Duration>,
+    /// Bytes the executor's memory images may hold (global memory written, each running
+    /// block's shared and local memory): `--max-memory`, default [`DEFAULT_MAX_MEMORY`]
+    /// (4 GiB).
+    pub max_memory: u64,
+    /// Counters of the running launch (blocks done of total) for a progress bar on another
+    /// thread; the compiled path fills them.
+    pub progress: Option<std::sync::Arc<Progress>>,
     /// Predict traffic below the request and time on these GPUs (`--gpu`); they also fix
     /// the compute capabilities (one analysis per distinct CC, one interpretation for all).
     pub gpus: Vec<GpuTarget>,
@@ -119,6 +133,9 @@ impl AnalyzeRequest {
             dynamic_shared_bytes: 0,
             config: Config::default(),
             max_steps: warpscope_cuda::DEFAULT_MAX_STEPS,
+            max_block_time: None,
+            max_memory: DEFAULT_MAX_MEMORY,
+            progress: None,
             gpus: Vec::new(),
             compile: CompileRequest::default(),
         }
@@ -210,6 +227,15 @@ impl Loaded {
         match self {
             Loaded::Source(k, _) => k.shared_bytes(dynamic),
             Loaded::Compiled(k) => k.shared_bytes(),
+        }
+    }
+
+    /// Bytes of local memory one thread declares (PTX `.local`); the source path checks its
+    /// own arrays as it lowers them.
+    fn local_bytes_per_thread(&self) -> u64 {
+        match self {
+            Loaded::Source(..) => 0,
+            Loaded::Compiled(k) => k.prog.local_bytes,
         }
     }
 
@@ -323,6 +349,9 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
         req.max_steps,
     )?;
     kernel.apply_init(&mut cfg, &req.init, &req.allocs)?;
+    cfg.max_block_time = req.max_block_time;
+    cfg.max_memory = req.max_memory;
+    cfg.progress = req.progress.clone();
     Ok(Loaded::Source(kernel, cfg))
 }
 
@@ -377,9 +406,14 @@ fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
     }
     let kernel = load(req, &candidates, &mut notes)?;
     let shared = kernel.shared_bytes(req.dynamic_shared_bytes);
+    let local = kernel.local_bytes_per_thread();
     let mut archs: Vec<&'static Arch> = Vec::new();
     for a in candidates {
-        match a.limits.check_shared(shared) {
+        match a
+            .limits
+            .check_shared(shared)
+            .and_then(|()| a.limits.check_local(local))
+        {
             Ok(()) => archs.push(a),
             Err(e) if lenient => notes.push(format!("CC {} left out: {e}", a.cc)),
             Err(e) => return Err(e).context("choose another compute capability with --cc"),

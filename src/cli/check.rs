@@ -115,7 +115,7 @@ fn run(a: &CheckArgs) -> Result<bool> {
         CheckFormat::Sarif => sarif(&outcomes)?,
     };
     emit(a.output.as_deref(), &report)?;
-    if a.output.is_some() {
+    if a.output.is_some() && !super::quiet() {
         eprintln!("{summary}");
     }
     Ok(violations == 0)

@@ -63,12 +63,16 @@ pub fn explain(a: ExplainArgs) -> Result<()> {
             bail!("choose the access with --line L[:COL] or --site N (the # of analyze's table)")
         }
     };
-    let req = warpscope::ExplainRequest {
-        analyze: job.req.clone(),
-        site,
-        warp: a.warp,
-    };
-    let mut e = warpscope::explain(&req).map_err(|e| job.relocate(e))?;
+    let mut e = super::progress::with_progress(|progress| {
+        let mut analyze = job.req.clone();
+        analyze.progress = progress;
+        warpscope::explain(&warpscope::ExplainRequest {
+            analyze,
+            site,
+            warp: a.warp,
+        })
+    })
+    .map_err(|e| job.relocate(e))?;
     if let Some(q) = &job.quick {
         q.fix_explanation(&mut e);
     }

@@ -578,6 +578,9 @@ fn run_once(specs: &[LaunchSpec], device: usize, timeout: Duration) -> Result<()
         let p = plan_of(s).with_context(|| format!("{} {}", s.file, s.label()))?;
         let ready = runner.prepare(s, &p).map_err(gpu_err)?;
         runner.once(&ready, timeout).map_err(gpu_err)?;
+        if super::quiet() {
+            continue;
+        }
         eprintln!(
             "warpscope: launch {} of {} done: {} {}",
             i + 1,
@@ -851,7 +854,7 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
             }
         }
     }
-    if a.lines && !single_lines {
+    if a.lines && !single_lines && !super::quiet() {
         eprintln!("warpscope: --lines compares single launches only; skipped for the batch");
     }
     if single_lines {

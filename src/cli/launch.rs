@@ -68,9 +68,16 @@ pub struct LaunchArgs {
     #[arg(long, default_value = "4", value_parser = ["4", "8"])]
     smem_bank_size: String,
     /// Steps one block may run before it is reported as runaway: a step is 32 warp
-    /// instructions (both front ends run on the same executor).
-    #[arg(long, default_value_t = warpscope::cuda::DEFAULT_MAX_STEPS)]
-    max_steps: u64,
+    /// instructions (both front ends run on the same executor) [default: 1000000].
+    /// Without this flag a block is also stopped once it has run 1 s (and 1 M warp
+    /// instructions): give it to let blocks run longer.
+    #[arg(long, value_name = "N")]
+    max_steps: Option<u64>,
+    /// Memory the executor may hold for the launch's memory images: global memory written
+    /// (kept when loaded values reach addresses or branches) and each running block's shared
+    /// and local memory. Bytes, or with K, M, G, T (powers of 1024): 512M, 4G [default: 4G].
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    max_memory: Option<u64>,
     /// How a .cu file is read: 'auto' compiles it to PTX when a CUDA compiler is found
     /// (nvcc from --nvcc, CUDA_HOME, CUDA_PATH, PATH or the pip wheels), else interprets the
     /// source; 'ptx' always compiles; 'source' never does. A .ptx file is always run as PTX.
@@ -152,6 +159,17 @@ pub fn dims(s: &str, what: &str) -> Result<[u32; 3]> {
     Ok(d)
 }
 
+/// A size in bytes: `4294967296`, `512M`, `4G`, `1.5GiB` (K, M, G, T: powers of 1024).
+fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
+    match parse_size::Config::new().with_binary().parse_size(s) {
+        Ok(0) => Err("the memory cap must be at least 1 byte".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!(
+            "'{s}' is not a size ({e}): give bytes, or a number with K, M, G or T (powers of 1024), e.g. 512M or 4G"
+        )),
+    }
+}
+
 pub fn pairs(v: &[String], flag: &str) -> Result<Vec<(String, String)>> {
     v.iter()
         .map(|s| match s.split_once('=') {
@@ -178,8 +196,17 @@ impl Job {
         }
     }
 
+    /// Analyzes `req`, with progress on standard error for a long launch.
     pub fn analyze(&self, req: &AnalyzeRequest) -> Result<warpscope::report::Analysis> {
-        let mut an = warpscope::analyze(req).map_err(|e| self.relocate(e))?;
+        let mut an = super::progress::with_progress(|progress| match progress {
+            Some(p) => {
+                let mut req = req.clone();
+                req.progress = Some(p);
+                warpscope::analyze(&req)
+            }
+            None => warpscope::analyze(req),
+        })
+        .map_err(|e| self.relocate(e))?;
         if let Some(q) = &self.quick {
             q.fix_analysis(&mut an);
         }
@@ -280,7 +307,13 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
         .dynamic_smem
         .or(host.as_ref().map(|h| h.dynamic_smem))
         .unwrap_or(0);
-    req.max_steps = l.max_steps;
+    req.max_steps = l.max_steps.unwrap_or(warpscope::cuda::DEFAULT_MAX_STEPS);
+    // Without a budget given, a runaway loop is reported within about a second.
+    req.max_block_time = l
+        .max_steps
+        .is_none()
+        .then_some(std::time::Duration::from_secs(1));
+    req.max_memory = l.max_memory.unwrap_or(warpscope::DEFAULT_MAX_MEMORY);
     req.compile = warpscope::CompileRequest {
         frontend: match l.frontend {
             FrontendArg::Auto => warpscope::Frontend::Auto,

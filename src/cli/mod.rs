@@ -14,6 +14,7 @@ mod gpu;
 mod launch;
 mod launches;
 mod lists;
+mod progress;
 mod project;
 mod quick;
 mod sweep;
@@ -27,6 +28,17 @@ mod sweep;
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    /// No progress bar, notes or summaries on standard error (errors still are).
+    #[arg(short, long, global = true)]
+    quiet: bool,
+}
+
+/// `--quiet`, set once from the command line.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether `--quiet` was given: stderr carries errors only.
+pub fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 #[derive(Subcommand)]
@@ -89,6 +101,7 @@ pub fn emit(path: Option<&str>, text: &str) -> Result<()> {
 /// Parses the command line and runs the subcommand; errors are printed with their causes.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     let r = match cli.cmd {
         Cmd::Analyze(a) => analyze::analyze(a),
         Cmd::Explain(a) => explain::explain(a),

@@ -242,7 +242,7 @@ impl Launch {
 }
 
 /// The flags of one launch that `analyze --launches` does not take (the file sets them).
-pub const LAUNCH_FLAGS: [&str; 21] = [
+pub const LAUNCH_FLAGS: [&str; 22] = [
     "file",
     "launch",
     "init",
@@ -258,6 +258,7 @@ pub const LAUNCH_FLAGS: [&str; 21] = [
     "l1",
     "smem_bank_size",
     "max_steps",
+    "max_memory",
     "frontend",
     "nvcc",
     "include_dirs",

@@ -94,6 +94,14 @@ pub enum Error {
         block: [u32; 3],
     },
 
+    #[error("{file}:{}:{}: loop ran more than {seconds} s in block ({},{},{}); it may never end. Fix the loop's exit condition, or give --max-steps N to let blocks run longer", loc.line, loc.col, block[0], block[1], block[2])]
+    TimeLimit {
+        file: String,
+        loc: Loc,
+        seconds: f64,
+        block: [u32; 3],
+    },
+
     #[error("{file}:{}:{}: invalid memory access at address {addr:#x} by {thread}: {why}", loc.line, loc.col)]
     BadAddress {
         file: String,
@@ -119,6 +127,7 @@ impl Error {
             | Error::DivisionByZero { file, loc, .. }
             | Error::Fault { file, loc, .. }
             | Error::StepLimit { file, loc, .. }
+            | Error::TimeLimit { file, loc, .. }
             | Error::BadAddress { file, loc, .. } => Some((file, loc)),
             Error::UnknownKernel { .. } | Error::Argument(_) => None,
         }

@@ -502,6 +502,9 @@ impl Kernel {
             alloc_sizes: sizes,
             dynamic_shared_bytes,
             max_steps,
+            max_block_time: None,
+            max_memory: warpscope_simt::DEFAULT_MAX_MEMORY,
+            progress: None,
         })
     }
 
@@ -673,7 +676,10 @@ impl Kernel {
             allocs,
             dynamic_shared_bytes: cfg.dynamic_shared_bytes,
             max_steps: cfg.max_steps.saturating_mul(32),
+            max_block_time: cfg.max_block_time,
+            max_memory: cfg.max_memory,
             threads: 0,
+            progress: cfg.progress.clone(),
         })
     }
 
@@ -707,7 +713,12 @@ impl Kernel {
                     thread,
                 }
             }
-            warpscope_simt::Error::Runaway { at, steps, block } => {
+            warpscope_simt::Error::Runaway {
+                at,
+                steps,
+                block,
+                limit,
+            } => {
                 // Named by the innermost loop around the instruction it stopped at.
                 let loc = self
                     .exe
@@ -717,11 +728,19 @@ impl Kernel {
                     .min_by_key(|(a, b, _)| b - a)
                     .map(|l| l.2)
                     .unwrap_or_else(|| at_loc(&at));
-                Error::StepLimit {
-                    file: self.file.clone(),
-                    loc,
-                    limit: steps / 32,
-                    block,
+                match limit {
+                    warpscope_simt::RunawayLimit::Steps => Error::StepLimit {
+                        file: self.file.clone(),
+                        loc,
+                        limit: steps / 32,
+                        block,
+                    },
+                    warpscope_simt::RunawayLimit::Time(t) => Error::TimeLimit {
+                        file: self.file.clone(),
+                        loc,
+                        seconds: t.as_secs_f64(),
+                        block,
+                    },
                 }
             }
             other => Error::Argument(format!("{}: {other}", self.file)),

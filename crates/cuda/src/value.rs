@@ -219,8 +219,14 @@ pub struct LaunchConfig {
     pub alloc_contents: Vec<Contents>,
     /// Bytes of `extern __shared__` memory.
     pub dynamic_shared_bytes: u64,
-    /// Iterations one loop may run in one block before it is called runaway.
+    /// Steps (32 warp instructions each) one block may run before it is called runaway.
     pub max_steps: u64,
+    /// Wall-clock time one block may run before it is called runaway (`None`: no limit).
+    pub max_block_time: Option<std::time::Duration>,
+    /// Bytes the executor's memory images may hold ([`warpscope_simt::Launch::max_memory`]).
+    pub max_memory: u64,
+    /// Counters of the running launch, for a progress bar.
+    pub progress: Option<std::sync::Arc<warpscope_simt::Progress>>,
 }
 
 /// Where `extern __shared__` memory starts: after the static shared variables, 16-byte

@@ -228,6 +228,30 @@ impl LaunchLimits {
         Ok(())
     }
 
+    /// Local memory one thread may use, bytes: 16 KB on 1.x, 512 KB from 2.0 on \[PG
+    /// Technical Specifications, "Maximum amount of local memory per thread"\].
+    pub const fn max_local_per_thread(&self) -> u32 {
+        if self.cc.major == 1 {
+            16 * KB
+        } else {
+            512 * KB
+        }
+    }
+
+    /// Checks `bytes` of local memory per thread against
+    /// [`LaunchLimits::max_local_per_thread`]. Errors: [`LaunchError::LocalMemory`].
+    pub fn check_local(&self, bytes: u64) -> Result<(), LaunchError> {
+        let max = self.max_local_per_thread();
+        if bytes > u64::from(max) {
+            return Err(LaunchError::LocalMemory {
+                cc: self.cc,
+                bytes,
+                max,
+            });
+        }
+        Ok(())
+    }
+
     /// Checks `bytes` of shared memory per block (static + dynamic) against
     /// [`LaunchLimits::max_shared_per_block`]. Errors: [`LaunchError::SharedMemory`].
     pub fn check_shared(&self, bytes: u64) -> Result<(), LaunchError> {
@@ -296,6 +320,15 @@ pub enum LaunchError {
         /// The limit.
         max: u32,
     },
+    /// A thread declares `bytes` of local memory, over `max`.
+    LocalMemory {
+        /// The capability whose limit was exceeded.
+        cc: ComputeCapability,
+        /// Local memory one thread declares, bytes.
+        bytes: u64,
+        /// The limit.
+        max: u32,
+    },
 }
 
 fn dims(d: [u64; 3]) -> String {
@@ -336,6 +369,11 @@ impl fmt::Display for LaunchError {
             LaunchError::SharedMemory { cc, bytes, max } => write!(
                 f,
                 "a block uses {bytes} bytes of shared memory; CC {cc} allows at most {max} bytes ({} KB) per block",
+                max / KB
+            ),
+            LaunchError::LocalMemory { cc, bytes, max } => write!(
+                f,
+                "a thread uses {bytes} bytes of local memory; CC {cc} allows at most {max} bytes ({} KiB) per thread; put large per-thread data in global memory",
                 max / KB
             ),
         }
@@ -974,6 +1012,51 @@ mod tests {
         assert!(h
             .check_launch([1, 1, 1], [u64::MAX, u64::MAX, u64::MAX])
             .is_err());
+    }
+
+    #[test]
+    fn grid_x_limit_per_generation() {
+        let check = |c: &str, x: u64| lookup(cc(c)).unwrap().check_launch([x, 1, 1], [32, 1, 1]);
+        // 1.x and 2.x: 65535 blocks in x; 3.0 on: 2^31 - 1.
+        for c in ["1.0", "1.3", "2.0", "2.1"] {
+            assert!(check(c, 65535).is_ok(), "{c}");
+            assert_eq!(
+                check(c, 65536).unwrap_err().to_string(),
+                format!("grid 65536×1×1 has gridDim.x = 65536; CC {c} allows at most 65535 in x")
+            );
+        }
+        for c in ["3.0", "9.0", "12.0"] {
+            assert!(check(c, 2147483647).is_ok(), "{c}");
+            assert_eq!(
+                check(c, 2147483648).unwrap_err().to_string(),
+                format!("grid 2147483648×1×1 has gridDim.x = 2147483648; CC {c} allows at most 2147483647 in x")
+            );
+        }
+        // z: one block on 1.x, 65535 from 2.0 on.
+        let z = |c: &str, z: u64| lookup(cc(c)).unwrap().check_launch([1, 1, z], [32, 1, 1]);
+        assert!(z("2.0", 65535).is_ok() && z("9.0", 65535).is_ok());
+        assert!(z("9.0", 65536)
+            .unwrap_err()
+            .to_string()
+            .contains("at most 65535 in z"));
+    }
+
+    #[test]
+    fn local_memory_per_thread() {
+        let l = |c: &str| lookup(cc(c)).unwrap().limits;
+        assert_eq!(l("1.3").max_local_per_thread(), 16 * 1024);
+        assert_eq!(l("2.0").max_local_per_thread(), 512 * 1024);
+        assert_eq!(l("9.0").max_local_per_thread(), 512 * 1024);
+        assert!(l("9.0").check_local(512 * 1024).is_ok());
+        assert_eq!(
+            l("9.0").check_local(512 * 1024 + 4).unwrap_err().to_string(),
+            "a thread uses 524292 bytes of local memory; CC 9.0 allows at most 524288 bytes (512 KiB) per thread; put large per-thread data in global memory"
+        );
+        assert!(l("1.0")
+            .check_local(16 * 1024 + 1)
+            .unwrap_err()
+            .to_string()
+            .contains("CC 1.0 allows at most 16384 bytes (16 KiB)"));
     }
 
     #[test]

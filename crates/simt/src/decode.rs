@@ -139,7 +139,7 @@ fn at(pos: ast::Pos, loc: Option<(u32, u32, u32)>) -> At {
 }
 
 fn align_up(x: u64, a: u64) -> u64 {
-    x.div_ceil(a.max(1)) * a.max(1)
+    x.div_ceil(a.max(1)).saturating_mul(a.max(1))
 }
 
 fn type_bytes(ty: &str) -> u64 {
@@ -210,9 +210,15 @@ fn var_align(v: &ast::Variable) -> u64 {
         .unwrap_or(type_bytes(&v.ty) * v.vector.max(1) as u64)
 }
 
-/// Initializer bytes of a variable (integers and float bit patterns, little-endian).
+/// Bytes of constant memory a module may declare: 64 KB on every compute capability
+/// [PG "Technical Specifications per Compute Capability", "Constant memory size"].
+pub const CONSTANT_MEMORY_BYTES: u64 = 64 * 1024;
+
+/// Initializer bytes of a variable (integers and float bit patterns, little-endian), as far
+/// as its initializer goes (the rest is zero).
 fn init_bytes(v: &ast::Variable, size: u64) -> Vec<u8> {
-    let mut out = vec![0u8; size.min(1 << 26) as usize];
+    let given = (v.init.len() as u64).saturating_mul(type_bytes(&v.ty));
+    let mut out = vec![0u8; size.min(given) as usize];
     let el = type_bytes(&v.ty) as usize;
     for (i, op) in v.init.iter().enumerate() {
         let bits = match op {
@@ -338,16 +344,22 @@ impl<'m> Decoder<'m> {
                     }
                     let a = align_up(self.shared_top, var_align(v));
                     self.globals.insert(v.name.clone(), (StateSpace::Shared, a));
-                    self.shared_top = a + size.unwrap_or(0);
+                    self.shared_top = a.saturating_add(size.unwrap_or(0));
                 }
                 StateSpace::Const => {
-                    let size = size.unwrap_or(0);
+                    // No size: an unsized `[]` (none), or one that overflows (too large).
+                    let size = size.unwrap_or(if v.dims.iter().all(Option::is_some) {
+                        u64::MAX
+                    } else {
+                        0
+                    });
                     let a = align_up(self.const_image.len() as u64, var_align(v));
-                    if a + size > 1 << 20 {
+                    let end = a.saturating_add(size);
+                    if end > CONSTANT_MEMORY_BYTES {
                         return Err(Error::Invalid {
                             at: at(v.pos, None),
                             msg: format!(
-                                "constant variable {} of {size} bytes is larger than the 64 KB of constant memory",
+                                "constant variable {} of {size} bytes would end at byte {end} of constant memory, which holds {CONSTANT_MEMORY_BYTES} bytes (64 KB) on every compute capability [PG \"Technical Specifications\"]; make it smaller or put it in global memory",
                                 v.name
                             ),
                         });
@@ -355,6 +367,7 @@ impl<'m> Decoder<'m> {
                     let init = init_bytes(v, size);
                     self.const_image.resize(a as usize, 0);
                     self.const_image.extend_from_slice(&init);
+                    self.const_image.resize(end as usize, 0);
                     self.globals.insert(v.name.clone(), (StateSpace::Const, a));
                 }
                 StateSpace::Global => {
@@ -397,7 +410,7 @@ impl<'m> Decoder<'m> {
                 Statement::Variable(v) if v.space == StateSpace::Shared => {
                     if let Some(size) = var_bytes(v) {
                         let a = align_up(self.shared_top, var_align(v));
-                        self.shared_top = a + size;
+                        self.shared_top = a.saturating_add(size);
                         self.function_shared
                             .insert((func.to_string(), v.name.clone()), a);
                     }
@@ -611,7 +624,9 @@ impl<'m> Decoder<'m> {
             StateSpace::Local => {
                 let size = var_bytes(v).unwrap_or(0);
                 let a = align_up(self.local_top, var_align(v));
-                self.local_top = a + size;
+                // Saturating: a size past any limit is refused per compute capability
+                // (512 KiB a thread) before the launch runs.
+                self.local_top = a.saturating_add(size);
                 scope.symbols.insert(v.name.clone(), (StateSpace::Local, a));
             }
             _ => {

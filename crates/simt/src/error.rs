@@ -45,9 +45,56 @@ pub enum Error {
         thread: [u32; 3],
         block: [u32; 3],
     },
-    /// A block ran more than the step limit.
-    #[error("{at}: block ({bx},{by},{bz}) ran {steps} warp instructions without finishing: a runaway loop? Raise the limit with --max-steps if it is expected", bx = block[0], by = block[1], bz = block[2])]
-    Runaway { at: At, steps: u64, block: [u32; 3] },
+    /// A block ran past its budget of warp instructions ([`crate::Launch::max_steps`]) or,
+    /// when [`crate::Launch::max_block_time`] is set, ran that long and at least
+    /// [`crate::MIN_STEPS_FOR_TIME`] warp instructions; `at` is the instruction
+    /// it was about to run (inside the loop that does not end).
+    #[error("{at}: block ({bx},{by},{bz}) {ran} without finishing: a runaway loop? Fix the loop's exit condition, or {what}", bx = block[0], by = block[1], bz = block[2], ran = limit.ran(*steps), what = limit.remedy())]
+    Runaway {
+        at: At,
+        steps: u64,
+        block: [u32; 3],
+        limit: RunawayLimit,
+    },
+    /// A memory image (global memory written, a block's shared or local memory) would grow
+    /// past [`crate::Launch::max_memory`], or the host refused the allocation. The message
+    /// names the allocation or space, the bytes, and the `--max-memory` flag.
+    #[error("{0}")]
+    Memory(String),
+    /// The run was stopped because an earlier block failed (never reported: the earlier
+    /// block's error is).
+    #[error("stopped: an earlier block failed")]
+    Stopped,
+}
+
+/// Which limit a runaway block reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunawayLimit {
+    /// The per-block budget of warp instructions (`--max-steps`).
+    Steps,
+    /// The wall-clock limit per block, in effect when no `--max-steps` was given.
+    Time(std::time::Duration),
+}
+
+impl RunawayLimit {
+    fn ran(&self, steps: u64) -> String {
+        match self {
+            RunawayLimit::Steps => {
+                format!("ran {steps} warp instructions, its budget (--max-steps),")
+            }
+            RunawayLimit::Time(t) => format!(
+                "ran for {:.1} s ({steps} warp instructions)",
+                t.as_secs_f64()
+            ),
+        }
+    }
+
+    fn remedy(&self) -> &'static str {
+        match self {
+            RunawayLimit::Steps => "raise --max-steps if the block is meant to run longer",
+            RunawayLimit::Time(_) => "give --max-steps N if the block is meant to run longer (a budget per block, in loop iterations; with it this time limit is off)",
+        }
+    }
 }
 
 /// Results of this crate.

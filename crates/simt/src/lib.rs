@@ -23,7 +23,10 @@ pub mod memory;
 mod special;
 
 pub use decode::{GlobalVar, Param, Program};
+pub use error::RunawayLimit;
 pub use error::{At, Error, Result};
-pub use exec::{Launch, WarpOrigin, DEFAULT_MAX_STEPS};
+pub use exec::{
+    Launch, Progress, WarpOrigin, DEFAULT_MAX_MEMORY, DEFAULT_MAX_STEPS, MIN_STEPS_FOR_TIME,
+};
 pub use instr::Site;
 pub use memory::Alloc;

@@ -23,15 +23,46 @@ pub struct Alloc {
 
 /// Global memory: only pages written are stored; an unwritten byte reads as its
 /// allocation's initial contents (`--init`), zero elsewhere.
-#[derive(Default)]
 pub struct Global {
     pages: HashMap<u64, Box<[u8; PAGE as usize]>>,
     /// Allocations whose initial contents are not zero: (base address, contents), each
     /// covering its [`window::ALLOC_SPACING`] bytes.
     backing: Vec<(u64, Contents)>,
+    /// Bytes the pages may hold ([`Global::resident_bytes`]); a write needing a page past it
+    /// fails with [`ImageFull`].
+    limit: u64,
+}
+
+impl Default for Global {
+    /// Unlimited.
+    fn default() -> Self {
+        Global::with_limit(u64::MAX)
+    }
+}
+
+/// A write that needs a new page of a [`Global`] image already holding `held` bytes of its
+/// `limit` (or one the host could not allocate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageFull {
+    /// The address written.
+    pub addr: u64,
+    /// Bytes the image holds.
+    pub held: u64,
+    /// Its limit in bytes.
+    pub limit: u64,
 }
 
 impl Global {
+    /// An empty image whose pages may hold at most `limit` bytes (rounded down to 4 KiB
+    /// pages).
+    pub fn with_limit(limit: u64) -> Global {
+        Global {
+            pages: HashMap::new(),
+            backing: Vec::new(),
+            limit,
+        }
+    }
+
     /// Gives the allocation at `base` its initial contents, read where nothing was written.
     pub fn back(&mut self, base: u64, contents: &Contents) {
         if !contents.is_zero() {
@@ -51,16 +82,24 @@ impl Global {
         }
     }
 
-    /// A page, made on first write from the initial contents.
-    fn page(&mut self, page: u64) -> &mut [u8; PAGE as usize] {
+    /// A page, made on first write from the initial contents. Errors: the image is full.
+    fn page(&mut self, page: u64) -> Result<&mut [u8; PAGE as usize], ImageFull> {
+        let full = ImageFull {
+            addr: page << PAGE_BITS,
+            held: self.resident_bytes(),
+            limit: self.limit,
+        };
         if !self.pages.contains_key(&page) {
+            if self.resident_bytes() + PAGE > self.limit || self.pages.try_reserve(1).is_err() {
+                return Err(full);
+            }
             let mut p = Box::new([0u8; PAGE as usize]);
             if !self.backing.is_empty() {
                 self.initial(page << PAGE_BITS, &mut p[..]);
             }
             self.pages.insert(page, p);
         }
-        self.pages.get_mut(&page).expect("inserted above")
+        self.pages.get_mut(&page).map(|p| &mut **p).ok_or(full)
     }
 
     /// Reads `n` ≤ 8 bytes at `addr`, little-endian.
@@ -94,34 +133,61 @@ impl Global {
         v
     }
 
-    /// Writes the low `n` ≤ 8 bytes of `v` at `addr`.
-    pub fn write(&mut self, addr: u64, n: u32, v: u64) {
+    /// Writes the low `n` ≤ 8 bytes of `v` at `addr`. Errors: a new page would pass the
+    /// image's limit.
+    pub fn write(&mut self, addr: u64, n: u32, v: u64) -> Result<(), ImageFull> {
         let off = (addr & (PAGE - 1)) as usize;
         if off + n as usize <= PAGE as usize {
-            let p = self.page(addr >> PAGE_BITS);
+            let p = self.page(addr >> PAGE_BITS)?;
             write_flat(&mut p[..], off as u64, n, v);
-            return;
+            return Ok(());
         }
         for k in 0..n as u64 {
             let a = addr.wrapping_add(k);
-            let p = self.page(a >> PAGE_BITS);
+            let p = self.page(a >> PAGE_BITS)?;
             p[(a & (PAGE - 1)) as usize] = (v >> (8 * k)) as u8;
         }
+        Ok(())
     }
 
-    /// Copies `bytes` to `addr`.
-    pub fn fill(&mut self, addr: u64, bytes: &[u8]) {
+    /// Copies `bytes` to `addr` (zero bytes are not stored). Errors: as [`Global::write`].
+    pub fn fill(&mut self, addr: u64, bytes: &[u8]) -> Result<(), ImageFull> {
         for (k, b) in bytes.iter().enumerate() {
             if *b != 0 {
-                self.write(addr + k as u64, 1, *b as u64);
+                self.write(addr + k as u64, 1, *b as u64)?;
             }
         }
+        Ok(())
     }
 
     /// Bytes held (pages written × 4 KiB).
     pub fn resident_bytes(&self) -> u64 {
         self.pages.len() as u64 * PAGE
     }
+}
+
+/// A zeroed buffer of `bytes` for a memory image, or why not: over `limit`, or refused by
+/// the host's allocator (no abort). The error text names `what` and `--max-memory`.
+pub fn zeroed(bytes: u64, limit: u64, what: &dyn Fn() -> String) -> Result<Vec<u8>, String> {
+    let over = || {
+        format!(
+            "{} needs {bytes} bytes: more than the memory cap of {limit} bytes (--max-memory); give a larger --max-memory, or launch fewer threads per block",
+            what()
+        )
+    };
+    if bytes > limit {
+        return Err(over());
+    }
+    let n = usize::try_from(bytes).map_err(|_| over())?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        format!(
+            "{} needs {bytes} bytes, which this machine could not allocate; give a smaller --max-memory (now {limit} bytes) to be told sooner, or launch fewer threads per block",
+            what()
+        )
+    })?;
+    v.resize(n, 0);
+    Ok(v)
 }
 
 /// Reads `n` ≤ 8 bytes at `off` of a flat buffer (zero past its end).

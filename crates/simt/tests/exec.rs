@@ -35,7 +35,7 @@ fn launch(prog: &Program, grid: u32, block: u32, n: usize) -> Launch {
         allocs,
         dynamic_shared_bytes: 0,
         max_steps: 1 << 30,
-        threads: 0,
+        ..Default::default()
     }
 }
 
@@ -134,7 +134,7 @@ fn initial_contents_survive_a_write_to_their_page() {
         &warpscope_init::Contents::Bytes(vec![1, 2, 3, 4, 5, 6, 7, 8].into()),
     );
     assert_eq!(g.read(base + 2, 2), 0x0403);
-    g.write(base, 1, 9);
+    g.write(base, 1, 9).unwrap();
     assert_eq!(g.read(base, 4), 0x0403_0209);
     assert_eq!(g.read(base + 4, 4), 0x0807_0605);
     assert_eq!(g.read(base + 8, 1), 0);

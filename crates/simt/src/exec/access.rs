@@ -102,15 +102,40 @@ impl<'a> BlockCtx<'a> {
         }
     }
 
-    /// Writes `n` ≤ 8 bytes of `v` at offset `off` of `space`'s image.
-    pub(super) fn store(&mut self, global: &mut Global, space: Space, off: u64, n: u32, v: u64) {
+    /// Writes `n` ≤ 8 bytes of `v` at offset `off` of `space`'s image, for the instruction
+    /// at `pc`. Errors: the global image would pass the memory cap ([`Launch::max_memory`]).
+    pub(super) fn store(
+        &mut self,
+        global: &mut Global,
+        pc: u32,
+        space: Space,
+        off: u64,
+        n: u32,
+        v: u64,
+    ) -> Result<()> {
         match space {
             Space::Global if !self.prog.needs_memory => {}
-            Space::Global => global.write(off, n, v),
+            Space::Global => global.write(off, n, v).map_err(|f| {
+                let name = self
+                    .allocs
+                    .iter()
+                    .find(|a| off >= a.base && off - a.base < window::ALLOC_SPACING)
+                    .map_or("global memory".to_string(), |a| format!("'{}'", a.name));
+                Error::Memory(format!(
+                    "{}: a store to {name} by block ({},{},{}) needs another 4 KiB page of the global memory image, which holds {} bytes already: over the memory cap of {} bytes (--max-memory). The image keeps every byte written because loaded values reach addresses or branches; give a larger --max-memory, or a smaller grid or --alloc",
+                    self.at(pc),
+                    self.block[0],
+                    self.block[1],
+                    self.block[2],
+                    f.held,
+                    f.limit
+                ))
+            })?,
             Space::Shared => memory::write_flat(&mut self.shared, off, n, v),
             Space::Constant => {}
             Space::Local => memory::write_flat(&mut self.local, off, n, v),
         }
+        Ok(())
     }
 
     /// Checks every active lane's address and hands one access per space to the sink;

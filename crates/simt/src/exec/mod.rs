@@ -1,6 +1,9 @@
 //! The SIMT executor: every warp of every block, in lockstep under an active mask, with a
 //! reconvergence stack; blocks' warps run in turn up to each barrier.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use warpscope_model::{Space, WarpAccess, WARP_SIZE};
 
 mod access;
@@ -8,7 +11,7 @@ mod packed;
 mod step;
 
 use crate::decode::{window, Program};
-use crate::error::{At, Error, Result};
+use crate::error::{At, Error, Result, RunawayLimit};
 use crate::instr::*;
 use crate::memory::{self, Alloc, Global};
 use crate::special::idx;
@@ -37,12 +40,104 @@ pub struct Launch {
     pub dynamic_shared_bytes: u64,
     /// Warp instructions one block may execute before the run is called runaway.
     pub max_steps: u64,
+    /// Wall-clock time one block may run before it is called runaway, once it has also
+    /// executed [`MIN_STEPS_FOR_TIME`] warp instructions (the floor keeps a slow or busy
+    /// machine from flagging small blocks). `None`: only [`Launch::max_steps`] applies.
+    pub max_block_time: Option<Duration>,
+    /// Bytes the memory images may hold: global memory written (kept when loaded values
+    /// matter) plus each running block's shared and local memory. Default
+    /// [`DEFAULT_MAX_MEMORY`].
+    pub max_memory: u64,
     /// Threads that run blocks when blocks are independent; 0: one per core.
     pub threads: usize,
+    /// Counters a progress bar reads while the launch runs (blocks done of total).
+    pub progress: Option<Arc<Progress>>,
+}
+
+impl Default for Launch {
+    /// One block of one warp, no parameters, the default limits.
+    fn default() -> Self {
+        Launch {
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            args: Vec::new(),
+            allocs: Vec::new(),
+            dynamic_shared_bytes: 0,
+            max_steps: DEFAULT_MAX_STEPS,
+            max_block_time: None,
+            max_memory: DEFAULT_MAX_MEMORY,
+            threads: 0,
+            progress: None,
+        }
+    }
 }
 
 /// Default for [`Launch::max_steps`].
 pub const DEFAULT_MAX_STEPS: u64 = 200_000_000;
+
+/// Default for [`Launch::max_memory`]: 4 GiB.
+pub const DEFAULT_MAX_MEMORY: u64 = 4 << 30;
+
+/// Warp instructions a block must have executed before [`Launch::max_block_time`] can call it
+/// runaway: 2²⁰, a quarter to half a second of a loop with memory accesses on a busy machine,
+/// so that a slow machine alone does not flag a small block.
+pub const MIN_STEPS_FOR_TIME: u64 = 1 << 20;
+
+/// Warp instructions between two checks of the clock and of the stop flag (the hot loop
+/// compares one counter).
+const CHECK_EVERY: u64 = 1 << 16;
+
+/// Progress of a running launch, shared with another thread (a progress bar): the executor
+/// adds to it once per block, so reading it costs the run nothing.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Blocks of the launch (set when the run starts).
+    pub blocks_total: AtomicU64,
+    /// Blocks finished.
+    pub blocks_done: AtomicU64,
+    /// Warp instructions of the finished blocks.
+    pub steps_done: AtomicU64,
+    /// When the run started (after decoding and checking the launch).
+    started: Mutex<Option<Instant>>,
+}
+
+impl Progress {
+    /// Time since the run started; `None` before it starts.
+    pub fn elapsed(&self) -> Option<Duration> {
+        let started = *self.started.lock().unwrap_or_else(|e| e.into_inner());
+        started.map(|t| t.elapsed())
+    }
+
+    /// (blocks done, blocks in all).
+    pub fn blocks(&self) -> (u64, u64) {
+        (
+            self.blocks_done.load(Ordering::Relaxed),
+            self.blocks_total.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Time the whole launch takes at the rate of the blocks done so far (every block
+    /// assumed to cost the same); `None` before the first block is done. Seconds, as f64:
+    /// a 2³¹×65535×65535 grid's estimate overflows a `Duration`.
+    pub fn estimated_total_secs(&self) -> Option<f64> {
+        let (done, total) = self.blocks();
+        let t = self.elapsed()?.as_secs_f64();
+        (done > 0).then(|| t * total as f64 / done as f64)
+    }
+
+    /// Starts counting a run of `blocks` blocks (a reused `Progress` starts again).
+    fn start(&self, blocks: u64) {
+        self.blocks_total.store(blocks, Ordering::Relaxed);
+        self.blocks_done.store(0, Ordering::Relaxed);
+        self.steps_done.store(0, Ordering::Relaxed);
+        *self.started.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    }
+
+    fn block_done(&self, steps: u64) {
+        self.blocks_done.fetch_add(1, Ordering::Relaxed);
+        self.steps_done.fetch_add(steps, Ordering::Relaxed);
+    }
+}
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -103,6 +198,12 @@ struct BlockCtx<'a> {
     shared: Vec<u8>,
     local: Vec<u8>,
     steps: u64,
+    /// The step count at which the slow checks run next (budget, clock, stop flag).
+    next_check: u64,
+    /// When the block started, when [`Launch::max_block_time`] is set.
+    started: Option<Instant>,
+    /// Lowest linear index of a block that failed (`u64::MAX`: none); blocks after it stop.
+    failed: &'a AtomicU64,
 }
 
 impl Program {
@@ -193,7 +294,27 @@ impl Program {
             )));
         }
         let threads = threads as u32;
-        let mut global = Global::default();
+        let blocks = launch.grid.iter().map(|&x| x as u64).product::<u64>();
+        if blocks == 0 {
+            return Err(Error::Launch(format!(
+                "a grid of {}×{}×{} blocks: every dimension must be at least 1",
+                launch.grid[0], launch.grid[1], launch.grid[2]
+            )));
+        }
+        // A running block's shared and local images, checked against the cap before any
+        // is made; the global image gets what is left.
+        let shared_bytes = self
+            .dynamic_shared_base()
+            .saturating_add(launch.dynamic_shared_bytes);
+        let local_bytes = self.local_bytes.saturating_mul(threads as u64);
+        let per_block = shared_bytes.saturating_add(local_bytes);
+        if per_block > launch.max_memory {
+            return Err(Error::Memory(format!(
+                "a block of {} needs {shared_bytes} bytes of shared memory and {local_bytes} bytes of local memory ({} bytes per thread × {threads} threads): more than the memory cap of {} bytes (--max-memory); give a larger --max-memory, or launch fewer threads per block",
+                self.name, self.local_bytes, launch.max_memory
+            )));
+        }
+        let mut global = Global::with_limit(launch.max_memory - per_block);
         let mut allocs: Vec<Alloc> = Vec::new();
         for (a, init) in &launch.allocs {
             if self.needs_memory {
@@ -203,7 +324,12 @@ impl Program {
         }
         for g in &self.globals {
             if self.needs_memory {
-                global.fill(g.base, &g.init);
+                global.fill(g.base, &g.init).map_err(|f| {
+                    Error::Memory(format!(
+                        "the initial contents of .global variable {} ({} bytes) do not fit in the memory cap of {} bytes (--max-memory); give a larger --max-memory",
+                        g.name, g.bytes, f.limit
+                    ))
+                })?;
             }
             allocs.push(Alloc {
                 name: g.name.clone(),
@@ -211,18 +337,26 @@ impl Program {
                 size: Some(g.bytes),
             });
         }
-        let blocks = launch.grid.iter().map(|&x| x as u64).product::<u64>();
+        if let Some(p) = &launch.progress {
+            p.start(blocks);
+        }
+        // The lowest failed block: blocks after it stop early (their results are never
+        // delivered, the failure is).
+        let failed = AtomicU64::new(u64::MAX);
+        let failed = &failed;
         let workers = match launch.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         } as u64;
+        // Each worker holds one block's images.
+        let workers = workers.min((launch.max_memory / per_block.max(1)).max(1));
         // Blocks see each other only through global memory; with a memory image they run
         // in order, here, on that one image.
         if self.needs_memory || workers < 2 || blocks < 2 * workers {
             let global = std::sync::Mutex::new(global);
             let run: &RunBlocks = &|start, end, sink| {
                 let mut g = global.lock().unwrap_or_else(|e| e.into_inner());
-                self.run_blocks(launch, &allocs, threads, start..end, &mut g, sink)
+                self.run_blocks(launch, &allocs, threads, start..end, &mut g, failed, sink)
             };
             let (t, _) = produce(run, 0, blocks)?;
             return consume(t);
@@ -236,6 +370,7 @@ impl Program {
                 threads,
                 start..end,
                 &mut Global::default(),
+                failed,
                 sink,
             )
         };
@@ -308,7 +443,10 @@ impl Program {
         })
     }
 
-    /// Runs the blocks of linear indices `range` in order (x fastest).
+    /// Runs the blocks of linear indices `range` in order (x fastest). A failing block
+    /// lowers `failed` to its index; a block after the lowest failed one stops with
+    /// [`Error::Stopped`].
+    #[allow(clippy::too_many_arguments)]
     fn run_blocks(
         &self,
         launch: &Launch,
@@ -316,18 +454,38 @@ impl Program {
         threads: u32,
         range: std::ops::Range<u64>,
         global: &mut Global,
+        failed: &AtomicU64,
         sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
     ) -> Result<()> {
         let shared_bytes = self
             .dynamic_shared_base()
             .saturating_add(launch.dynamic_shared_bytes);
+        let local_bytes = self.local_bytes.saturating_mul(threads as u64);
+        let cap = launch.max_memory;
+        // One block's images, zeroed again for each block.
+        let mut shared = memory::zeroed(shared_bytes, cap, &|| {
+            format!("the shared memory of a block of {}", self.name)
+        })
+        .map_err(Error::Memory)?;
+        let mut local = memory::zeroed(local_bytes, cap, &|| {
+            format!(
+                "the local memory of a block of {} ({} bytes per thread × {threads} threads)",
+                self.name, self.local_bytes
+            )
+        })
+        .map_err(Error::Memory)?;
         let [gx, gy, _] = launch.grid.map(|x| x as u64);
         for linear in range {
+            if linear > failed.load(Ordering::Relaxed) {
+                return Err(Error::Stopped);
+            }
             let block = [
                 (linear % gx) as u32,
                 ((linear / gx) % gy) as u32,
                 (linear / (gx * gy)) as u32,
             ];
+            shared.fill(0);
+            local.fill(0);
             let mut ctx = BlockCtx {
                 prog: self,
                 launch,
@@ -335,11 +493,25 @@ impl Program {
                 block,
                 block_linear: linear,
                 threads,
-                shared: vec![0u8; shared_bytes as usize],
-                local: vec![0u8; (self.local_bytes * threads as u64) as usize],
+                shared: std::mem::take(&mut shared),
+                local: std::mem::take(&mut local),
                 steps: 0,
+                next_check: CHECK_EVERY.min(launch.max_steps.saturating_add(1)),
+                started: launch.max_block_time.map(|_| Instant::now()),
+                failed,
             };
-            ctx.run_block(global, sink)?;
+            let r = ctx.run_block(global, sink);
+            if let Err(e) = r {
+                if !matches!(e, Error::Stopped) {
+                    failed.fetch_min(linear, Ordering::Relaxed);
+                }
+                return Err(e);
+            }
+            if let Some(p) = &launch.progress {
+                p.block_done(ctx.steps);
+            }
+            shared = ctx.shared;
+            local = ctx.local;
         }
         Ok(())
     }
@@ -465,6 +637,36 @@ impl<'a> BlockCtx<'a> {
         warp
     }
 
+    /// The slow checks, every [`CHECK_EVERY`] steps and at the budget: the budget, the
+    /// clock, and whether an earlier block failed.
+    #[cold]
+    fn check_limits(&mut self, pc: u32) -> Result<()> {
+        let max = self.launch.max_steps;
+        let runaway = |ctx: &Self, limit| Error::Runaway {
+            at: ctx.at(pc),
+            steps: ctx.steps - 1,
+            block: ctx.block,
+            limit,
+        };
+        if self.steps > max {
+            return Err(runaway(self, RunawayLimit::Steps));
+        }
+        if self.block_linear > self.failed.load(Ordering::Relaxed) {
+            return Err(Error::Stopped);
+        }
+        if let (Some(limit), Some(started)) = (self.launch.max_block_time, self.started) {
+            let t = started.elapsed();
+            if t >= limit && self.steps > MIN_STEPS_FOR_TIME {
+                return Err(runaway(self, RunawayLimit::Time(t)));
+            }
+        }
+        self.next_check = self
+            .steps
+            .saturating_add(CHECK_EVERY)
+            .min(max.saturating_add(1));
+        Ok(())
+    }
+
     fn at(&self, pc: u32) -> At {
         let i = &self.prog.insts[pc as usize];
         At {
@@ -532,12 +734,8 @@ impl<'a> BlockCtx<'a> {
                 continue;
             }
             self.steps += 1;
-            if self.steps > self.launch.max_steps {
-                return Err(Error::Runaway {
-                    at: self.at(top.pc),
-                    steps: self.steps - 1,
-                    block: self.block,
-                });
+            if self.steps >= self.next_check {
+                self.check_limits(top.pc)?;
             }
             let pc = top.pc;
             let inst = &insts[pc as usize];

@@ -332,7 +332,7 @@ impl<'a> BlockCtx<'a> {
                 for (k, s) in srcs.iter().enumerate() {
                     for lane in lanes(exec) {
                         let off = at.image[lane] + k as u64 * w as u64;
-                        self.store(global, at.space[lane], off, w, get(warp, *s, lane));
+                        self.store(global, pc, at.space[lane], off, w, get(warp, *s, lane))?;
                     }
                 }
             }
@@ -365,7 +365,7 @@ impl<'a> BlockCtx<'a> {
                     let (s, off) = (at.space[lane], at.image[lane]);
                     let old = self.load(global, s, off, w);
                     let new = atom_value(*op, *ty, old, get(warp, *b, lane), get(warp, *c, lane));
-                    self.store(global, s, off, w, new);
+                    self.store(global, pc, s, off, w, new)?;
                     if let Some(d) = d {
                         warp.regs[*d as usize * WARP_SIZE + lane] = old;
                     }
@@ -423,7 +423,7 @@ impl<'a> BlockCtx<'a> {
                         } else {
                             0
                         };
-                        self.store(global, dst_at.space[lane], dst_at.image[lane] + k, 1, v);
+                        self.store(global, pc, dst_at.space[lane], dst_at.image[lane] + k, 1, v)?;
                     }
                 }
             }
@@ -585,7 +585,14 @@ impl<'a> BlockCtx<'a> {
                             let v = get(warp, *r, t);
                             for (k, (row, off)) in parts.iter().enumerate() {
                                 let o = at.image[*row] + *off as u64;
-                                self.store(global, at.space[*row], o, 2, (v >> (16 * k)) & 0xFFFF);
+                                self.store(
+                                    global,
+                                    pc,
+                                    at.space[*row],
+                                    o,
+                                    2,
+                                    (v >> (16 * k)) & 0xFFFF,
+                                )?;
                             }
                         } else if let Src::Reg(d) = r {
                             let mut v = 0;

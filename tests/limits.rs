@@ -1,0 +1,288 @@
+//! Launch limits on the compiled path, through the command line: runaway loops (budget and
+//! one-second clock), the hardware's grid, block and local-memory limits per compute
+//! capability, the memory cap, and the note before a launch too large to finish.
+
+mod common;
+use common::warpscope;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn temp(name: &str, text: &str) -> String {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("warpscope-limits-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join(name);
+    std::fs::write(&f, text).unwrap();
+    f.to_string_lossy().to_string()
+}
+
+fn ptx(globals: &str, body: &str) -> String {
+    temp(
+        "k.ptx",
+        &format!(".version 8.0\n.target sm_90\n.address_size 64\n.file 1 \"k.cu\"\n{globals}\n.visible .entry k(.param .u64 out, .param .u64 idx)\n{{\n{body}\n}}\n"),
+    )
+}
+
+/// `while (1) out[tid] = 1;` with the store at k.cu:5:9 (PTX line 16).
+const SPIN: &str = ".reg .b32 %r<2>;\n.reg .b64 %rd<4>;\n\
+ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\n\
+$L:\n.loc 1 5 9\nst.global.u32 [%rd3], 1;\nbra $L;";
+
+fn fails(args: &[&str], needles: &[&str]) -> String {
+    let (ok, _, err) = warpscope(args);
+    assert!(!ok, "expected failure for {args:?}");
+    for n in needles {
+        assert!(err.contains(n), "'{n}' missing from:\n{err}");
+    }
+    err
+}
+
+#[test]
+fn runaway_loop_stops_at_the_budget_naming_block_and_lines() {
+    let f = ptx("", SPIN);
+    // --max-steps 1000: 32,000 warp instructions; the 32,001st is warp 0's store.
+    fails(
+        &["analyze", &f, "--kernel", "k", "--grid", "2", "--block", "64", "--max-steps", "1000"],
+        &[
+            "PTX line 16:1 (k.cu:5:9): block (0,0,0) ran 32000 warp instructions, its budget (--max-steps), without finishing: a runaway loop? Fix the loop's exit condition, or raise --max-steps",
+        ],
+    );
+}
+
+#[test]
+fn runaway_loop_is_reported_within_seconds_by_default() {
+    let f = ptx("", SPIN);
+    let t = Instant::now();
+    let err = fails(
+        &[
+            "analyze", &f, "--kernel", "k", "--grid", "4", "--block", "256",
+        ],
+        &["(k.cu:5:9): block (0,0,0) ran for 1.", "give --max-steps N"],
+    );
+    // The default budget (32 M warp instructions) takes 3-8 s on a busy machine; the clock
+    // stops the block after 1 s and 1 M instructions.
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(6), "took {took:?}: {err}");
+}
+
+/// One compiled `while (1)` loop, when a CUDA compiler is at hand.
+#[test]
+fn runaway_cu_loop_names_its_source_line() {
+    if warpscope_toolkit::find(None).is_err() {
+        eprintln!("skipped: no CUDA compiler (scripts/test.sh installs one from PyPI)");
+        return;
+    }
+    let f = temp(
+        "spin.cu",
+        "__global__ void spin(float *a, int n)\n{\n    int i = threadIdx.x;\n    while (1) {\n        a[i] += 1.0f;\n        i = (i + n) % 1024;\n    }\n}\n",
+    );
+    let args = [
+        "analyze", &f, "--kernel", "spin", "--grid", "4", "--block", "256", "--arg", "n=32",
+    ];
+    let err = fails(
+        &args,
+        &["block (0,0,0) ran for 1.", "--max-steps", "runaway loop"],
+    );
+    // The clock stops the block on one of the loop's two lines.
+    assert!(
+        err.contains("spin.cu:5:") || err.contains("spin.cu:6:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn grid_and_block_limits_are_named_per_compute_capability() {
+    let f = ptx("", "ret;");
+    let run = |grid: &str, block: &str, cc: &str| -> Vec<String> {
+        vec![
+            "analyze".into(),
+            f.clone(),
+            "--kernel".into(),
+            "k".into(),
+            "--grid".into(),
+            grid.into(),
+            "--block".into(),
+            block.into(),
+            "--cc".into(),
+            cc.into(),
+        ]
+    };
+    let check = |a: Vec<String>, needle: &str| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        fails(&a, &[needle]);
+    };
+    check(
+        run("2147483648", "32", "9.0"),
+        "grid 2147483648×1×1 has gridDim.x = 2147483648; CC 9.0 allows at most 2147483647 in x",
+    );
+    check(
+        run("65536", "32", "2.0"),
+        "grid 65536×1×1 has gridDim.x = 65536; CC 2.0 allows at most 65535 in x",
+    );
+    check(
+        run("1,65536", "32", "9.0"),
+        "gridDim.y = 65536; CC 9.0 allows at most 65535 in y",
+    );
+    check(
+        run("1,1,2", "32", "1.3"),
+        "gridDim.z = 2; CC 1.3 allows at most 1 in z",
+    );
+    check(
+        run("1", "1024", "1.3"),
+        "block 1024×1×1 has 1024 threads; CC 1.3 allows at most 512 threads per block",
+    );
+    check(
+        run("1", "1,1,65", "9.0"),
+        "blockDim.z = 65; CC 9.0 allows at most 64 in z",
+    );
+    check(
+        run("1", "2048", "9.0"),
+        "2048 threads; CC 9.0 allows at most 1024 threads per block",
+    );
+    // 65535 blocks in x is within 2.0's limit.
+    let a = run("65535", "32", "2.0");
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (ok, _, err) = warpscope(&a);
+    assert!(ok, "{err}");
+}
+
+#[test]
+fn local_memory_is_checked_per_compute_capability() {
+    let body = |bytes: u32| {
+        format!(".local .align 4 .b8 buf[{bytes}];\n.reg .b32 %r<2>;\n.reg .b64 %rd<3>;\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd1, %r1, 4;\nmov.u64 %rd2, buf;\nadd.s64 %rd2, %rd2, %rd1;\nst.local.u32 [%rd2], 1;\nret;")
+    };
+    let args = |f: &str, cc: &str| -> Vec<String> {
+        [
+            "analyze", f, "--kernel", "k", "--grid", "1", "--block", "32", "--cc", cc,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    fn strs(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    let big = ptx("", &body(600_000));
+    fails(
+        &strs(&args(&big, "9.0")),
+        &["a thread uses 600000 bytes of local memory; CC 9.0 allows at most 524288 bytes (512 KiB) per thread"],
+    );
+    // 20,000 bytes: over 1.x's 16 KiB, within 2.0's 512 KiB.
+    let mid = ptx("", &body(20_000));
+    fails(
+        &strs(&args(&mid, "1.3")),
+        &["CC 1.3 allows at most 16384 bytes (16 KiB) per thread"],
+    );
+    let (ok, out, err) = warpscope(&strs(&args(&mid, "1.3,2.0,9.0"))[..]);
+    assert!(!ok, "{out}");
+    assert!(err.contains("CC 1.3 allows at most 16384"), "{err}");
+    let (ok, out, err) = warpscope(&strs(&args(&mid, "guide")));
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("CC 1.0 left out: a thread uses 20000 bytes of local memory"),
+        "{out}"
+    );
+}
+
+/// out[idx[0] + tid * 1024] = 1: a loaded value reaches the address, so the global image is
+/// kept; 64 threads write 64 pages of 4 KiB.
+const SCATTER: &str = ".reg .b32 %r<4>;\n.reg .b64 %rd<6>;\n\
+ld.param.u64 %rd1, [out];\nld.param.u64 %rd2, [idx];\nld.global.u32 %r1, [%rd2];\nmov.u32 %r2, %tid.x;\n\
+mad.lo.s32 %r3, %r2, 1024, %r1;\nmul.wide.u32 %rd3, %r3, 4;\nadd.s64 %rd4, %rd1, %rd3;\n\
+.loc 1 7 3\nst.global.u32 [%rd4], 1;\nret;";
+
+#[test]
+fn memory_cap_names_the_allocation_and_the_flag() {
+    let f = ptx("", SCATTER);
+    let base = [
+        "analyze",
+        f.as_str(),
+        "--kernel",
+        "k",
+        "--grid",
+        "1",
+        "--block",
+        "64",
+    ];
+    let with = |cap: &str| {
+        let mut a = base.to_vec();
+        a.extend(["--max-memory", cap]);
+        warpscope(&a)
+    };
+    let (ok, _, err) = with("256K");
+    assert!(ok, "{err}");
+    let (ok, _, err) = with("64K");
+    assert!(!ok);
+    assert!(
+        // A .ptx without its .cu names parameters by position.
+        err.contains("(k.cu:7:3): a store to 'param_0' by block (0,0,0) needs another 4 KiB page of the global memory image, which holds 65536 bytes already: over the memory cap of 65536 bytes (--max-memory)"),
+        "{err}"
+    );
+    let (ok, _, err) = with("1.5G");
+    assert!(ok, "{err}");
+    let (ok, _, err) = with("lots");
+    assert!(!ok);
+    assert!(err.contains("'lots' is not a size"), "{err}");
+    assert!(err.contains("e.g. 512M or 4G"), "{err}");
+    let (ok, _, err) = with("0");
+    assert!(!ok && err.contains("at least 1 byte"), "{err}");
+}
+
+/// Runs `args` for at most `wait`, then stops it; returns its standard error so far.
+fn stderr_within(args: &[&str], wait: Duration) -> String {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while t.elapsed() < wait {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+#[test]
+fn largest_grid_is_announced_before_it_runs_for_ages() {
+    let f = ptx("", SPIN.replace("bra $L;", "ret;").as_str());
+    let args = [
+        "analyze",
+        f.as_str(),
+        "--kernel",
+        "k",
+        "--grid",
+        "2147483647,65535,65535",
+        "--block",
+        "32",
+    ];
+    let err = stderr_within(&args, Duration::from_secs(5));
+    assert!(
+        err.contains("note: this launch has 9,223,090,559,730,712,575 blocks; its first "),
+        "{err}"
+    );
+    assert!(err.contains("ran 6 warp instructions each"), "{err}");
+    assert!(err.contains(" years. Analyze a smaller --grid"), "{err}");
+    // Standard error is not a terminal here: no bar.
+    assert!(!err.contains("blocks, "), "{err}");
+    // --quiet: nothing at all.
+    let mut quiet = args.to_vec();
+    quiet.push("--quiet");
+    let err = stderr_within(&quiet, Duration::from_secs(2));
+    assert_eq!(err, "");
+}
