@@ -689,7 +689,33 @@ fn build_launch(
         dynamic_shared_bytes: req.dynamic_shared_bytes,
         max_steps: req.max_steps.saturating_mul(32),
         threads: 0,
+        textures: Vec::new(),
     };
+    let mut texture_of: Vec<Option<usize>> = vec![None; n];
+    for (i, t) in req.textures.iter().enumerate() {
+        let k = find(&t.name).ok_or_else(|| {
+            anyhow!(
+                "--texture {}: {} has no parameter '{}'; its parameters are: {}",
+                t.name,
+                req.kernel,
+                t.name,
+                all()
+            )
+        })?;
+        if prog.params[k].bytes != 8 {
+            bail!(
+                "--texture {}: '{}' is not a texture or surface object (a 64-bit handle)",
+                t.name,
+                label(k)
+            );
+        }
+        texture_of[k] = Some(i);
+        launch.textures.push(warpscope_simt::TextureBinding {
+            handle: warpscope_simt::texture_handle(i),
+            desc: t.clone(),
+            base: warpscope_simt::TEXTURE_BASE + i as u64 * warpscope_simt::TEXTURE_SPACING,
+        });
+    }
     let mut slot = 0u64;
     let mut descs = Vec::with_capacity(n);
     for k in 0..n {
@@ -698,6 +724,29 @@ fn build_launch(
             .cloned()
             .unwrap_or_else(|| format!(".{}", prog.params[k].ty));
         let p = &prog.params[k];
+        if let Some(i) = texture_of[k] {
+            let handle = warpscope_simt::texture_handle(i).to_le_bytes().to_vec();
+            launch.args.push(handle.clone());
+            descs.push(ParamDesc {
+                name: name(k),
+                ty,
+                alloc: None,
+                elem_size: 0,
+                bytes: handle,
+            });
+            continue;
+        }
+        if types
+            .get(k)
+            .is_some_and(|t| t.contains("cudaTextureObject_t") || t.contains("cudaSurfaceObject_t"))
+        {
+            bail!(
+                "kernel parameter {} is a texture or surface object: describe it with --texture {}=KIND:W[xH[xD]]:FORMAT (KIND linear, pitch2d or array; e.g. --texture {}=array:1024x1024:float)",
+                label(k),
+                name(k),
+                name(k)
+            );
+        }
         let is_ptr_type = types.get(k).map(|t| t.trim_end().ends_with('*'));
         let wide = p.bytes == 8
             && (p.ty.starts_with('u') || p.ty.starts_with('b') || p.ty.starts_with('s'));

@@ -70,6 +70,9 @@ pub struct AnalyzeRequest {
     /// Which front end reads a `.cu` file and how to compile it (`.ptx` files always take
     /// the compiled path).
     pub compile: CompileRequest,
+    /// `--texture`: the texture and surface objects the kernel's parameters hold (compiled
+    /// path only).
+    pub textures: Vec<warpscope_model::texture::TextureDesc>,
 }
 
 /// A GPU of the table and the rates to predict with (datasheet or calibrated).
@@ -121,6 +124,7 @@ impl AnalyzeRequest {
             max_steps: warpscope_cuda::DEFAULT_MAX_STEPS,
             gpus: Vec::new(),
             compile: CompileRequest::default(),
+            textures: Vec::new(),
         }
     }
 

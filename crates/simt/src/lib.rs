@@ -24,6 +24,9 @@ mod special;
 
 pub use decode::{GlobalVar, Param, Program};
 pub use error::{At, Error, Result};
-pub use exec::{Launch, WarpOrigin, DEFAULT_MAX_STEPS};
+pub use exec::{
+    texture_handle, Launch, TextureBinding, WarpOrigin, DEFAULT_MAX_STEPS, TEXTURE_BASE,
+    TEXTURE_SPACING,
+};
 pub use instr::Site;
 pub use memory::Alloc;

@@ -36,6 +36,7 @@ fn launch(prog: &Program, grid: u32, block: u32, n: usize) -> Launch {
         dynamic_shared_bytes: 0,
         max_steps: 1 << 30,
         threads: 0,
+        textures: Vec::new(),
     }
 }
 

@@ -6,6 +6,9 @@ use warpscope_model::{Space, WarpAccess, WARP_SIZE};
 mod access;
 mod packed;
 mod step;
+mod texture;
+
+pub use texture::{texture_handle, TextureBinding, TEXTURE_BASE, TEXTURE_SPACING};
 
 use crate::decode::{window, Program};
 use crate::error::{At, Error, Result};
@@ -39,6 +42,8 @@ pub struct Launch {
     pub max_steps: u64,
     /// Threads that run blocks when blocks are independent; 0: one per core.
     pub threads: usize,
+    /// The texture and surface objects (`--texture`) the parameters hold handles of.
+    pub textures: Vec<TextureBinding>,
 }
 
 /// Default for [`Launch::max_steps`].
