@@ -739,6 +739,9 @@ fn build_launch(
         if types
             .get(k)
             .is_some_and(|t| t.contains("cudaTextureObject_t") || t.contains("cudaSurfaceObject_t"))
+            || (args[k].is_none()
+                && types.get(k).is_none_or(|t| t == "unsigned long long")
+                && declared_as_object(&req.source, &name(k)))
         {
             bail!(
                 "kernel parameter {} is a texture or surface object: describe it with --texture {}=KIND:W[xH[xD]]:FORMAT (KIND linear, pitch2d or array; e.g. --texture {}=array:1024x1024:float)",
@@ -833,6 +836,24 @@ fn build_launch(
         *contents = init.contents;
     }
     Ok((launch, descs))
+}
+
+/// Whether `source` declares a parameter `name` as a `cudaTextureObject_t` or
+/// `cudaSurfaceObject_t` (the mangled name only says `unsigned long long`).
+fn declared_as_object(source: &str, name: &str) -> bool {
+    ["cudaTextureObject_t", "cudaSurfaceObject_t"]
+        .iter()
+        .any(|kw| {
+            source.match_indices(kw).any(|(at, _)| {
+                let rest = source[at + kw.len()..].trim_start();
+                let rest = rest.strip_prefix("const").map_or(rest, str::trim_start);
+                let ident: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                ident == name
+            })
+        })
 }
 
 fn encode_scalar(v: &str, bytes: u64, float: bool) -> Option<Vec<u8>> {

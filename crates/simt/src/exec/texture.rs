@@ -89,13 +89,15 @@ impl<'a> BlockCtx<'a> {
                 let out = (0..axes).any(|k| c[k] < 0 || c[k] as u64 >= size[k])
                     || layer.is_some_and(|l| l < 0 || l as u64 >= size[2]);
                 match (out, t.boundary) {
-                    (true, Boundary::Trap) => return Err(fault(
-                        lane,
-                        format!(
+                    (true, Boundary::Trap) => {
+                        return Err(fault(
+                            lane,
+                            format!(
                             "surface access at ({}, {}, {}) outside '{}' ({}x{}x{} texels; .trap)",
                             c[0], c[1], c[2], d.name, size[0], size[1], size[2]
                         ),
-                    )),
+                        ))
+                    }
                     (true, Boundary::Zero) => Footprint::default(),
                     _ => texture::footprint(d, Coords::Int(c), axes, layer, Sampling::Tex),
                 }
