@@ -171,7 +171,7 @@ impl std::str::FromStr for TextureDesc {
         let mut sz = [1u64; 3];
         for (k, d) in dims_text.iter().enumerate() {
             sz[k] = match d.trim().parse::<u64>() {
-                Ok(v) if v >= 1 && v <= 1 << 30 => v,
+                Ok(v) if (1..=1 << 30).contains(&v) => v,
                 _ => {
                     return Err(format!(
                         "size '{size}': '{d}' is not a whole number of texels from 1 to 2^30"
@@ -547,20 +547,17 @@ pub fn warp_requests(
                 out.push(a);
             }
         }
-        let first = out.is_empty();
-        let (_, a) = current.get_or_insert_with(|| {
-            (
-                group,
-                WarpAccess {
-                    space,
-                    op,
-                    width: t.texel_bytes,
-                    mask: 0,
-                    addrs: [0; crate::access::WARP_SIZE],
-                    read_only: !first,
-                },
-            )
-        });
+        let (_, a) = current.get_or_insert((
+            group,
+            WarpAccess {
+                space,
+                op,
+                width: t.texel_bytes,
+                mask: 0,
+                addrs: [0; crate::access::WARP_SIZE],
+                read_only: !out.is_empty(),
+            },
+        ));
         for (k, texel) in f.iter().take(slots).enumerate() {
             let slot = (lane % per) * slots + k;
             a.addrs[slot] = base + texel_offset(t, texel);
