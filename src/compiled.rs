@@ -692,7 +692,33 @@ fn build_launch(
         max_memory: req.max_memory,
         threads: 0,
         progress: req.progress.clone(),
+        textures: Vec::new(),
     };
+    let mut texture_of: Vec<Option<usize>> = vec![None; n];
+    for (i, t) in req.textures.iter().enumerate() {
+        let k = find(&t.name).ok_or_else(|| {
+            anyhow!(
+                "--texture {}: {} has no parameter '{}'; its parameters are: {}",
+                t.name,
+                req.kernel,
+                t.name,
+                all()
+            )
+        })?;
+        if prog.params[k].bytes != 8 {
+            bail!(
+                "--texture {}: '{}' is not a texture or surface object (a 64-bit handle)",
+                t.name,
+                label(k)
+            );
+        }
+        texture_of[k] = Some(i);
+        launch.textures.push(warpscope_simt::TextureBinding {
+            handle: warpscope_simt::texture_handle(i),
+            desc: t.clone(),
+            base: warpscope_simt::TEXTURE_BASE + i as u64 * warpscope_simt::TEXTURE_SPACING,
+        });
+    }
     let mut slot = 0u64;
     let mut descs = Vec::with_capacity(n);
     for k in 0..n {
@@ -701,6 +727,32 @@ fn build_launch(
             .cloned()
             .unwrap_or_else(|| format!(".{}", prog.params[k].ty));
         let p = &prog.params[k];
+        if let Some(i) = texture_of[k] {
+            let handle = warpscope_simt::texture_handle(i).to_le_bytes().to_vec();
+            launch.args.push(handle.clone());
+            descs.push(ParamDesc {
+                name: name(k),
+                ty,
+                alloc: None,
+                elem_size: 0,
+                bytes: handle,
+            });
+            continue;
+        }
+        if types
+            .get(k)
+            .is_some_and(|t| t.contains("cudaTextureObject_t") || t.contains("cudaSurfaceObject_t"))
+            || (args[k].is_none()
+                && types.get(k).is_none_or(|t| t == "unsigned long long")
+                && declared_as_object(&req.source, &name(k)))
+        {
+            bail!(
+                "kernel parameter {} is a texture or surface object: describe it with --texture {}=KIND:W[xH[xD]]:FORMAT (KIND linear, pitch2d or array; e.g. --texture {}=array:1024x1024:float)",
+                label(k),
+                name(k),
+                name(k)
+            );
+        }
         let is_ptr_type = types.get(k).map(|t| t.trim_end().ends_with('*'));
         let wide = p.bytes == 8
             && (p.ty.starts_with('u') || p.ty.starts_with('b') || p.ty.starts_with('s'));
@@ -787,6 +839,24 @@ fn build_launch(
         *contents = init.contents;
     }
     Ok((launch, descs))
+}
+
+/// Whether `source` declares a parameter `name` as a `cudaTextureObject_t` or
+/// `cudaSurfaceObject_t` (the mangled name only says `unsigned long long`).
+fn declared_as_object(source: &str, name: &str) -> bool {
+    ["cudaTextureObject_t", "cudaSurfaceObject_t"]
+        .iter()
+        .any(|kw| {
+            source.match_indices(kw).any(|(at, _)| {
+                let rest = source[at + kw.len()..].trim_start();
+                let rest = rest.strip_prefix("const").map_or(rest, str::trim_start);
+                let ident: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                ident == name
+            })
+        })
 }
 
 fn encode_scalar(v: &str, bytes: u64, float: bool) -> Option<Vec<u8>> {

@@ -84,6 +84,9 @@ pub struct AnalyzeRequest {
     /// Which front end reads a `.cu` file and how to compile it (`.ptx` files always take
     /// the compiled path).
     pub compile: CompileRequest,
+    /// `--texture`: the texture and surface objects the kernel's parameters hold (compiled
+    /// path only).
+    pub textures: Vec<warpscope_model::texture::TextureDesc>,
 }
 
 /// A GPU of the table and the rates to predict with (datasheet or calibrated).
@@ -138,6 +141,7 @@ impl AnalyzeRequest {
             progress: None,
             gpus: Vec::new(),
             compile: CompileRequest::default(),
+            textures: Vec::new(),
         }
     }
 

@@ -202,15 +202,15 @@ fn malformed_ptx_names_line_and_column() {
 fn unsupported_instruction_is_named_with_its_line() {
     let f = temp(
         "tex.ptx",
-        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(\n.param .u64 t)\n{\n.reg .b64 %rd<2>;\n.reg .f32 %f<5>;\n.reg .b32 %r<2>;\nld.param.u64 %rd1, [t];\ntex.2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %r1}];\nret;\n}\n",
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(\n.param .u64 t)\n{\n.reg .b64 %rd<2>;\n.reg .f32 %f<5>;\n.reg .b32 %r<2>;\nld.param.u64 %rd1, [t];\ntxq.width.b32 %r1, [%rd1];\nret;\n}\n",
     );
     let (ok, _, err) = warpscope(&[
         "analyze", &f, "--kernel", "k", "--grid", "1", "--block", "32",
     ]);
     assert!(!ok);
     assert!(err.contains("PTX line 11"), "{err}");
-    assert!(err.contains("tex.2d.v4.f32.s32"), "{err}");
-    assert!(err.contains("texture"), "{err}");
+    assert!(err.contains("txq.width.b32"), "{err}");
+    assert!(err.contains("tex, tld4, suld and sust are"), "{err}");
 }
 
 #[test]

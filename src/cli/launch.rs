@@ -47,6 +47,14 @@ pub struct LaunchArgs {
     /// little-endian elements; its element count sizes the allocation, and must equal --alloc).
     #[arg(long = "init", value_name = "NAME=MODE")]
     init: Vec<String>,
+    /// A texture or surface object parameter (compiled path), repeatable:
+    /// NAME=KIND:W[xH[xD]]:FORMAT[,addr=clamp|wrap|mirror|border][,filter=point|linear]
+    /// [,normalized][,read=element|normalized-float][,pitch=BYTES]; KIND linear (tex1Dfetch),
+    /// pitch2d or array (a CUDA array, block-linear); FORMAT float, float4, uchar4, ...;
+    /// defaults as CUDA's: clamp, point, unnormalized, element. Example:
+    /// --texture img=array:1024x1024:float
+    #[arg(long = "texture", value_name = "NAME=KIND:SIZE:FORMAT")]
+    textures: Vec<String>,
     /// Preprocessor macro NAME[=VALUE], as nvcc takes it.
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     defines: Vec<String>,
@@ -280,6 +288,14 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
         args.extend(h.args.iter().cloned());
     }
     req.args = args;
+    req.textures = l
+        .textures
+        .iter()
+        .map(|t| {
+            t.parse::<warpscope::model::texture::TextureDesc>()
+                .map_err(|e| anyhow::anyhow!("--texture {t}: {e}"))
+        })
+        .collect::<Result<_>>()?;
     req.allocs = pairs(&l.allocs, "alloc")?
         .into_iter()
         .map(|(n, v)| {

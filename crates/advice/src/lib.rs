@@ -201,10 +201,10 @@ fn two_dimensional(text: &str) -> bool {
 }
 
 /// What the access costs in the units that matter for its space: transaction bytes (global,
-/// local), wavefronts (shared), requests (constant).
+/// local, texture, surface), wavefronts (shared), requests (constant).
 pub fn weight(c: &Cost, space: Space) -> u64 {
     match space {
-        Space::Global | Space::Local => c.transaction_bytes,
+        Space::Global | Space::Local | Space::Texture | Space::Surface => c.transaction_bytes,
         Space::Shared => c.wavefronts,
         Space::Constant => c.requests,
     }
@@ -241,6 +241,9 @@ pub fn diagnose(facts: &SiteFacts, arch: &Arch, config: &Config, a: &WarpAccess)
         Space::Global | Space::Local => memory::memory(facts, arch, config, a),
         Space::Shared => shared::shared(arch, config, a),
         Space::Constant => constant(arch, a),
+        // One request of a texture fetch: no advice yet (the fetch's own sectors are its
+        // layout's; see warpscope_model::texture).
+        Space::Texture | Space::Surface => Vec::new(),
     }
 }
 

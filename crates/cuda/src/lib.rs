@@ -680,6 +680,7 @@ impl Kernel {
             max_memory: cfg.max_memory,
             threads: 0,
             progress: cfg.progress.clone(),
+            textures: Vec::new(),
         })
     }
 

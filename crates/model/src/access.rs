@@ -19,6 +19,21 @@ pub enum Space {
     Local,
     /// `__constant__` memory; addresses are byte offsets in the constant bank.
     Constant,
+    /// A texture fetch (`tex`, `tld4`): one [`WarpAccess`] per request, whose active slots are
+    /// the texels it reads (byte addresses in the texture's layout, `width` = texel bytes);
+    /// see [`crate::texture`].
+    Texture,
+    /// A surface load or store (`suld`, `sust`): one [`WarpAccess`] per request, as
+    /// [`Space::Texture`].
+    Surface,
+}
+
+impl Space {
+    /// Whether accesses of this space are split into one [`WarpAccess`] per request
+    /// (texture and surface accesses; see [`WarpAccess::read_only`]).
+    pub fn per_request(self) -> bool {
+        matches!(self, Space::Texture | Space::Surface)
+    }
 }
 
 /// Load, store or atomic.
@@ -59,7 +74,9 @@ pub struct WarpAccess {
     pub mask: u32,
     /// Byte address of each lane.
     pub addrs: [u64; WARP_SIZE],
-    /// Load through the read-only (texture) path: `__ldg` or a `const __restrict__` pointer.
+    /// Global: load through the read-only (texture) path (`__ldg` or a `const __restrict__`
+    /// pointer). Texture and surface ([`Space::per_request`]): set on every request of a warp
+    /// instruction after its first (a further request, not a further execution).
     pub read_only: bool,
 }
 

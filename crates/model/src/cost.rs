@@ -84,7 +84,8 @@ impl Cost {
 ///
 /// An access with no active lane costs nothing (`executions` = 0). Global and local accesses
 /// follow [`crate::global`], shared accesses [`crate::shared`], constant accesses
-/// [`crate::constant`].
+/// [`crate::constant`], texture and surface requests [`crate::texture`] (an execution is
+/// counted on an instruction's first request only).
 pub fn cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
     if access.mask == 0 {
         return Cost::default();
@@ -93,8 +94,9 @@ pub fn cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
         Space::Global | Space::Local => crate::global::cost(arch, config, access),
         Space::Shared => crate::shared::cost(arch, config, access),
         Space::Constant => crate::constant::cost(arch, access),
+        Space::Texture | Space::Surface => crate::texture::cost(access),
     };
-    c.executions = 1;
+    c.executions = u64::from(!(access.space.per_request() && access.read_only));
     c.bytes_requested = access.active_lanes() as u64 * access.width as u64;
     c.misaligned_lanes = access
         .active()

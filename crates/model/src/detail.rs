@@ -177,6 +177,21 @@ pub fn breakdown(arch: &Arch, config: &Config, a: &WarpAccess) -> Breakdown {
     match a.space {
         Space::Global | Space::Local => memory(arch, config, a),
         Space::Shared => shared(arch, config, a),
+        // One request of a texture/surface fetch: its texels' 32-byte sectors
+        // (crate::texture), drawn as a sectored request.
+        Space::Texture | Space::Surface => Breakdown::Memory {
+            path: GlobalPath::Sectors,
+            requests: if a.mask == 0 {
+                Vec::new()
+            } else {
+                vec![Request {
+                    group: a.mask,
+                    lanes: a.mask,
+                    strictly_coalesced: false,
+                    transactions: blocks(a, a.mask, u64::from(a.width.clamp(1, 16)), 5),
+                }]
+            },
+        },
         Space::Constant => {
             let size = match arch.family {
                 Family::Cc1Strict | Family::Cc1Segment => 16,

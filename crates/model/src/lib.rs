@@ -6,7 +6,7 @@
 //! names its source there ([PG], [PG5], [BPG], [HB] or measured on H100).
 //!
 //! Layout: [`access`] (what the front ends hand over), [`arch`] (the table of compute
-//! capabilities), [`global`], [`shared`], [`constant`] (one module per memory space), and
+//! capabilities), [`global`], [`shared`], [`constant`], [`texture`] (one module per memory space), and
 //! [`cost`] (the counters and the entry point [`cost::cost`]).
 
 pub mod access;
@@ -17,6 +17,7 @@ pub mod detail;
 pub mod global;
 pub mod mask;
 pub mod shared;
+pub mod texture;
 
 pub use access::{Op, Space, WarpAccess, WARP_SIZE};
 pub use arch::{Arch, ComputeCapability, LaunchLimits};

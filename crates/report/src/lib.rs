@@ -451,6 +451,13 @@ pub struct Counters {
     pub misaligned_lanes: u64,
 }
 
+impl Counters {
+    /// Whether nothing was counted (no execution and no request).
+    pub fn is_empty(&self) -> bool {
+        self.executions == 0 && self.requests == 0
+    }
+}
+
 impl From<Cost> for Counters {
     fn from(c: Cost) -> Self {
         Counters {
@@ -518,7 +525,7 @@ impl SiteReport {
 
 #[derive(Default)]
 struct Totals {
-    b: [Cost; 10],
+    b: [Cost; 13],
 }
 
 impl Totals {
@@ -530,6 +537,8 @@ impl Totals {
             (Space::Shared, _) => 2,
             (Space::Local, _) => 4,
             (Space::Constant, _) => 6,
+            (Space::Texture, _) => 10,
+            (Space::Surface, _) => 11,
         } + (op == Op::Store) as usize;
         &mut self.b[i]
     }
@@ -545,6 +554,9 @@ impl Totals {
             constant_load: c(6),
             global_atomic: c(8),
             shared_atomic: c(9),
+            texture_load: c(10),
+            surface_load: c(11),
+            surface_store: c(12),
         }
     }
 }
@@ -570,6 +582,16 @@ pub struct TotalsReport {
     pub global_atomic: Counters,
     /// `atom` on shared memory (`op_atom`).
     pub shared_atomic: Counters,
+    /// Texture fetches (`tex`, `tld4`; Nsight Compute's `l1tex__t_*_pipe_tex_mem_texture`).
+    /// Left out of JSON when the launch has none.
+    #[serde(skip_serializing_if = "Counters::is_empty")]
+    pub texture_load: Counters,
+    /// Surface loads (`suld`; `l1tex__t_*_pipe_tex_mem_surface_op_ld`), left out when none.
+    #[serde(skip_serializing_if = "Counters::is_empty")]
+    pub surface_load: Counters,
+    /// Surface stores (`sust`; `l1tex__t_*_pipe_tex_mem_surface_op_st`), left out when none.
+    #[serde(skip_serializing_if = "Counters::is_empty")]
+    pub surface_store: Counters,
 }
 
 /// The counters of every site for one compute capability.

@@ -214,6 +214,9 @@ fn site_table(a: &Analysis, archs: &[usize], color: bool) -> Table {
             tt.global_atomic,
             tt.local_load,
             tt.local_store,
+            tt.texture_load,
+            tt.surface_load,
+            tt.surface_store,
         ];
         let req: u64 = mem.iter().map(|c| c.requests).sum::<u64>()
             + tt.shared_load.requests

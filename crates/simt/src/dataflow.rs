@@ -52,8 +52,17 @@ fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
             Vec::new(),
         ),
         Matrix { regs, .. } => (Vec::new(), regs.clone()),
+        Texture(t) => (t.ds.iter().flatten().copied().collect(), Vec::new()),
         _ => (Vec::new(), Vec::new()),
     }
+}
+
+/// The operands of a texture/surface instruction that act as its address: the handle, the
+/// coordinates and the layer.
+fn texture_operands(t: &crate::instr::TexInstr) -> impl Iterator<Item = Src> + '_ {
+    std::iter::once(t.handle)
+        .chain(t.coords.iter().copied())
+        .chain(t.layer)
 }
 
 /// Whether any value loaded from memory (or returned by an atomic) can flow into an
@@ -67,6 +76,11 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
                 .flatten()
                 .for_each(|d| tainted[*d as usize] = true),
             Instr::Atom { d: Some(d), .. } => tainted[*d as usize] = true,
+            Instr::Texture(t) => {
+                t.ds.iter()
+                    .flatten()
+                    .for_each(|d| tainted[*d as usize] = true)
+            }
             Instr::Matrix {
                 store: false, regs, ..
             } => regs.iter().for_each(|s| {
@@ -109,6 +123,7 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
                     ..
                 } => reg(dst.base) || reg(src.base) || src_bytes.is_some_and(|s| is(&tainted, &s)),
                 Instr::Shfl { b, c, .. } => is(&tainted, b) || is(&tainted, c),
+                Instr::Texture(t) => texture_operands(t).any(|s| is(&tainted, &s)),
                 _ => false,
             }
     })
@@ -140,6 +155,7 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                 .into_iter()
                 .chain(src.base)
                 .for_each(|r| live[r as usize] = true),
+            Instr::Texture(t) => texture_operands(t).for_each(|s| mark(&mut live, &s)),
             _ => {}
         }
     }
@@ -171,6 +187,7 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     | Instr::Atom { .. }
                     | Instr::CpAsync { .. }
                     | Instr::Matrix { .. }
+                    | Instr::Texture(_)
                     | Instr::Call { .. }
                     | Instr::Bra { .. }
                     | Instr::Bar

@@ -102,6 +102,9 @@ struct Decoder<'m> {
     insts: Vec<Inst>,
     nregs: u32,
     sites: Vec<Site>,
+    /// `.loc F L C, inlined_at …`: each inlined location's call site, to follow a chain of
+    /// inlining within one header (`tex2D` → `__nv_tex_surf_handler`) back to its caller.
+    inline_parent: HashMap<(u32, u32, u32), (u32, u32, u32)>,
     /// Module-scope symbols: name → (state space, address).
     globals: HashMap<String, (StateSpace, u64)>,
     shared_top: u64,
@@ -247,6 +250,7 @@ impl Program {
             insts: Vec::new(),
             nregs: SPECIALS.len() as u32,
             sites: Vec::new(),
+            inline_parent: HashMap::new(),
             globals: HashMap::new(),
             shared_top: 0,
             extern_shared_base: 0,
@@ -558,6 +562,9 @@ impl<'m> Decoder<'m> {
                 Statement::Loc(l) => {
                     *loc = Some((l.file, l.line, l.col));
                     *inl = l.inlined_at;
+                    if let Some(at) = l.inlined_at {
+                        self.inline_parent.insert((l.file, l.line, l.col), at);
+                    }
                 }
                 Statement::Directive(..) => {}
                 Statement::Block(b, _) => {
@@ -736,7 +743,7 @@ impl<'m> Decoder<'m> {
                         read_only: k.read_only,
                         atomic: k.atomic,
                         loc: ctx.loc,
-                        inlined_at: ctx.inlined_at,
+                        inlined_at: self.outer_call(ctx.loc, ctx.inlined_at),
                     });
                 }
                 match &mut x {
@@ -744,6 +751,7 @@ impl<'m> Decoder<'m> {
                     | Instr::St { site, .. }
                     | Instr::Atom { site, .. }
                     | Instr::Matrix { site, .. } => *site = ids[0],
+                    Instr::Texture(t) => t.site = ids[0],
                     Instr::CpAsync {
                         load_site,
                         store_site,
@@ -773,6 +781,27 @@ impl<'m> Decoder<'m> {
         };
         self.push(instr, guard, i.pos, ctx.loc);
         Ok(label)
+    }
+
+    /// The call site of an inlined location, followed out of the location's own file: code
+    /// inlined from a header through further functions of that header is attributed to the
+    /// line outside it that called the first.
+    fn outer_call(
+        &self,
+        loc: Option<(u32, u32, u32)>,
+        mut at: Option<(u32, u32, u32)>,
+    ) -> Option<(u32, u32, u32)> {
+        let file = loc?.0;
+        for _ in 0..16 {
+            match at {
+                Some(a) if a.0 == file => match self.inline_parent.get(&a) {
+                    Some(&p) => at = Some(p),
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        at
     }
 
     fn call(

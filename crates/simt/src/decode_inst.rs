@@ -8,6 +8,8 @@ use crate::decode::SiteKind;
 use crate::error::{At, Error, Result};
 use crate::instr::*;
 
+mod tex;
+
 type Resolve<'a> = &'a dyn Fn(&Operand, Option<Ty>) -> Result<Src>;
 type Dest<'a> = &'a dyn Fn(&Operand) -> Result<Option<Reg>>;
 type AddrFn<'a> = &'a dyn Fn(&Operand) -> Result<Addr>;
@@ -35,7 +37,7 @@ pub(crate) enum Decoded {
     Many(Vec<Instr>),
 }
 
-const SUPPORTED: &str = "supported: integer and float arithmetic, logic and shifts, setp/set/selp/slct, cvt, cvta, mov, ld/st/ldu (global, shared, local, const, param, generic; scalar and .v2/.v4), atom/red, cp.async, bra, bar/barrier, exit/ret, call, shfl/vote/match/redux/activemask, membar/fence/prefetch (ignored)";
+const SUPPORTED: &str = "supported: integer and float arithmetic, logic and shifts, setp/set/selp/slct, cvt, cvta, mov, ld/st/ldu (global, shared, local, const, param, generic; scalar and .v2/.v4), atom/red, cp.async, tex/tld4/suld/sust, bra, bar/barrier, exit/ret, call, shfl/vote/match/redux/activemask, membar/fence/prefetch (ignored)";
 
 impl<'a> InstDecoder<'a> {
     fn has(&self, m: &str) -> bool {
@@ -104,11 +106,11 @@ impl<'a> InstDecoder<'a> {
     pub fn decode(&mut self) -> Result<Decoded> {
         let op = self.i.opcode.as_str();
         Ok(match op {
-            "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl"
-            | "shr" | "mad" | "fma" | "mul24" | "mad24" | "abs" | "neg" | "not" | "cnot"
-            | "popc" | "clz" | "brev" | "bfind" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos"
-            | "lg2" | "ex2" | "tanh" | "copysign" | "bfe" | "bfi" | "prmt" | "lop3" | "shf"
-            | "sad" | "testp" | "dp4a" | "fns" => Decoded::Plain(self.alu()?),
+            "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor"
+            | "shl" | "shr" | "mad" | "fma" | "mul24" | "mad24" | "abs" | "neg" | "not"
+            | "cnot" | "popc" | "clz" | "brev" | "bfind" | "rcp" | "sqrt" | "rsqrt" | "sin"
+            | "cos" | "lg2" | "ex2" | "tanh" | "copysign" | "bfe" | "bfi" | "prmt" | "lop3"
+            | "shf" | "sad" | "testp" | "dp4a" | "fns" => Decoded::Plain(self.alu()?),
             "mov" => self.mov()?,
             "setp" => Decoded::Plain(self.setp()?),
             "set" => {
@@ -240,15 +242,16 @@ impl<'a> InstDecoder<'a> {
                 })
             }
             "redux" => {
-                let rop = self.pick(&[
-                    ("add", ReduxOp::Add),
-                    ("min", ReduxOp::Min),
-                    ("max", ReduxOp::Max),
-                    ("and", ReduxOp::And),
-                    ("or", ReduxOp::Or),
-                    ("xor", ReduxOp::Xor),
-                ])
-                .ok_or_else(|| self.unsupported("redux.sync on floats is not supported"))?;
+                let rop = self
+                    .pick(&[
+                        ("add", ReduxOp::Add),
+                        ("min", ReduxOp::Min),
+                        ("max", ReduxOp::Max),
+                        ("and", ReduxOp::And),
+                        ("or", ReduxOp::Or),
+                        ("xor", ReduxOp::Xor),
+                    ])
+                    .ok_or_else(|| self.unsupported("redux.sync on floats is not supported"))?;
                 Decoded::Plain(Instr::Redux {
                     op: rop,
                     signed: self.has("s32"),
@@ -257,8 +260,9 @@ impl<'a> InstDecoder<'a> {
                 })
             }
             "activemask" => Decoded::Plain(Instr::ActiveMask { d: self.d(0)? }),
-            "membar" | "fence" | "prefetch" | "prefetchu" | "nanosleep" | "pmevent" | "griddepcontrol"
-            | "discard" | "applypriority" | "createpolicy" | "elect" | "setmaxnreg" => {
+            "membar" | "fence" | "prefetch" | "prefetchu" | "nanosleep" | "pmevent"
+            | "griddepcontrol" | "discard" | "applypriority" | "createpolicy" | "elect"
+            | "setmaxnreg" => {
                 if op == "createpolicy" || op == "elect" {
                     // Values we do not model: a policy handle / an elected lane would need
                     // lanes; give 0.
@@ -275,15 +279,11 @@ impl<'a> InstDecoder<'a> {
                 Decoded::Plain(Instr::Nop)
             }
             "tex" | "tld4" | "txq" | "suld" | "sust" | "sured" | "suq" | "istypep" => {
-                return Err(self.unsupported(
-                    "texture and surface instructions are not modelled yet; analyze the kernel with global-memory loads, or use the source front end",
-                ))
+                self.texture()?
             }
             "ldmatrix" | "stmatrix" => self.matrix()?,
             "wgmma" | "mma" | "wmma" | "movmatrix" | "tcgen05" => {
-                return Err(self.unsupported(
-                    "matrix (tensor core) instructions are not supported",
-                ))
+                return Err(self.unsupported("matrix (tensor core) instructions are not supported"))
             }
             _ => return Err(self.unsupported(SUPPORTED)),
         })

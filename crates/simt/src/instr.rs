@@ -295,6 +295,47 @@ pub enum MemSpace {
     Generic,
 }
 
+/// What a texture/surface instruction does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TexOp {
+    /// `tex`: a filtered (or point) fetch.
+    Fetch,
+    /// `tld4`: the 2×2 bilinear footprint, one component of each texel.
+    Gather,
+    /// `suld.b`: a surface load.
+    SurfLoad,
+    /// `sust.b`/`sust.p`: a surface store.
+    SurfStore,
+}
+
+/// How a surface access treats coordinates outside the surface (`.trap`, `.clamp`, `.zero`
+/// [PTX ISA §9.7.10.7]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Boundary {
+    Trap,
+    Clamp,
+    Zero,
+}
+
+/// A texture fetch or surface access [PTX ISA §9.7.10]: `handle` is the texture/surface
+/// object (a `.u64` register holding the handle the launch gave the parameter); `coords` are
+/// x, y, z as the geometry needs (1–3), `layer` the array index of `.a1d`/`.a2d`;
+/// `float_coords` says whether they are `.f32` (else `.s32`; a surface's x is in bytes).
+#[derive(Clone, Debug)]
+pub struct TexInstr {
+    pub op: TexOp,
+    pub handle: Src,
+    pub coords: Vec<Src>,
+    pub layer: Option<Src>,
+    pub float_coords: bool,
+    /// Results (a fetch or surface load); written as 0: texture contents are not modelled.
+    pub ds: Vec<Option<Reg>>,
+    /// Values a surface store writes (unused: only its addresses matter).
+    pub srcs: Vec<Src>,
+    pub boundary: Boundary,
+    pub site: u32,
+}
+
 /// One decoded instruction. `guard` (on [`Inst`]) decides which lanes execute it.
 #[derive(Clone, Debug)]
 pub enum Instr {
@@ -470,6 +511,8 @@ pub enum Instr {
     },
     /// `activemask.b32 d`.
     ActiveMask { d: Reg },
+    /// `tex`, `tld4`, `suld`, `sust`.
+    Texture(Box<TexInstr>),
     /// Instructions with no effect on memory accesses or values we track (`membar`,
     /// `fence`, `prefetch`, `cp.async.commit_group`, `cp.async.wait_*`, `bar.warp.sync`,
     /// `nanosleep`, `pmevent`, …).

@@ -130,7 +130,7 @@ pub(crate) fn cause_name(c: &Cause) -> String {
 /// (global/local), "32 wavefronts" (shared), "4 requests" (constant).
 pub(crate) fn counters_short(space: Space, c: &Counters) -> String {
     match space {
-        Space::Global | Space::Local => {
+        Space::Global | Space::Local | Space::Texture | Space::Surface => {
             let mut s = format!(
                 "{}, {} B",
                 plural(c.transactions, "transaction", "transactions"),
@@ -149,7 +149,7 @@ pub(crate) fn counters_short(space: Space, c: &Counters) -> String {
 /// The counters of this warp, in one line, per space.
 pub(crate) fn counters_line(space: Space, c: &Counters) -> String {
     match space {
-        Space::Global | Space::Local => {
+        Space::Global | Space::Local | Space::Texture | Space::Surface => {
             let mut s = format!(
                 "{} · {} · {} B moved ({}) · {} B requested",
                 plural(c.requests, "request", "requests"),
@@ -184,6 +184,8 @@ pub(crate) fn space_name(space: Space) -> &'static str {
         Space::Shared => "shared",
         Space::Local => "local",
         Space::Constant => "constant",
+        Space::Texture => "texture",
+        Space::Surface => "surface",
     }
 }
 

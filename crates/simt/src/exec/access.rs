@@ -99,6 +99,7 @@ impl<'a> BlockCtx<'a> {
             Space::Shared => memory::read_flat(&self.shared, off, n),
             Space::Constant => memory::read_flat(&self.prog.const_image, off, n),
             Space::Local => memory::read_flat(&self.local, off, n),
+            Space::Texture | Space::Surface => 0,
         }
     }
 
@@ -134,6 +135,7 @@ impl<'a> BlockCtx<'a> {
             Space::Shared => memory::write_flat(&mut self.shared, off, n, v),
             Space::Constant => {}
             Space::Local => memory::write_flat(&mut self.local, off, n, v),
+            Space::Texture | Space::Surface => {}
         }
         Ok(())
     }
@@ -293,7 +295,7 @@ impl<'a> BlockCtx<'a> {
             }
             Space::Shared => end <= self.shared.len() as u64,
             Space::Constant => end <= self.prog.const_image.len() as u64,
-            Space::Local => true,
+            Space::Local | Space::Texture | Space::Surface => true,
         }
     }
 
@@ -418,7 +420,7 @@ impl<'a> BlockCtx<'a> {
                     Ok(())
                 }
             }
-            Space::Local => Ok(()),
+            Space::Local | Space::Texture | Space::Surface => Ok(()),
         }
     }
 }

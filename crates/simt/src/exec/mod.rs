@@ -9,6 +9,9 @@ use warpscope_model::{Space, WarpAccess, WARP_SIZE};
 mod access;
 mod packed;
 mod step;
+mod texture;
+
+pub use texture::{texture_handle, TextureBinding, TEXTURE_BASE, TEXTURE_SPACING};
 
 use crate::decode::{window, Program};
 use crate::error::{At, Error, Result, RunawayLimit};
@@ -52,6 +55,8 @@ pub struct Launch {
     pub threads: usize,
     /// Counters a progress bar reads while the launch runs (blocks done of total).
     pub progress: Option<Arc<Progress>>,
+    /// The texture and surface objects (`--texture`) the parameters hold handles of.
+    pub textures: Vec<TextureBinding>,
 }
 
 impl Default for Launch {
@@ -68,6 +73,7 @@ impl Default for Launch {
             max_memory: DEFAULT_MAX_MEMORY,
             threads: 0,
             progress: None,
+            textures: Vec::new(),
         }
     }
 }

@@ -537,6 +537,7 @@ impl<'a> BlockCtx<'a> {
                 write_value(warp, *d, v, exec, full);
             }
             Instr::ActiveMask { d } => write_value(warp, *d, exec as u64, exec, full),
+            Instr::Texture(t) => self.texture(warp, pc, exec, full, t, sink)?,
             Instr::Matrix {
                 store,
                 trans,
