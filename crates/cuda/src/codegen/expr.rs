@@ -92,6 +92,10 @@ impl Gen<'_> {
 
     /// A predicate: `v` (of type `t`) is not zero.
     pub fn truth(&mut self, v: &Val, t: &Ty) -> Result<Val> {
+        // A 0/1 made from a predicate: that predicate.
+        if let Some(p) = self.preds.get(&v.text) {
+            return Ok(p.clone());
+        }
         let p = self.reg(Class::Pred);
         let (cmp, ty) = match scalar(t) {
             Some(s) if s.float => ("neu", s.ptx),
@@ -111,6 +115,7 @@ impl Gen<'_> {
     fn from_pred(&mut self, p: &Val) -> Result<Val> {
         let d = self.reg(Class::B32);
         self.ins(format!("selp.u32 {}, 1, 0, {}", d.text, p.text))?;
+        self.preds.insert(d.text.clone(), p.clone());
         Ok(d)
     }
 
@@ -675,6 +680,8 @@ impl Gen<'_> {
             return self.from_pred(&p);
         }
         let d = self.from_pred(&pa)?;
+        // Assigned again below: no longer just `pa`.
+        self.preds.remove(&d.text);
         let end = self.label();
         let neg = if and { "!" } else { "" };
         self.ins(format!("@{neg}{} bra {end}", pa.text))?;

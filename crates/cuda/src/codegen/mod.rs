@@ -142,6 +142,8 @@ pub(crate) struct Gen<'p> {
     body: Vec<String>,
     counts: [u32; 5],
     slot_regs: HashMap<Slot, Val>,
+    /// 0/1 registers made from a predicate (`selp 1, 0, p`) → that predicate.
+    pub preds: HashMap<String, Val>,
     labels: u32,
     cur_loc: Loc,
     /// (body line index, site) of each reported memory instruction.
@@ -172,6 +174,7 @@ impl<'p> Gen<'p> {
             body: Vec::new(),
             counts: [0; 5],
             slot_regs: HashMap::with_capacity(prog.slots),
+            preds: HashMap::new(),
             labels: 0,
             cur_loc: Loc::default(),
             sites: Vec::new(),

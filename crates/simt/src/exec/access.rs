@@ -167,12 +167,41 @@ impl<'a> BlockCtx<'a> {
         };
         // A named global, shared or constant space: one access, whose model addresses are
         // also the image offsets.
-        let single = match space {
+        let mut single = match space {
             MemSpace::Global => Some(Space::Global),
             MemSpace::Shared => Some(Space::Shared),
             MemSpace::Const => Some(Space::Constant),
             _ => None,
         };
+        // A generic access whose lanes all fall in one global, shared or constant window
+        // (the common case) takes the same path, without locating lane by lane.
+        let mut window_addrs = [0u64; WARP_SIZE];
+        let mut addrs = addrs;
+        if space == MemSpace::Generic && exec != 0 {
+            let (mut any, mut all) = (0u64, u64::MAX);
+            for lane in lanes(exec) {
+                any |= addrs[lane] >> 60;
+                all &= addrs[lane] >> 60;
+            }
+            if any == all {
+                single = match any {
+                    0 => Some(Space::Global),
+                    1 | 2 => {
+                        let base = any << 60;
+                        for lane in lanes(exec) {
+                            window_addrs[lane] = addrs[lane] - base;
+                        }
+                        addrs = &window_addrs;
+                        Some(if any == 1 {
+                            Space::Shared
+                        } else {
+                            Space::Constant
+                        })
+                    }
+                    _ => None,
+                };
+            }
+        }
         if let Some(s) = single {
             let mut a = access(s);
             a.mask = exec;

@@ -100,6 +100,32 @@ impl<'a> BlockCtx<'a> {
                         sat,
                     );
                     splat(warp, *d, v);
+                } else if int_fast(op, ty, sat) {
+                    // Integer add/sub/mul/mad/and/or/xor: the operation chosen once, not per
+                    // lane (the hot path of address arithmetic).
+                    let mask = if dty.bits() >= 64 {
+                        u64::MAX
+                    } else {
+                        (1u64 << dty.bits()) - 1
+                    };
+                    let d = *d;
+                    match op {
+                        Alu::Add => {
+                            map_lanes(warp, exec, d, a, b, c, mask, |x, y, _| x.wrapping_add(y))
+                        }
+                        Alu::Sub => {
+                            map_lanes(warp, exec, d, a, b, c, mask, |x, y, _| x.wrapping_sub(y))
+                        }
+                        Alu::Mul => {
+                            map_lanes(warp, exec, d, a, b, c, mask, |x, y, _| x.wrapping_mul(y))
+                        }
+                        Alu::Mad => map_lanes(warp, exec, d, a, b, c, mask, |x, y, z| {
+                            x.wrapping_mul(y).wrapping_add(z)
+                        }),
+                        Alu::And => map_lanes(warp, exec, d, a, b, c, mask, |x, y, _| x & y),
+                        Alu::Or => map_lanes(warp, exec, d, a, b, c, mask, |x, y, _| x | y),
+                        _ => map_lanes(warp, exec, d, a, b, c, mask, |x, y, _| x ^ y),
+                    }
                 } else {
                     let base = *d as usize * WARP_SIZE;
                     for lane in lanes(exec) {
@@ -131,6 +157,26 @@ impl<'a> BlockCtx<'a> {
                 a,
                 b,
             } => {
+                // Uniform operands: one comparison for the warp (a loop counter's test).
+                let uni = full
+                    && is_uni(warp, *a)
+                    && is_uni(warp, *b)
+                    && bop.is_none_or(|(_, c, _)| is_uni(warp, c));
+                if uni {
+                    let x = alu::compare(*cmp, *ty, get(warp, *a, 0), get(warp, *b, 0));
+                    let (rp, rq) = match bop {
+                        Some((op, c, neg)) => {
+                            let pc = (get(warp, *c, 0) != 0) != *neg;
+                            (alu::combine(*op, x, pc), alu::combine(*op, !x, pc))
+                        }
+                        None => (x, !x),
+                    };
+                    splat(warp, *p, rp as u64);
+                    if let Some(q) = q {
+                        splat(warp, *q, rq as u64);
+                    }
+                    return Ok(());
+                }
                 for lane in lanes(exec) {
                     let x = alu::compare(*cmp, *ty, get(warp, *a, lane), get(warp, *b, lane));
                     let (rp, rq) = match bop {
@@ -228,9 +274,25 @@ impl<'a> BlockCtx<'a> {
                 sat,
             } => {
                 let (dty, sty, round, ir, sat) = (*dty, *sty, *round, *int_round, *sat);
-                write(warp, *d, *a, exec, full, |v| {
-                    alu::convert(v, dty, sty, round, ir, sat)
-                });
+                let int = |t: Ty| matches!(t.kind, Kind::Unsigned | Kind::Signed);
+                if int(dty) && int(sty) && !sat {
+                    // Integer widening/narrowing, inline: extend from the source's width by
+                    // its sign, keep the destination's width.
+                    let (sbits, dbits) = (sty.bits(), dty.bits());
+                    if sty.kind == Kind::Signed {
+                        write(warp, *d, *a, exec, full, |v| {
+                            alu::trunc(alu::sext(v, sbits) as u64, dbits)
+                        });
+                    } else {
+                        write(warp, *d, *a, exec, full, |v| {
+                            alu::trunc(alu::trunc(v, sbits), dbits)
+                        });
+                    }
+                } else {
+                    write(warp, *d, *a, exec, full, |v| {
+                        alu::convert(v, dty, sty, round, ir, sat)
+                    });
+                }
             }
             Instr::Cvta { d, a, space, to } => {
                 let win = match space {
@@ -619,6 +681,37 @@ impl<'a> BlockCtx<'a> {
         }
         Ok(())
     }
+}
+
+/// Whether `op` on `ty` is an integer operation whose result is just the wrapped value
+/// (add, sub, mul.lo, mad.lo, and, or, xor), for [`Instr::Alu`]'s fast path.
+fn int_fast(op: Alu, ty: Ty, sat: bool) -> bool {
+    !sat && matches!(ty.kind, Kind::Unsigned | Kind::Signed)
+        && matches!(
+            op,
+            Alu::Add | Alu::Sub | Alu::Mul | Alu::Mad | Alu::And | Alu::Or | Alu::Xor
+        )
+}
+
+/// `d = f(a, b, c) & mask` on the executing lanes; `f` is inlined into the lane loop.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn map_lanes(
+    warp: &mut Warp,
+    exec: u32,
+    d: Reg,
+    a: Src,
+    b: Src,
+    c: Src,
+    mask: u64,
+    f: impl Fn(u64, u64, u64) -> u64,
+) {
+    let base = d as usize * WARP_SIZE;
+    for lane in lanes(exec) {
+        let v = f(get(warp, a, lane), get(warp, b, lane), get(warp, c, lane));
+        warp.regs[base + lane] = v & mask;
+    }
+    warp.uni[d as usize] = false;
 }
 
 fn atom_value(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
