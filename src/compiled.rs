@@ -693,6 +693,7 @@ fn build_launch(
         threads: 0,
         progress: req.progress.clone(),
         textures: Vec::new(),
+        sample: crate::sample_of(req),
     };
     let mut texture_of: Vec<Option<usize>> = vec![None; n];
     for (i, t) in req.textures.iter().enumerate() {

@@ -78,6 +78,9 @@ pub struct AnalyzeRequest {
     /// Counters of the running launch (blocks done of total) for a progress bar on another
     /// thread; the compiled path fills them.
     pub progress: Option<std::sync::Arc<Progress>>,
+    /// Run a sample of this many blocks (`--sample-blocks`) and extrapolate the totals to the
+    /// grid; `None`: every block.
+    pub sample_blocks: Option<u64>,
     /// Predict traffic below the request and time on these GPUs (`--gpu`); they also fix
     /// the compute capabilities (one analysis per distinct CC, one interpretation for all).
     pub gpus: Vec<GpuTarget>,
@@ -139,6 +142,7 @@ impl AnalyzeRequest {
             max_block_time: None,
             max_memory: DEFAULT_MAX_MEMORY,
             progress: None,
+            sample_blocks: None,
             gpus: Vec::new(),
             compile: CompileRequest::default(),
             textures: Vec::new(),
@@ -356,10 +360,34 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
     cfg.max_block_time = req.max_block_time;
     cfg.max_memory = req.max_memory;
     cfg.progress = req.progress.clone();
+    cfg.sample = sample_of(req);
     Ok(Loaded::Source(kernel, cfg))
 }
 
+/// The blocks `--sample-blocks` runs, when it is given and smaller than the grid.
+/// `n` with thousands separators.
+fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub(crate) fn sample_of(req: &AnalyzeRequest) -> Option<std::sync::Arc<Vec<u64>>> {
+    let want = req.sample_blocks?;
+    let total: u64 = req.grid.iter().map(|&x| x as u64).product();
+    (want < total).then(|| std::sync::Arc::new(warpscope_simt::sample_blocks(req.grid, want)))
+}
+
 fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
+    if req.sample_blocks.is_some() && !req.gpus.is_empty() {
+        bail!("--sample-blocks with --gpu: the cache model needs every block in order; drop one of them");
+    }
     let grid = req.grid.map(|x| x as u64);
     let block = req.block.map(|x| x as u64);
     let mut notes = Vec::new();
@@ -488,6 +516,11 @@ fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
             }
         })?;
     }
+    let total_blocks: u64 = req.grid.iter().map(|&x| x as u64).product();
+    let sample = sample_of(req).map(|s| s.len() as u64);
+    if let Some(n) = sample {
+        agg.scale(total_blocks, n);
+    }
     let sites: Vec<SiteInfo> = kernel.sites();
     let local_arrays = kernel.local_arrays();
     let header = Header {
@@ -499,6 +532,12 @@ fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
         notes: p.notes.clone(),
     };
     let mut analysis = agg.finish(header, &sites);
+    if let Some(n) = sample {
+        analysis.notes.push(format!(
+            "sampled {} of {} blocks ({:.2} %): the totals are extrapolated to the whole grid (×{:.1}); per-access figures (sectors per request, efficiency) are those of the sampled blocks",
+            group(n), group(total_blocks), 100.0 * n as f64 / total_blocks as f64, total_blocks as f64 / n as f64
+        ));
+    }
     for ((t, per_row), g) in traffic.into_iter().zip(&req.gpus) {
         let launch = t.finish();
         let mut rows: Vec<SiteTraffic> = per_row

@@ -277,7 +277,10 @@ fn largest_grid_is_announced_before_it_runs_for_ages() {
         "{err}"
     );
     assert!(err.contains("ran 6 warp instructions each"), "{err}");
-    assert!(err.contains(" years. Analyze a smaller --grid"), "{err}");
+    assert!(
+        err.contains(" years. Run a sample of the blocks with --sample-blocks"),
+        "{err}"
+    );
     // Standard error is not a terminal here: no bar.
     assert!(!err.contains("blocks, "), "{err}");
     // --quiet: nothing at all.

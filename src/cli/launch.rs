@@ -86,6 +86,11 @@ pub struct LaunchArgs {
     /// and local memory. Bytes, or with K, M, G, T (powers of 1024): 512M, 4G [default: 4G].
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     max_memory: Option<u64>,
+    /// Run only a sample of the grid's blocks and extrapolate the totals: N blocks, or a
+    /// FRACTION of them (0.01), spread evenly and always with the first, the last and the
+    /// last block of each grid dimension. Every output states the fraction.
+    #[arg(long, value_name = "N|FRACTION", value_parser = parse_sample)]
+    sample_blocks: Option<SampleArg>,
     /// How a .cu file is read: 'auto' compiles it to PTX when a CUDA compiler is found
     /// (nvcc from --nvcc, CUDA_HOME, CUDA_PATH, PATH or the pip wheels), else interprets the
     /// source; 'ptx' always compiles; 'source' never does. A .ptx file is always run as PTX.
@@ -168,6 +173,30 @@ pub fn dims(s: &str, what: &str) -> Result<[u32; 3]> {
 }
 
 /// A size in bytes: `4294967296`, `512M`, `4G`, `1.5GiB` (K, M, G, T: powers of 1024).
+/// `--sample-blocks`: a count of blocks or a fraction of the grid.
+#[derive(Clone, Copy, Debug)]
+enum SampleArg {
+    Blocks(u64),
+    Fraction(f64),
+}
+
+fn parse_sample(s: &str) -> std::result::Result<SampleArg, String> {
+    let t = s.trim();
+    if let Ok(n) = t.replace('_', "").parse::<u64>() {
+        return if n == 0 {
+            Err("--sample-blocks 0: give at least 1 block (or a fraction such as 0.01)".into())
+        } else {
+            Ok(SampleArg::Blocks(n))
+        };
+    }
+    match t.parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 1.0 => Ok(SampleArg::Fraction(f)),
+        _ => Err(format!(
+            "--sample-blocks {s}: give a number of blocks (1000) or a fraction of the grid between 0 and 1 (0.01)"
+        )),
+    }
+}
+
 fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
     match parse_size::Config::new().with_binary().parse_size(s) {
         Ok(0) => Err("the memory cap must be at least 1 byte".into()),
@@ -330,6 +359,11 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
         .is_none()
         .then_some(std::time::Duration::from_secs(1));
     req.max_memory = l.max_memory.unwrap_or(warpscope::DEFAULT_MAX_MEMORY);
+    let blocks: u64 = req.grid.iter().map(|&x| x as u64).product();
+    req.sample_blocks = l.sample_blocks.map(|s| match s {
+        SampleArg::Blocks(n) => n,
+        SampleArg::Fraction(f) => ((blocks as f64 * f).ceil() as u64).max(1),
+    });
     req.compile = warpscope::CompileRequest {
         frontend: match l.frontend {
             FrontendArg::Auto => warpscope::Frontend::Auto,

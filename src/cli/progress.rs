@@ -93,7 +93,7 @@ pub fn long_launch_note(p: &Progress) -> Option<String> {
     let (done, total) = p.blocks();
     let steps = p.steps_done.load(std::sync::atomic::Ordering::Relaxed) / done.max(1);
     Some(format!(
-        "warpscope: note: this launch has {} blocks; its first {} ran {} warp instructions each, so all of them would take about {}. Analyze a smaller --grid (the per-access figures stay the same when every block accesses memory alike), or stop it with Ctrl-C",
+        "warpscope: note: this launch has {} blocks; its first {} ran {} warp instructions each, so all of them would take about {}. Run a sample of the blocks with --sample-blocks 1000 (the totals are extrapolated), or stop it with Ctrl-C",
         HumanCount(total),
         HumanCount(done),
         HumanCount(steps),

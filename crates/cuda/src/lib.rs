@@ -505,6 +505,7 @@ impl Kernel {
             max_block_time: None,
             max_memory: warpscope_simt::DEFAULT_MAX_MEMORY,
             progress: None,
+            sample: None,
         })
     }
 
@@ -681,6 +682,7 @@ impl Kernel {
             threads: 0,
             progress: cfg.progress.clone(),
             textures: Vec::new(),
+            sample: cfg.sample.clone(),
         })
     }
 

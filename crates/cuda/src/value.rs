@@ -227,6 +227,8 @@ pub struct LaunchConfig {
     pub max_memory: u64,
     /// Counters of the running launch, for a progress bar.
     pub progress: Option<std::sync::Arc<warpscope_simt::Progress>>,
+    /// Run only these blocks ([`warpscope_simt::Launch::sample`]).
+    pub sample: Option<std::sync::Arc<Vec<u64>>>,
 }
 
 /// Where `extern __shared__` memory starts: after the static shared variables, 16-byte

@@ -60,6 +60,22 @@ pub struct Cost {
 }
 
 impl Cost {
+    /// Every counter times `num / den`, rounded to nearest: the extrapolation of a sample of
+    /// `den` blocks to a grid of `num` (ratios such as efficiency are unchanged).
+    pub fn scale(&mut self, num: u64, den: u64) {
+        let f = |x: &mut u64| {
+            *x = ((*x as u128 * num as u128 + den as u128 / 2) / den.max(1) as u128) as u64
+        };
+        f(&mut self.executions);
+        f(&mut self.requests);
+        f(&mut self.transactions);
+        f(&mut self.transaction_bytes);
+        f(&mut self.sectors);
+        f(&mut self.bytes_requested);
+        f(&mut self.wavefronts);
+        f(&mut self.misaligned_lanes);
+    }
+
     /// Adds `other` into `self`, counter by counter.
     pub fn add(&mut self, other: &Cost) {
         self.executions += other.executions;

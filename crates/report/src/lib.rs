@@ -294,6 +294,17 @@ impl Aggregator {
 
     /// Finishes the sums and builds the report. `sites` are the front end's sites, indexed
     /// by the site ids passed to [`Aggregator::add`].
+    /// Extrapolates the sums of a sample of `den` blocks to a grid of `num`
+    /// ([`warpscope_model::Cost::scale`]); call after the last access and merge.
+    pub fn scale(&mut self, num: u64, den: u64) {
+        self.flush();
+        for per_arch in &mut self.totals {
+            for c in per_arch.iter_mut() {
+                c.scale(num, den);
+            }
+        }
+    }
+
     pub fn finish(mut self, header: Header, sites: &[SiteInfo]) -> Analysis {
         self.flush();
         let mut order: Vec<usize> = (0..self.keys.len()).collect();

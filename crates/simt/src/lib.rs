@@ -26,8 +26,8 @@ pub use decode::{GlobalVar, Param, Program};
 pub use error::RunawayLimit;
 pub use error::{At, Error, Result};
 pub use exec::{
-    texture_handle, Launch, Progress, TextureBinding, WarpOrigin, DEFAULT_MAX_MEMORY,
-    DEFAULT_MAX_STEPS, MIN_STEPS_FOR_TIME, TEXTURE_BASE, TEXTURE_SPACING,
+    sample_blocks, texture_handle, Launch, Progress, TextureBinding, WarpOrigin,
+    DEFAULT_MAX_MEMORY, DEFAULT_MAX_STEPS, MIN_STEPS_FOR_TIME, TEXTURE_BASE, TEXTURE_SPACING,
 };
 pub use instr::Site;
 pub use memory::Alloc;

@@ -57,6 +57,9 @@ pub struct Launch {
     pub progress: Option<Arc<Progress>>,
     /// The texture and surface objects (`--texture`) the parameters hold handles of.
     pub textures: Vec<TextureBinding>,
+    /// Run only these blocks (linear indices `x + gx·(y + gy·z)`, ascending): a sample of the
+    /// grid ([`sample_blocks`]); `None`: every block.
+    pub sample: Option<Arc<Vec<u64>>>,
 }
 
 impl Default for Launch {
@@ -74,7 +77,54 @@ impl Default for Launch {
             threads: 0,
             progress: None,
             textures: Vec::new(),
+            sample: None,
         }
+    }
+}
+
+/// A sample of `want` blocks of `grid`, spread evenly over the linear order and always
+/// holding the first and the last block and the last block of each grid dimension (where a
+/// grid that does not divide the problem has its partial blocks): linear indices,
+/// ascending, without repeats. Every block when `want` ≥ the grid's blocks.
+pub fn sample_blocks(grid: [u32; 3], want: u64) -> Vec<u64> {
+    let [gx, gy, gz] = grid.map(|x| x as u64);
+    let total = gx * gy * gz;
+    if want >= total {
+        return (0..total).collect();
+    }
+    let want = want.max(2);
+    let mut v: Vec<u64> = (0..want)
+        .map(|i| ((i as u128 * (total - 1) as u128) / (want - 1) as u128) as u64)
+        .collect();
+    // The corners where x, y or z is last.
+    for (x, y, z) in [
+        (gx - 1, 0, 0),
+        (0, gy - 1, 0),
+        (0, 0, gz - 1),
+        (gx - 1, gy - 1, 0),
+        (gx - 1, gy - 1, gz - 1),
+    ] {
+        v.push(x + gx * (y + gy * z));
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+#[cfg(test)]
+mod sample_tests {
+    use super::sample_blocks;
+
+    #[test]
+    fn samples_hold_the_ends_and_the_last_block_of_each_dimension() {
+        // 10 × 4 grid, 5 blocks spread over 0 … 39, plus (9,0), (0,3), (9,3).
+        assert_eq!(sample_blocks([10, 4, 1], 5), vec![0, 9, 19, 29, 30, 39]);
+        // A sample as large as the grid is the grid.
+        assert_eq!(sample_blocks([3, 2, 1], 6), (0..6).collect::<Vec<_>>());
+        assert_eq!(sample_blocks([3, 2, 1], 100).len(), 6);
+        // 3-D: the last z plane's corner is in.
+        let s = sample_blocks([4, 4, 4], 3);
+        assert!(s.contains(&0) && s.contains(&63) && s.contains(&48));
     }
 }
 
@@ -200,6 +250,8 @@ struct BlockCtx<'a> {
     allocs: &'a [Alloc],
     block: [u32; 3],
     block_linear: u64,
+    /// The block's place in the run order (its linear index, or its slot in a sample).
+    slot: u64,
     threads: u32,
     shared: Vec<u8>,
     local: Vec<u8>,
@@ -300,7 +352,12 @@ impl Program {
             )));
         }
         let threads = threads as u32;
-        let blocks = launch.grid.iter().map(|&x| x as u64).product::<u64>();
+        let grid_blocks = launch.grid.iter().map(|&x| x as u64).product::<u64>();
+        // With a sample, the blocks run are its slots.
+        let blocks = match &launch.sample {
+            Some(s) => (s.len() as u64).min(grid_blocks),
+            None => grid_blocks,
+        };
         if blocks == 0 {
             return Err(Error::Launch(format!(
                 "a grid of {}×{}×{} blocks: every dimension must be at least 1",
@@ -481,10 +538,14 @@ impl Program {
         })
         .map_err(Error::Memory)?;
         let [gx, gy, _] = launch.grid.map(|x| x as u64);
-        for linear in range {
-            if linear > failed.load(Ordering::Relaxed) {
+        for slot in range {
+            if slot > failed.load(Ordering::Relaxed) {
                 return Err(Error::Stopped);
             }
+            let linear = match &launch.sample {
+                Some(s) => s[slot as usize],
+                None => slot,
+            };
             let block = [
                 (linear % gx) as u32,
                 ((linear / gx) % gy) as u32,
@@ -498,6 +559,7 @@ impl Program {
                 allocs,
                 block,
                 block_linear: linear,
+                slot,
                 threads,
                 shared: std::mem::take(&mut shared),
                 local: std::mem::take(&mut local),
@@ -509,7 +571,7 @@ impl Program {
             let r = ctx.run_block(global, sink);
             if let Err(e) = r {
                 if !matches!(e, Error::Stopped) {
-                    failed.fetch_min(linear, Ordering::Relaxed);
+                    failed.fetch_min(slot, Ordering::Relaxed);
                 }
                 return Err(e);
             }
@@ -657,7 +719,7 @@ impl<'a> BlockCtx<'a> {
         if self.steps > max {
             return Err(runaway(self, RunawayLimit::Steps));
         }
-        if self.block_linear > self.failed.load(Ordering::Relaxed) {
+        if self.slot > self.failed.load(Ordering::Relaxed) {
             return Err(Error::Stopped);
         }
         if let (Some(limit), Some(started)) = (self.launch.max_block_time, self.started) {
