@@ -66,7 +66,7 @@ pub(crate) fn texture_path(
 ) -> Option<Finding> {
     use warpscope_model::texture::{self, Footprint, TextureDesc};
     let w = u64::from(a.width);
-    if !matches!(w, 1 | 2 | 4 | 8 | 16) || pitch < w || pitch % w != 0 {
+    if !matches!(w, 1 | 2 | 4 | 8 | 16) || pitch < w || !pitch.is_multiple_of(w) {
         return None;
     }
     let global = cost(arch, config, a);
