@@ -5,8 +5,8 @@ use anyhow::{bail, Result};
 use warpscope_advice::{weight, SiteFacts};
 use warpscope_model::arch::{Family, GlobalPath};
 use warpscope_model::detail::{breakdown, Breakdown};
-use warpscope_model::{cost, Arch, Config, SmemBankMode, WarpAccess};
-use warpscope_report::explain::{paragraph, ExplainedArch, Explanation};
+use warpscope_model::{cost, Arch, Config, SmemBankMode, Space, WarpAccess};
+use warpscope_report::explain::{paragraph, ExplainedArch, Explanation, TexelGrid};
 use warpscope_report::{advise, Analysis, SiteReport};
 
 use crate::{analyze_prepared, prepare, AnalyzeRequest};
@@ -82,6 +82,22 @@ fn rule(arch: &Arch, config: &Config, b: &Breakdown) -> String {
     }
 }
 
+/// The texel picture of a texture/surface execution: the texture whose address window
+/// (`warpscope_simt::TEXTURE_BASE` + k · `TEXTURE_SPACING`, k its `--texture` index) holds
+/// the chosen request's first address, and the requests of its execution.
+fn texel_grid(
+    req: &AnalyzeRequest,
+    access: &WarpAccess,
+    execution: &[WarpAccess],
+) -> Option<TexelGrid> {
+    let first = (0..32).find(|&l| access.mask & (1 << l) != 0)?;
+    let k = access.addrs[first].checked_sub(warpscope_simt::TEXTURE_BASE)?
+        / warpscope_simt::TEXTURE_SPACING;
+    let t = req.textures.get(k as usize)?;
+    let base = warpscope_simt::TEXTURE_BASE + k * warpscope_simt::TEXTURE_SPACING;
+    TexelGrid::new(t, base, execution, access.space == Space::Surface)
+}
+
 /// Interprets the launch, analyzes it (for the report's table), then re-runs it to pick the
 /// requested warp-level execution of the chosen site and explains it per architecture.
 ///
@@ -152,12 +168,30 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
     // Second run: find the execution.
     let mut count = 0u64;
     let mut chosen: Option<(u64, u64, WarpAccess, warpscope_cuda::WarpOrigin)> = None;
+    // A texture fetch or surface access reaches the sink as one access per request, the
+    // first with `read_only` false (`texture::warp_requests`): keep the requests of the
+    // chosen one's execution for the texel picture.
+    let grid_space = matches!(target.space, Space::Texture | Space::Surface);
+    let mut current: Vec<WarpAccess> = Vec::new();
+    let mut chosen_execution: Vec<WarpAccess> = Vec::new();
+    let mut filling = false;
     p.kernel.run(&mut |s, a, origin| {
         if s != site_id || a.space != target.space || a.width != target.width {
             return;
         }
+        if grid_space {
+            if !a.read_only {
+                current.clear();
+                filling = false;
+            }
+            current.push(*a);
+            if filling {
+                chosen_execution.push(*a);
+            }
+        }
         let i = count;
         count += 1;
+        let was = chosen.as_ref().map(|c| c.1);
         match req.warp {
             Some(n) => {
                 if n == i {
@@ -174,6 +208,10 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
                     chosen = Some((w, i, *a, origin));
                 }
             }
+        }
+        if grid_space && chosen.as_ref().map(|c| c.1) != was {
+            chosen_execution.clone_from(&current);
+            filling = true;
         }
     })?;
     let Some((_, execution, access, origin)) = chosen else {
@@ -238,6 +276,7 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
         warp: origin.warp,
         mask: access.mask,
         addrs: access.addrs.to_vec(),
+        texels: texel_grid(&req.analyze, &access, &chosen_execution),
         architectures,
         analysis,
     };

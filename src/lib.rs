@@ -502,7 +502,12 @@ fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
     } else {
         kernel.run(&mut |site, a, origin| {
             agg.add(site, a);
-            if traffic.is_empty() || !matches!(a.space, Space::Global | Space::Local) {
+            if traffic.is_empty()
+                || !matches!(
+                    a.space,
+                    Space::Global | Space::Local | Space::Texture | Space::Surface
+                )
+            {
                 return;
             }
             let b = origin.block.map(u64::from);

@@ -453,3 +453,145 @@ fn texture_parameter_without_description() {
         "{err}"
     );
 }
+
+/// `explain` of conv_texture's first tex2D (dx = dy = −2) draws warp 0 of block (0,0) on the
+/// image's grid: x = −2 … 29 clamps to 0 for lanes 0–2, so texel 0 holds three lanes
+/// ("0+"), lane 3 reads x 1, lane 31 x 29; the window is the first 8 sector columns of rows
+/// 0–1 (4 texels × 2 rows a sector); the quads take 1, 2, 2, … sectors (lanes 0–3 read x 0–1,
+/// the others straddle two sectors): 15 sectors, 8 distinct.
+#[test]
+fn explain_draws_the_texels_on_the_grid() {
+    if !compiler() {
+        return;
+    }
+    let v = json(&[
+        "explain",
+        "examples/texture.cu",
+        "--kernel",
+        "conv_texture",
+        "--grid",
+        "32,128",
+        "--block",
+        "32,8",
+        "--arg",
+        "w=1024",
+        "--arg",
+        "h=1024",
+        "--cc",
+        "9.0",
+        "--texture",
+        "img=array:1024x1024:float",
+        "--site",
+        "25",
+    ]);
+    let g = &v["texels"];
+    assert_eq!(g["texture"], "img");
+    assert_eq!(g["window"], serde_json::json!([0, 0, 32, 2]));
+    assert_eq!(g["sector"], serde_json::json!([4, 2]));
+    assert_eq!(
+        g["sectors_per_request"],
+        serde_json::json!([1, 2, 2, 2, 2, 2, 2, 2])
+    );
+    assert_eq!(g["distinct_sectors"], 8);
+    let texels = g["texels"].as_array().unwrap();
+    let lane_at = |lane: u64| {
+        texels
+            .iter()
+            .find(|t| t["lane"] == lane)
+            .map(|t| (t["x"].as_u64().unwrap(), t["y"].as_u64().unwrap()))
+    };
+    assert_eq!(lane_at(0), Some((0, 0)));
+    assert_eq!(lane_at(2), Some((0, 0)));
+    assert_eq!(lane_at(3), Some((1, 0)));
+    assert_eq!(lane_at(31), Some((29, 0)));
+    let (ok, text, err) = warpscope(&[
+        "explain",
+        "examples/texture.cu",
+        "--kernel",
+        "conv_texture",
+        "--grid",
+        "32,128",
+        "--block",
+        "32,8",
+        "--arg",
+        "w=1024",
+        "--arg",
+        "h=1024",
+        "--cc",
+        "9.0",
+        "--texture",
+        "img=array:1024x1024:float",
+        "--site",
+        "25",
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        text.contains("y 0    │ 0+  3  4  5│  6  7  8  9│"),
+        "{text}"
+    );
+}
+
+/// The traffic model's texture lookups over whole launches against the H100 (ncu
+/// `l1tex__t_sectors_pipe_tex_mem_texture_lookup_hit`/`_miss`): the tex1Dfetch of an iota
+/// index is exact (8,192 misses, no hit); conv_texture is 30 sectors off in 11.8 million
+/// (model 11,532,412 hits / 243,588 misses, H100 11,532,442 / 243,558) and the random
+/// gather 6 (1,928 / 63,579 against 1,934 / 63,573): which blocks share an SM's L1 is the
+/// hardware scheduler's choice; the model runs block b on SM b mod 132, one after another.
+#[test]
+fn texture_lookups_over_the_launch_near_h100() {
+    if !compiler() {
+        return;
+    }
+    let m = h100();
+    let lookups = |args: &[&str]| {
+        let mut a = vec!["analyze", "examples/texture.cu", "--gpu", "h100"];
+        a.extend(args);
+        let v = json(&a);
+        let t = &v["traffic"][0]["launch"]["texture"];
+        (t["hits"].as_u64().unwrap(), t["misses"].as_u64().unwrap())
+    };
+    let measured = |row: &str| {
+        (
+            m[row]["l1tex__t_sectors_pipe_tex_mem_texture_lookup_hit"],
+            m[row]["l1tex__t_sectors_pipe_tex_mem_texture_lookup_miss"],
+        )
+    };
+    let conv = lookups(&[
+        "--kernel",
+        "conv_texture",
+        "--grid",
+        "32,128",
+        "--block",
+        "32,8",
+        "--arg",
+        "w=1024",
+        "--arg",
+        "h=1024",
+        "--texture",
+        "img=array:1024x1024:float",
+    ]);
+    assert_eq!(conv, (11_532_412, 243_588));
+    assert_eq!(measured("conv_texture"), (11_532_442, 243_558));
+    let gather = |init: &str| {
+        lookups(&[
+            "--kernel",
+            "gather_texture",
+            "--grid",
+            "256",
+            "--block",
+            "256",
+            "--arg",
+            "n=65536",
+            "--alloc",
+            "idx=65536",
+            "--init",
+            init,
+            "--texture",
+            "data=linear:65536:float",
+        ])
+    };
+    assert_eq!(gather("idx=iota"), measured("gather_texture_iota"));
+    assert_eq!(gather("idx=iota"), (0, 8192));
+    assert_eq!(gather("idx=random:7"), (1_928, 63_579));
+    assert_eq!(measured("gather_texture"), (1_934, 63_573));
+}

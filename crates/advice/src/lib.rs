@@ -101,6 +101,18 @@ pub enum Cause {
     /// Constant memory: the warp's lanes read `addresses` distinct addresses, served one
     /// after the other [PG "Constant Memory"].
     DivergentConstant { addresses: u64 },
+    /// A global load walking a 2-D array badly (a column walk, rows of a 2-D block) whose
+    /// footprint a 2-D texture (a CUDA array, block-linear) fetches in fewer 32-byte
+    /// sectors: `global_sectors` in `global_requests` requests as it is, `texture_sectors`
+    /// in `texture_requests` requests through the texture (the texture model of
+    /// `warpscope_model::texture`, measured on H100) [PG "Texture and Surface Memory": the
+    /// texture cache is optimized for 2-D spatial locality].
+    TexturePath {
+        global_requests: u64,
+        global_sectors: u64,
+        texture_requests: u64,
+        texture_sectors: u64,
+    },
 }
 
 /// One diagnosis for one compute capability.
@@ -133,6 +145,7 @@ impl Cause {
             Cause::NarrowSharedOn1x { .. } => "8/16-bit shared-memory access on 1.x",
             Cause::BankConflicts => "bank conflicts",
             Cause::DivergentConstant { .. } => "divergent constant addresses",
+            Cause::TexturePath { .. } => "2-D access a texture fetches in fewer sectors",
         }
     }
 }

@@ -11,12 +11,121 @@ use crate::{
     Config, Cost, Finding, Op, SiteFacts, Space, WarpAccess,
 };
 
+/// The findings of [`by_layout`], then, for a global load whose lanes walk a 2-D array (a
+/// column walk, or several rows of a 2-D block), the texture path when the texture model
+/// fetches the same footprint in fewer sectors ([`texture_path`]).
 pub(crate) fn memory(
     facts: &SiteFacts,
     arch: &Arch,
     config: &Config,
     a: &WarpAccess,
 ) -> Vec<Finding> {
+    let mut found = by_layout(facts, arch, config, a);
+    let two_d = found.iter().any(|f| {
+        matches!(
+            f.cause,
+            Cause::ColumnWalk { .. } | Cause::NarrowRows { .. } | Cause::RowPitch
+        )
+    });
+    let rows = Layout::of(a).filter(|l| l.rows > 1);
+    if a.op == Op::Load && a.space == Space::Global && (two_d || rows.is_some()) {
+        let pitch = match (
+            found.iter().find_map(|f| match f.cause {
+                Cause::ColumnWalk { row_bytes } => Some(row_bytes),
+                _ => None,
+            }),
+            rows,
+        ) {
+            (Some(p), _) => p,
+            (None, Some(l)) => l.outer.unsigned_abs(),
+            (None, None) => 0,
+        };
+        if let Some(f) = texture_path(arch, config, a, pitch) {
+            found.push(f);
+        }
+    }
+    found
+}
+
+/// The texture alternative of global load `a` over a row-major 2-D array of `pitch`-byte
+/// rows: lane addresses become texels (`y = addr / pitch`, `x = (addr % pitch) / width`:
+/// the array is assumed to start at a multiple of its pitch, which fixes where 2-row
+/// sectors begin), fetched nearest-point from a CUDA array of that width
+/// (`warpscope_model::texture::warp_requests` and `cost`: one request per quad, 16 B × 2-row
+/// sectors; measured on H100, applied to every CC). `None` unless the texture fetches fewer
+/// sectors than the global load (and so, at one sector or more a request, issues fewer
+/// requests than the load fetches sectors): a texture hit saves bandwidth, not latency [PG],
+/// and each request is a pass through the texture pipe — on H100 `conv_texture` (8
+/// requests a warp, ~1.8 sectors each) was slower than `conv_global` (1 request, ~4.8
+/// sectors), which this rule does not advise.
+pub(crate) fn texture_path(
+    arch: &Arch,
+    config: &Config,
+    a: &WarpAccess,
+    pitch: u64,
+) -> Option<Finding> {
+    use warpscope_model::texture::{self, Footprint, TextureDesc};
+    let w = u64::from(a.width);
+    if !matches!(w, 1 | 2 | 4 | 8 | 16) || pitch < w || !pitch.is_multiple_of(w) {
+        return None;
+    }
+    let global = cost(arch, config, a);
+    let max_y = a.active().map(|(_, x)| x / pitch).max()?;
+    let format = match w {
+        1 => "uchar",
+        2 => "ushort",
+        4 => "float",
+        8 => "float2",
+        _ => "float4",
+    };
+    let spec = format!("g=array:{}x{}:{format}", pitch / w, max_y + 1);
+    let t: TextureDesc = spec.parse().ok()?;
+    let lanes: Vec<(usize, Footprint)> = a
+        .active()
+        .map(|(l, x)| {
+            let mut f = Footprint::default();
+            f.texels[0] = [(x % pitch) / w, x / pitch, 0];
+            f.len = 1;
+            (l, f)
+        })
+        .collect();
+    let requests = texture::warp_requests(&t, 0, &lanes, 1, false, Op::Load);
+    let texture_requests = requests.len() as u64;
+    let texture_sectors: u64 = requests.iter().map(|r| texture::cost(r).sectors).sum();
+    if texture_sectors >= global.sectors {
+        return None;
+    }
+    let mut ro = *a;
+    ro.read_only = true;
+    let ldg = cost(arch, config, &ro);
+    Some(Finding {
+        cause: Cause::TexturePath {
+            global_requests: global.requests,
+            global_sectors: global.sectors,
+            texture_requests,
+            texture_sectors,
+        },
+        why: format!(
+            "the warp reads a 2-D block of a row-major array ({pitch}-byte rows): as a global              load that is {} of 32 bytes in {}; through a 2-D texture (a CUDA array, laid out              in 16-byte × 2-row sectors) the same texels take {texture_sectors} sectors in              {texture_requests} requests (one per 4 lanes){}",
+            plural(global.sectors, "sector"),
+            plural(global.requests, "request"),
+            if ldg.sectors < global.sectors {
+                format!("; through __ldg, {}", plural(ldg.sectors, "sector"))
+            } else {
+                format!(
+                    "; __ldg does not help here ({} on the read-only path too)",
+                    plural(ldg.sectors, "sector")
+                )
+            }
+        ),
+        fix: "if the array is only read, copy it into a CUDA array (cudaMallocArray,               cudaMemcpy2DToArray) and read it with tex2D through a cudaTextureObject_t —               fewer sectors, but more requests: worth it when bandwidth, not the texture               pipe's request rate, bounds the kernel (the figures are the texture model's,               no after-fix access is costed)"
+            .into(),
+        fixed: None,
+    })
+}
+
+/// Why a global/local access moves more than [`contiguous`], from its [`Layout`].
+fn by_layout(facts: &SiteFacts, arch: &Arch, config: &Config, a: &WarpAccess) -> Vec<Finding> {
     let w = u64::from(a.width.max(1));
     let before = cost(arch, config, a);
     let ideal = contiguous(a);

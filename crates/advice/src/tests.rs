@@ -575,3 +575,89 @@ fn layout_of_a_warp_starting_mid_row() {
         assert!(only("9.0", "a[y * 1024 + x]", &warp(w)).is_empty());
     }
 }
+
+fn texture_path_of(f: &[Finding]) -> Option<Cause> {
+    f.iter()
+        .map(|f| f.cause)
+        .find(|c| matches!(c, Cause::TexturePath { .. }))
+}
+
+#[test]
+fn column_walk_through_a_texture_takes_half_the_sectors() {
+    // in[threadIdx.x][k] with 4096-byte rows: 32 sectors in 1 request on 9.0. As texels
+    // (0, l) of a CUDA array: each quad reads rows 4q..4q+3 of one column = two 16 B × 2-row
+    // sectors: 8 requests, 16 sectors.
+    let a = access(Space::Global, 4, |l| 4096 * l);
+    let f = only("9.0", "in[threadIdx.x][k]", &a);
+    assert_eq!(
+        texture_path_of(&f),
+        Some(Cause::TexturePath {
+            global_requests: 1,
+            global_sectors: 32,
+            texture_requests: 8,
+            texture_sectors: 16,
+        })
+    );
+    let t = f
+        .iter()
+        .find(|f| matches!(f.cause, Cause::TexturePath { .. }))
+        .unwrap();
+    assert!(t.fixed.is_none());
+    // __ldg on 9.0 goes through the same 32-byte sectors: no better.
+    assert!(
+        t.why.contains("__ldg does not help here (32 sectors"),
+        "{}",
+        t.why
+    );
+    // The swap of indices stays the first fix.
+    assert_eq!(f[0].cause, Cause::ColumnWalk { row_bytes: 4096 });
+}
+
+#[test]
+fn rows_of_a_2x16_block_through_a_texture_take_8_sectors_not_16() {
+    // a[y * 1024 + x] with a 2×16 block: 16 rows of 8 bytes, one sector each (16 on 9.0).
+    // Texture: quad q holds rows 2q, 2q+1 of x 0–1 = one 16 B × 2-row sector: 8 and 8.
+    let a = block_access(Space::Global, Op::Load, 4, (2, 16), 0, |x, y| {
+        4 * (y * 1024 + x)
+    });
+    assert_eq!(costs("9.0", &a).sectors, 16);
+    let f = only("9.0", "a[y * 1024 + x]", &a);
+    assert_eq!(
+        texture_path_of(&f),
+        Some(Cause::TexturePath {
+            global_requests: 1,
+            global_sectors: 16,
+            texture_requests: 8,
+            texture_sectors: 8,
+        })
+    );
+}
+
+#[test]
+fn texture_is_not_advised_where_it_fetches_more() {
+    // conv_global with 16×16 blocks, dx = 2: 2 half-rows of 64 bytes from 8 bytes into a
+    // sector, 3 sectors each (6); a texture would take 8 requests of 2 sectors (texels
+    // 2–5 straddle two 4-texel sectors): 16 — the H100 measured conv_texture slower.
+    let a = block_access(Space::Global, Op::Load, 4, (16, 16), 0, |x, y| {
+        4 * (y * 1024 + x + 2)
+    });
+    assert_eq!(costs("9.0", &a).sectors, 6);
+    let f = only("9.0", "img[yy * w + xx]", &a);
+    assert_eq!(texture_path_of(&f), None);
+    assert_eq!(
+        memory::texture_path(arch("9.0"), &Config::default(), &a, 4096),
+        None
+    );
+    // 2 neighbouring columns of 16 rows (a 16×16 column walk): 16 sectors either way.
+    let a = block_access(Space::Global, Op::Load, 4, (16, 16), 0, |x, y| {
+        4 * (x * 1024 + y)
+    });
+    assert_eq!(texture_path_of(&only("9.0", "a[x * 1024 + y]", &a)), None);
+    // A store never goes through a texture.
+    let mut s = access(Space::Global, 4, |l| 4096 * l);
+    s.op = Op::Store;
+    assert_eq!(
+        texture_path_of(&only("9.0", "out[threadIdx.x][k]", &s)),
+        None
+    );
+}

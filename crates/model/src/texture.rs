@@ -471,6 +471,51 @@ pub fn texel_offset(t: &TextureDesc, [x, y, z]: [u64; 3]) -> u64 {
     }
 }
 
+/// The texel at byte `offset` from the texture's first byte: the inverse of
+/// [`texel_offset`] (same layouts; `None` past [`footprint_bytes`]). The explain picture
+/// uses it to put a request's addresses back on the texture's grid.
+pub fn texel_at(t: &TextureDesc, offset: u64) -> Option<[u64; 3]> {
+    if offset >= footprint_bytes(t) {
+        return None;
+    }
+    let b = t.texel_bytes.max(1) as u64;
+    let texel = match t.kind {
+        Kind::Linear => [offset / b, 0, 0],
+        Kind::Pitch2d => {
+            let pitch = t.pitch.max(1);
+            [(offset % pitch) / b, offset / pitch, 0]
+        }
+        Kind::Array => {
+            let (bh, bd) = block_gobs(t);
+            let gobs_x = (t.size[0] * b).div_ceil(64);
+            let blocks_y = t.size[1].div_ceil(8).div_ceil(bh);
+            let block_bytes = 512 * bh * bd;
+            let (block, in_block) = (offset / block_bytes, offset % block_bytes);
+            let (gob, in_gob) = (in_block / 512, in_block % 512);
+            let gx = block % gobs_x;
+            let gy = (block / gobs_x) % blocks_y * bh + gob % bh;
+            let z = block / gobs_x / blocks_y * bd + gob / bh;
+            let xb = gx * 64 + (in_gob / 256) * 32 + (in_gob % 64 / 32) * 16 + in_gob % 16;
+            let y = gy * 8 + (in_gob % 256 / 64) * 2 + (in_gob % 32) / 16;
+            [xb / b, y, z]
+        }
+    };
+    (texel[0] < t.size[0] && texel[1] < t.size[1] && texel[2] < t.size[2]).then_some(texel)
+}
+
+/// Texels across and rows down one 32-byte sector covers on the texture's grid: 16 bytes ×
+/// 2 rows in a CUDA array (block-linear, see [`texel_offset`]), 32 bytes × 1 row in linear
+/// and pitch-linear memory (rows start 32-byte aligned: the pitch is a multiple of 32).
+/// A 16-byte texel in an array is 1 × 2.
+pub fn sector_texels(t: &TextureDesc) -> (u64, u64) {
+    let b = t.texel_bytes.max(1) as u64;
+    match t.kind {
+        Kind::Array if t.size[1] > 1 => ((16 / b).max(1), 2),
+        Kind::Array => ((16 / b).max(1), 1),
+        _ => ((SECTOR_BYTES / b).max(1), 1),
+    }
+}
+
 /// Bytes the texture occupies from its first byte (for its allocation's size).
 pub fn footprint_bytes(t: &TextureDesc) -> u64 {
     let last = [t.size[0] - 1, t.size[1] - 1, t.size[2] - 1];

@@ -126,15 +126,20 @@ pub struct Traffic {
     pub cc: ComputeCapability,
     /// Global/local requests, as the analysis counts them for this compute capability (one
     /// per warp instruction with an active lane from 5.x on; half-warps on 1.x; 8/16-byte
-    /// splits on 2.x/3.x).
+    /// splits on 2.x/3.x), plus texture and surface requests (one per quad or 8 lanes,
+    /// `warpscope_model::texture`).
     pub requests: u64,
     /// Bytes the active lanes asked for (width × active lanes, loads and stores): the useful
     /// bytes of Harris's effective bandwidth.
     pub bytes_requested: u64,
     /// Bytes of the transactions of the coalescing rules (the model's `transaction_bytes`).
     pub transaction_bytes: u64,
-    /// Per-SM L1s, summed.
+    /// Per-SM L1s, summed (global, local, texture and surface accesses).
     pub l1: Level,
+    /// Of [`Traffic::l1`], the lookups of texture fetches and surface loads: Nsight
+    /// Compute's `l1tex__t_sectors_pipe_tex_lookup_hit`/`_miss`; `bytes` are their
+    /// sectors' bytes (`l1tex__t_sectors_pipe_tex` × 32, surface stores included).
+    pub texture: Level,
     /// The shared L2.
     pub l2: Level,
     /// Bytes read from DRAM: L2 fills plus read-modify-write reads (1.x: load transactions).
@@ -259,6 +264,7 @@ impl TrafficModel {
                 bytes_requested: 0,
                 transaction_bytes: 0,
                 l1: Level::default(),
+                texture: Level::default(),
                 l2: Level::default(),
                 dram_read_bytes: 0,
                 dram_rmw_read_bytes: 0,
@@ -284,10 +290,33 @@ impl TrafficModel {
     ///
     /// Shared and constant accesses, and accesses with no active lane, move nothing below the
     /// request and return zeros. Returns the access's immediate traffic.
+    ///
+    /// Texture fetches and surface loads (one request each, `warpscope_model::texture`) go
+    /// through the SM's L1 like cached global loads: each distinct sector of the request is
+    /// looked up in turn, a miss fetches it from L2, so a sector an earlier request of the
+    /// same fetch brought in hits. Their transaction bytes are the texture model's sectors
+    /// (a trilinear quad's two passes may count one sector twice; it is looked up once).
+    /// Surface stores go to L2 like global stores. Compared with H100 ncu
+    /// (`tests/data/h100/texture/texture-probes.csv`, `l1tex__t_sectors_pipe_tex_lookup_hit`
+    /// /`_miss`): single-warp probes equal it (a row from x = 2: 9 misses, 7 hits; surface
+    /// loads of an 8×4 tile: 4 and 4); whole launches depend on which blocks share an SM
+    /// (here block *b* runs on SM *b* mod SMs, one after the other): `examples/texture.cu`'s
+    /// conv_texture is 30 lookups off in 11.8 million (243,588 misses against 243,558), the
+    /// random tex1Dfetch gather 6, the iota gather exact (`tests/texture.rs`).
+    /// Assumed, not measured: 2.x–4.x textures use the same per-SM cache as L1 (their
+    /// texture cache was separate); on 1.x textures go to DRAM like other accesses (the
+    /// per-TPC texture cache of 1.x is not modelled); surface store lookups (ncu counts
+    /// them as hits/misses too) are not counted.
     pub fn add(&mut self, block_linear: u64, warp: u32, a: &WarpAccess) -> AccessTraffic {
-        if a.mask == 0 || !matches!(a.space, Space::Global | Space::Local) {
+        if a.mask == 0
+            || !matches!(
+                a.space,
+                Space::Global | Space::Local | Space::Texture | Space::Surface
+            )
+        {
             return AccessTraffic::default();
         }
+        let texture_path = matches!(a.space, Space::Texture | Space::Surface);
         let sm = (block_linear % self.loads_per_sm.len() as u64) as usize;
         if self.last_block[sm] != block_linear {
             self.last_block[sm] = block_linear;
@@ -302,7 +331,9 @@ impl TrafficModel {
         let sectors = &buf[..n];
         // From 5.x on the transactions are the distinct sectors [reference "CC 5.0 … 12.0"]:
         // no need to run the model's rules again; older families need them.
-        let (transaction_bytes, requests) = if self.arch.cc.major >= 5 {
+        let (transaction_bytes, requests) = if texture_path {
+            (warpscope_model::texture::cost(a).transaction_bytes, 1)
+        } else if self.arch.cc.major >= 5 {
             (SECTOR * n as u64, 1)
         } else {
             let c = warpscope_model::cost(&self.arch, &self.config, a);
@@ -311,6 +342,9 @@ impl TrafficModel {
         self.t.requests += requests;
         self.t.bytes_requested += u64::from(a.active_lanes()) * u64::from(a.width);
         self.t.transaction_bytes += transaction_bytes;
+        if texture_path {
+            self.t.texture.bytes += transaction_bytes;
+        }
 
         let mut out = AccessTraffic::default();
         let route = self.route(a);
@@ -359,9 +393,11 @@ impl TrafficModel {
                     let p = l1.payload_mut(acc.slot);
                     if *p & bit != 0 {
                         self.t.l1.hits += 1;
+                        self.t.texture.hits += u64::from(texture_path);
                     } else {
                         *p |= bit;
                         self.t.l1.misses += 1;
+                        self.t.texture.misses += u64::from(texture_path);
                         self.l2_read(s, &mut out);
                     }
                 }
@@ -395,6 +431,13 @@ impl TrafficModel {
 
     /// How `a` goes through the hierarchy on this capability.
     fn route(&self, a: &WarpAccess) -> Route {
+        if matches!(a.space, Space::Texture | Space::Surface) && self.arch.cc.major >= 2 {
+            return if a.op.writes() {
+                Route::Store
+            } else {
+                Route::L1Sectors
+            };
+        }
         let local = a.space == Space::Local;
         match self
             .arch
@@ -854,5 +897,59 @@ mod tests {
             t.bounds
         );
         assert_eq!(t.bounds.limit, Limit::Latency);
+    }
+
+    /// The requests of one warp fetching texel `xy(lane)` (nearest-point) from a 1024×1024
+    /// float CUDA array, or loading it as a surface.
+    fn texture_fetch(surface: bool, op: Op, xy: impl Fn(i64) -> (i64, i64)) -> Vec<WarpAccess> {
+        use warpscope_model::texture::{footprint, warp_requests, Coords, Sampling};
+        let t: warpscope_model::texture::TextureDesc = "t=array:1024x1024:float".parse().unwrap();
+        let lanes: Vec<_> = (0..32)
+            .map(|l| {
+                let (x, y) = xy(l as i64);
+                let c = Coords::Int([x, y, 0]);
+                (l, footprint(&t, c, 2, None, Sampling::Tex))
+            })
+            .collect();
+        warp_requests(&t, BASE, &lanes, 1, surface, op)
+    }
+
+    /// Single-warp H100 probes (`tests/data/h100/texture/texture-probes.csv`, cold cache):
+    /// lookups per sector of each request in turn equal ncu's
+    /// `l1tex__t_sectors_pipe_tex_lookup_hit`/`_miss`.
+    #[test]
+    fn texture_lookups_equal_the_h100_probes() {
+        let run_all = |reqs: Vec<WarpAccess>| {
+            let v: Vec<_> = reqs.into_iter().map(|a| (0, 0, a)).collect();
+            run("h100", &v)
+        };
+        // a2d_f32_point_row_x2: x = 2 + lane: 8 quads of 2 sectors (16), 9 distinct:
+        // 9 misses, 7 hits (ncu: 7 hits, 9 misses, 16 sectors).
+        let t = run_all(texture_fetch(false, Op::Load, |l| (2 + l, 0)));
+        assert_eq!(
+            (t.texture.hits, t.texture.misses, t.texture.bytes),
+            (7, 9, 16 * 32)
+        );
+        assert_eq!(t.requests, 8);
+        // L2 reads are the misses: 9 sectors (ncu lts__t_sectors_srcunit_tex_op_read 25 counts
+        // the probe's coordinate loads and store too).
+        assert_eq!(t.l2.hits + t.l2.misses, 9);
+        // surf_f32_ld_t8x4: an 8×4 tile as surface loads, 4 requests of 8 lanes, 2 sectors
+        // each (8), 4 distinct: 4 hits, 4 misses (ncu: 4, 4).
+        let t = run_all(texture_fetch(true, Op::Load, |l| (l % 8, l / 8)));
+        assert_eq!(
+            (t.texture.hits, t.texture.misses, t.texture.bytes),
+            (4, 4, 8 * 32)
+        );
+        // surf_f32_ld_col: a column, 4 requests of 4 sectors, 16 distinct: all miss (ncu 0, 16).
+        let t = run_all(texture_fetch(true, Op::Load, |l| (0, l)));
+        assert_eq!((t.texture.hits, t.texture.misses), (0, 16));
+        // A surface store is written to L2: no L1 lookups counted, 8 sectors stored.
+        let t = run_all(texture_fetch(true, Op::Store, |l| (l, 0)));
+        assert_eq!(
+            (t.texture.hits, t.texture.misses, t.texture.bytes),
+            (0, 0, 4 * 32 * 2)
+        );
+        assert_eq!(t.l1.hits + t.l1.misses, 0);
     }
 }

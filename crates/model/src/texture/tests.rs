@@ -419,3 +419,39 @@ fn hand_computed_requests() {
         (8, 32)
     );
 }
+
+#[test]
+fn texel_at_inverts_texel_offset() {
+    // Hand-worked: float (5, 3) in a 1024×1024 array: xb = 20, in its GOB
+    // ((3 % 8) / 2) · 64 + ((20 % 32) / 16) · 32 + (3 % 2) · 16 + 20 % 16 = 64 + 32 + 16 + 4.
+    let a = desc("t=array:1024x1024:float");
+    assert_eq!(texel_offset(&a, [5, 3, 0]), 116);
+    assert_eq!(texel_at(&a, 116), Some([5, 3, 0]));
+    // Pitch 4096 bytes: (7, 2) at 2 · 4096 + 28.
+    let p = desc("t=pitch2d:1000x64:float");
+    assert_eq!(texel_at(&p, 2 * 4096 + 28), Some([7, 2, 0]));
+    // Past the last row's texels (in the pitch padding) is no texel.
+    assert_eq!(texel_at(&p, 4000), None);
+    for spec in [
+        "t=array:1024x1024:float",
+        "t=array:100x37:uchar4",
+        "t=array:64x64x20:float4",
+        "t=array:300:float",
+        "t=linear:4096:float",
+        "t=pitch2d:100x50:float2",
+    ] {
+        let t = desc(spec);
+        for x in (0..t.size[0]).step_by(7) {
+            for y in (0..t.size[1]).step_by(3) {
+                for z in (0..t.size[2]).step_by(5) {
+                    let o = texel_offset(&t, [x, y, z]);
+                    assert_eq!(texel_at(&t, o), Some([x, y, z]), "{spec} ({x},{y},{z})");
+                }
+            }
+        }
+    }
+    assert_eq!(sector_texels(&a), (4, 2));
+    assert_eq!(sector_texels(&desc("t=array:64x64:float4")), (1, 2));
+    assert_eq!(sector_texels(&desc("t=array:300:float")), (4, 1));
+    assert_eq!(sector_texels(&p), (8, 1));
+}

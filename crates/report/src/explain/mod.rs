@@ -120,6 +120,10 @@ pub struct Explanation {
     /// Byte address of each of the 32 lanes (meaningful for active lanes only): offsets in
     /// the block's shared window, the constant bank, or the global address space.
     pub addrs: Vec<u64>,
+    /// A texture or surface access of a 2-D or 3-D texture: every request of the warp's
+    /// fetch, its texels on the texture's grid (drawn instead of the address picture).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub texels: Option<TexelGrid>,
     /// The access explained on each compute capability, in the order asked for.
     pub architectures: Vec<ExplainedArch>,
     /// The whole kernel's analysis (the HTML page shows its table).
@@ -130,10 +134,12 @@ mod common;
 mod html;
 mod paragraph;
 mod svg;
+mod texels;
 mod text;
 
 pub(crate) use common::wrap;
 pub use html::render_html;
 pub use paragraph::paragraph;
 pub use svg::{render_svg, render_svg_all};
+pub use texels::{Cell, TexelGrid, TexelRead};
 pub use text::render_text;

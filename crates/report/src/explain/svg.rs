@@ -16,9 +16,9 @@ use super::{ExplainedArch, Explanation};
 /// Figure width, px.
 const W: f64 = 960.0;
 /// Left margin (row labels).
-const LM: f64 = 112.0;
+pub(super) const LM: f64 = 112.0;
 /// Width of the lane row and of the address rows: 32 lanes of 26 px.
-const CW: f64 = 832.0;
+pub(super) const CW: f64 = 832.0;
 const LANE: f64 = CW / 32.0;
 /// Height of the band between the lanes and what they touch, where the lines run.
 const ARROWS: f64 = 70.0;
@@ -43,20 +43,20 @@ const CONFLICT: (&str, &str) = ("#fbd5d2", "#c62828");
 const MULTICAST: (&str, &str) = ("#fff2b3", "#9a7400");
 const PAIRED: (&str, &str) = ("#d6f1f1", "#00796b");
 
-fn color(i: usize) -> (&'static str, &'static str) {
+pub(super) fn color(i: usize) -> (&'static str, &'static str) {
     COLORS[i % COLORS.len()]
 }
 
 /// An SVG fragment in local coordinates (origin top left, `h` px tall so far).
-struct Fig {
-    s: String,
-    h: f64,
+pub(super) struct Fig {
+    pub(super) s: String,
+    pub(super) h: f64,
     /// Suffix for ids (patterns, markers), unique per figure in one document.
-    id: String,
+    pub(super) id: String,
 }
 
 impl Fig {
-    fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, attrs: &str) {
+    pub(super) fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, attrs: &str) {
         let _ = writeln!(
             self.s,
             "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\" {attrs}/>",
@@ -65,7 +65,7 @@ impl Fig {
         );
     }
     /// A rect with a hover title.
-    fn rect_t(&mut self, x: f64, y: f64, w: f64, h: f64, attrs: &str, title: &str) {
+    pub(super) fn rect_t(&mut self, x: f64, y: f64, w: f64, h: f64, attrs: &str, title: &str) {
         let _ = writeln!(
             self.s,
             "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\" {attrs}><title>{}</title></rect>",
@@ -74,23 +74,23 @@ impl Fig {
             esc(title)
         );
     }
-    fn text(&mut self, x: f64, y: f64, size: f64, attrs: &str, content: &str) {
+    pub(super) fn text(&mut self, x: f64, y: f64, size: f64, attrs: &str, content: &str) {
         let _ = writeln!(
             self.s,
             "<text x=\"{x:.1}\" y=\"{y:.1}\" {FONT} font-size=\"{size}\" {attrs}>{}</text>",
             esc(content)
         );
     }
-    fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, attrs: &str) {
+    pub(super) fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, attrs: &str) {
         let _ = writeln!(
             self.s,
             "<line x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" {attrs}/>"
         );
     }
-    fn open(&mut self, class: &str, extra: &str) {
+    pub(super) fn open(&mut self, class: &str, extra: &str) {
         let _ = writeln!(self.s, "<g class=\"{class}\"{extra}>");
     }
-    fn close(&mut self) {
+    pub(super) fn close(&mut self) {
         self.s.push_str("</g>\n");
     }
 }
@@ -111,6 +111,10 @@ impl Fig {
 ///   `<g class="phase">` per phase, a cell per bank and pass holding its lane ("4+": several
 ///   lanes, multicast); passes after the first are conflicts, in red.
 /// - Constant: lanes on top, lines to a box per distinct address (one request each).
+/// - Texture/surface of a 2-D/3-D texture: the texture's grid around the warp's texels
+///   (`<g class="texels">`), a cell per texel: read ones in their request's colour with the
+///   lane, unread texels of fetched sectors hatched grey, 32-byte sectors outlined
+///   (`<rect class="sector">` per fetched sector).
 ///
 /// An index out of range gives an SVG that says so.
 pub fn render_svg(e: &Explanation, arch: usize) -> String {
@@ -300,6 +304,11 @@ fn figure(f: &mut Fig, e: &Explanation, a: &ExplainedArch, site: bool, titles: b
 
 fn draw_picture(f: &mut Fig, e: &Explanation, a: &ExplainedArch) {
     match &a.breakdown {
+        Breakdown::Memory { .. } if e.texels.is_some() => {
+            if let Some(g) = &e.texels {
+                g.svg(f);
+            }
+        }
         Breakdown::Memory { requests, .. } => memory(f, e, &MemModel::new(e, requests)),
         Breakdown::Shared {
             banks,
@@ -352,7 +361,7 @@ fn lane_row(f: &mut Fig, e: &Explanation, y: f64, fill_of: &dyn Fn(usize) -> Opt
     f.close();
 }
 
-fn legend(f: &mut Fig, items: &[(&str, &str)]) {
+pub(super) fn legend(f: &mut Fig, items: &[(&str, &str)]) {
     let y = f.h + 8.0;
     let mut x = LM;
     f.open("legend", "");

@@ -62,6 +62,9 @@ impl Style {
 ///   a multicast word, or on 3.x two words sharing a 64-bit delivery).
 /// - constant: per request group a strip of the 32 lanes lettered by the address they read,
 ///   then one line per distinct address (one request each).
+/// - texture/surface of a 2-D/3-D texture: the warp's texels on the texture's grid, all its
+///   requests (see [`super::TexelGrid::text`]): cells show the lane reading the texel,
+///   `░░░` texels of fetched sectors no lane reads, ` · ` texels not fetched.
 ///
 /// `color` adds ANSI colours (one per request; conflicts red; waste dim).
 pub fn render_text(e: &Explanation, color: bool) -> String {
@@ -103,6 +106,11 @@ fn section(e: &Explanation, a: &ExplainedArch, st: &Style) -> String {
     out.push_str(&counters_line(e.space, &a.cost));
     out.push_str("\n\n");
     let pic = match &a.breakdown {
+        Breakdown::Memory { .. } if e.texels.is_some() => e
+            .texels
+            .as_ref()
+            .map(|g| g.text(&|r, s| st.req(r, s)))
+            .unwrap_or_default(),
         Breakdown::Memory { requests, .. } => memory(e, &MemModel::new(e, requests), st),
         Breakdown::Shared {
             banks,
