@@ -287,22 +287,26 @@ impl<'t> Lowerer<'t> {
 
     pub(super) fn lower_fn(&mut self, name: &str, node: Node<'t>) -> Result<Func> {
         let src = self.src;
-        let tn = node
-            .child_by_field_name("type")
-            .ok_or_else(|| self.err_at(node, "function without a return type"))?;
-        let ret = self.base_type(tn, src)?;
         let decl = node
             .child_by_field_name("declarator")
             .ok_or_else(|| self.err_at(node, "function without a declarator"))?;
-        let (fdecl, ret) = match decl.kind() {
-            "function_declarator" => (decl, ret),
-            "pointer_declarator" => (
-                decl.child_by_field_name("declarator")
-                    .filter(|d| d.kind() == "function_declarator")
-                    .ok_or_else(|| self.unsupported(decl, "this function declarator"))?,
-                ret.ptr(),
-            ),
-            _ => return Err(self.unsupported(decl, "this function declarator")),
+        let (fdecl, ret) = if decl.kind() == "operator_cast" {
+            self.conversion_signature(decl, src)?
+        } else {
+            let ret = match node.child_by_field_name("type") {
+                Some(tn) => self.base_type(tn, src)?,
+                None => return Err(self.unsupported(node, "constructors")),
+            };
+            match decl.kind() {
+                "function_declarator" => (decl, ret),
+                "pointer_declarator" => (
+                    decl.child_by_field_name("declarator")
+                        .filter(|d| d.kind() == "function_declarator")
+                        .ok_or_else(|| self.unsupported(decl, "this function declarator"))?,
+                    ret.ptr(),
+                ),
+                _ => return Err(self.unsupported(decl, "this function declarator")),
+            }
         };
         let body = node
             .child_by_field_name("body")
@@ -311,6 +315,23 @@ impl<'t> Lowerer<'t> {
         self.st.scopes.push(HashMap::new());
         self.st.addr_taken = addr_taken_names(body, src);
         let mut params = Vec::new();
+        if let Some(this_ty) = self.pending_this.take() {
+            let slot = self.new_slot();
+            self.bind(
+                "this",
+                Var {
+                    ty: this_ty.clone(),
+                    home: VarHome::Reg(slot),
+                    read_only: false,
+                },
+            );
+            params.push(Param {
+                name: "this".to_string(),
+                ty: this_ty,
+                home: Home::Reg(slot),
+                read_only: false,
+            });
+        }
         if let Some(plist) = fdecl.child_by_field_name("parameters") {
             for p in named_children(plist) {
                 if p.kind() == "variadic_parameter" {
@@ -443,7 +464,7 @@ impl<'t> Lowerer<'t> {
     /// which beats conversion; the best candidate is at least as good for every argument
     /// and better for one; a non-template beats a template on a tie. Error when two are
     /// equally good, listing them.
-    fn resolve_overload(
+    pub(super) fn resolve_overload(
         &mut self,
         name: &str,
         defs: &[(Node<'t>, Vec<(String, bool)>, bool)],

@@ -18,6 +18,7 @@ mod decl;
 mod expr;
 mod func;
 mod literal;
+mod methods;
 mod ops;
 mod place;
 mod stmt;
@@ -188,6 +189,19 @@ pub struct Lowerer<'t> {
     local_arrays: Vec<LocalArray>,
     /// The node id of the `__global__` overload chosen by signature (`k(float*)`).
     kernel_node: Option<usize>,
+    /// The file's syntax tree: member functions are found again from a struct's body range.
+    root: Node<'t>,
+    /// Per struct index: its body's byte range in the file and the template arguments it
+    /// was instantiated with (for its member functions).
+    struct_bodies: HashMap<usize, methods::StructBody>,
+    /// `template <class T> struct S { … }`: the definition and its parameters.
+    struct_templates: HashMap<String, (Node<'t>, Vec<(String, bool)>)>,
+    /// `template <> struct S<double> { … }`: the name, argument list and definition.
+    struct_specs: Vec<(String, Node<'t>, Node<'t>)>,
+    /// Instances of struct templates: (name, arguments) → struct index.
+    struct_insts: HashMap<(String, Vec<TArg>), usize>,
+    /// The `this` type a member function being lowered takes first.
+    pending_this: Option<Ty>,
 }
 
 fn loc_of(n: Node) -> Loc {
@@ -273,6 +287,12 @@ impl<'t> Lowerer<'t> {
             allocs: Vec::new(),
             local_arrays: Vec::new(),
             kernel_node: None,
+            root,
+            struct_bodies: HashMap::new(),
+            struct_templates: HashMap::new(),
+            struct_specs: Vec::new(),
+            struct_insts: HashMap::new(),
+            pending_this: None,
         };
         l.collect(root, None)?;
         Ok(l)
@@ -310,6 +330,9 @@ impl<'t> Lowerer<'t> {
                     for d in named_children(c) {
                         match d.kind() {
                             "function_definition" => self.add_fn(d, params),
+                            "struct_specifier" | "class_specifier" => {
+                                self.add_struct_template(d, params)
+                            }
                             "template_parameter_list" => {}
                             "declaration" => {}
                             other => return Err(self.unsupported(d, format!("template {other}"))),
@@ -353,27 +376,7 @@ impl<'t> Lowerer<'t> {
             return;
         };
         let is_global = has_token(n, "__global__");
-        let tparams = tparams
-            .map(|p| {
-                named_children(p)
-                    .into_iter()
-                    .filter_map(|d| {
-                        let is_type = matches!(
-                            d.kind(),
-                            "type_parameter_declaration" | "optional_type_parameter_declaration"
-                        );
-                        let id = if is_type {
-                            named_children(d)
-                                .into_iter()
-                                .find(|x| x.kind() == "type_identifier")
-                        } else {
-                            d.child_by_field_name("declarator")
-                        };
-                        id.map(|i| (text(i, self.src).to_string(), is_type))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let tparams = tparam_list(tparams, self.src);
         self.fns.entry(name).or_default().push(FnDef {
             node: n,
             tparams,
@@ -406,6 +409,30 @@ impl<'t> Lowerer<'t> {
         v.sort();
         v
     }
+}
+
+/// The (name, is a type) of each parameter of a `template <…>` list.
+fn tparam_list(p: Option<Node>, src: &str) -> Vec<(String, bool)> {
+    p.map(|p| {
+        named_children(p)
+            .into_iter()
+            .filter_map(|d| {
+                let is_type = matches!(
+                    d.kind(),
+                    "type_parameter_declaration" | "optional_type_parameter_declaration"
+                );
+                let id = if is_type {
+                    named_children(d)
+                        .into_iter()
+                        .find(|x| x.kind() == "type_identifier")
+                } else {
+                    d.child_by_field_name("declarator")
+                };
+                id.map(|i| (text(i, src).to_string(), is_type))
+            })
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 fn builtin_var(name: &str) -> Option<&'static str> {
