@@ -137,3 +137,27 @@ __global__ void k(char* p) {
     assert_eq!(probes[0], (hi * 2.0) as i64 + 250);
     assert_eq!(probes[1], (lo * 2.0) as i64 + 250);
 }
+
+/// `((x)>=(lo) && (x)<=(hi))`, as Rodinia writes its bounds checks: the parser reads
+/// `(lo) && (x)` as a cast of `&&(x)` to a type `lo`; the front end reads it again as the
+/// comparison it is. Lanes 3..=9 pass; `(n) & 1` and `(n) * 2` are arithmetic too.
+#[test]
+fn parenthesized_variables_are_not_casts() {
+    let src = r#"
+#define IN_RANGE(x, min, max) ((x)>=(min) && (x)<=(max))
+typedef int T;
+__global__ void k(char* p) {
+  int x = threadIdx.x, lo = 3, hi = 9, n = 5;
+  if (IN_RANGE(x, lo, hi)) p[x] = 0;
+  p[100 + (n) & 7] = 0;       // (100 + 5) & 7 = 1
+  p[(n) * 2] = 0;             // 10
+  p[(n) - 1] = 0;             // 4
+  p[(T)n * 4] = 0;            // a real cast: 20
+}"#;
+    let probes = probe_lanes(src, 32);
+    assert_eq!(probes[0], (3..=9).collect::<Vec<i64>>());
+    assert_eq!(probes[1][0], 1);
+    assert_eq!(probes[2][0], 10);
+    assert_eq!(probes[3][0], 4);
+    assert_eq!(probes[4][0], 20);
+}
