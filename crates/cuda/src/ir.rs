@@ -324,6 +324,9 @@ pub struct Param {
     pub home: Home,
     /// `const T* __restrict__`: loads through it use the read-only path on 3.5+.
     pub read_only: bool,
+    /// A C++ reference `T&`: `ty` is `T*`, and the caller passes the referenced object's
+    /// address.
+    pub by_ref: bool,
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -161,3 +161,44 @@ __global__ void k(char* p) {
     assert_eq!(probes[3][0], 4);
     assert_eq!(probes[4][0], 20);
 }
+
+/// `T&` parameters write through to the caller's variable (a register variable passed by
+/// reference is given an address), `const T&` reads a value, local `T&` and `auto&` name a
+/// variable or an array element. The one global store through a reference is counted.
+#[test]
+fn references_alias_what_they_bind() {
+    let src = r#"
+__device__ void bump(int& x, const int& by) { x += by; }
+__device__ void swap2(float& a, float& b) { float t = a; a = b; b = t; }
+struct Pair { int lo, hi; __device__ void grow(int& by) { hi += by; by = 0; } };
+__global__ void k(char* p, int* g) {
+  int v = 5;
+  bump(v, 3);
+  p[v] = 0;                        // 8
+  float a = 1.0f, b = 20.0f;
+  swap2(a, b);
+  p[(int)a + (int)b] = 0;          // 21
+  int& r = v;
+  r = 30;
+  p[v] = 0;                        // 30
+  int arr[4] = {1, 2, 3, 4};
+  auto& e = arr[2];
+  e *= 10;
+  p[arr[2]] = 0;                   // 30 again: arr[2] is 30
+  const int& c = v + 1;
+  p[c] = 0;                        // 31
+  Pair q; q.lo = 0; q.hi = 40;
+  int by = 2;
+  q.grow(by);
+  p[q.hi + by] = 0;                // 42
+  bump(g[threadIdx.x], 7);         // a load and a store of g, through the reference
+}"#;
+    assert_eq!(probe(src), vec![8, 21, 30, 30, 31, 42]);
+    let (_, acc) = run(src, "k", 1, 32).unwrap();
+    let on_g: Vec<Op> = acc
+        .iter()
+        .filter(|(_, a)| a.space == Space::Global && a.width == 4)
+        .map(|(_, a)| a.op)
+        .collect();
+    assert_eq!(on_g, vec![Op::Load, Op::Store]);
+}

@@ -194,7 +194,11 @@ impl<'t> Lowerer<'t> {
         let params = self.funcs[id].params.clone();
         let mut conv = Vec::new();
         for ((a, p), an) in args.into_iter().zip(&params).zip(&arg_nodes) {
-            conv.push(self.convert(a, &p.ty, *an)?);
+            conv.push(if p.by_ref {
+                self.reference_argument(*an, &p.ty, src)?
+            } else {
+                self.convert(a, &p.ty, *an)?
+            });
         }
         let ret = self.funcs[id].ret.clone();
         Ok(e(

@@ -313,7 +313,7 @@ impl<'t> Lowerer<'t> {
             .ok_or_else(|| self.err_at(node, "function without a body"))?;
         self.st.ret = Some(ret.clone());
         self.st.scopes.push(HashMap::new());
-        self.st.addr_taken = addr_taken_names(body, src);
+        self.st.addr_taken = addr_taken_names(body, src, &self.ref_fns);
         let mut params = Vec::new();
         if let Some(this_ty) = self.pending_this.take() {
             let slot = self.new_slot();
@@ -330,6 +330,7 @@ impl<'t> Lowerer<'t> {
                 ty: this_ty,
                 home: Home::Reg(slot),
                 read_only: false,
+                by_ref: false,
             });
         }
         if let Some(plist) = fdecl.child_by_field_name("parameters") {
@@ -341,11 +342,31 @@ impl<'t> Lowerer<'t> {
                     continue;
                 };
                 let base = self.base_type(ptn, src)?;
+                let by_ref = is_mutable_reference(p);
                 let (pname, mut ty) = match p.child_by_field_name("declarator") {
-                    Some(d) => self.declarator(d, base, src)?,
+                    Some(d) => self.declarator(strip_reference(d).0, base, src)?,
                     None => (String::new(), base),
                 };
                 if ty == Ty::Void {
+                    continue;
+                }
+                if by_ref {
+                    let slot = self.new_slot();
+                    self.bind(
+                        &pname,
+                        Var {
+                            ty: ty.clone(),
+                            home: VarHome::Ref(slot),
+                            read_only: false,
+                        },
+                    );
+                    params.push(Param {
+                        name: pname,
+                        ty: ty.ptr(),
+                        home: Home::Reg(slot),
+                        read_only: false,
+                        by_ref,
+                    });
                     continue;
                 }
                 if let Ty::Array(el, _) = ty {
@@ -375,6 +396,7 @@ impl<'t> Lowerer<'t> {
                     ty,
                     home,
                     read_only,
+                    by_ref: false,
                 });
             }
         }
@@ -446,7 +468,7 @@ impl<'t> Lowerer<'t> {
             };
             let base = self.base_type(ptn, src)?;
             let ty = match p.child_by_field_name("declarator") {
-                Some(d) => self.declarator(d, base, src)?.1,
+                Some(d) => self.declarator(strip_reference(d).0, base, src)?.1,
                 None => base,
             };
             match ty {

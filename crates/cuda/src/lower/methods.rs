@@ -237,7 +237,11 @@ impl<'t> Lowerer<'t> {
             conv.push(this);
         }
         for ((a, p), an) in args.into_iter().zip(ps).zip(arg_nodes) {
-            conv.push(self.convert(a, &p.ty, *an)?);
+            conv.push(if p.by_ref {
+                self.reference_argument(*an, &p.ty, src)?
+            } else {
+                self.convert(a, &p.ty, *an)?
+            });
         }
         let ret = self.funcs[id].ret.clone();
         Ok(Some(e(

@@ -51,6 +51,8 @@ enum VarHome {
     Const(u64),
     /// A cooperative group (no run-time value).
     Group(cg::Group),
+    /// A C++ reference parameter: the register holds the referenced object's address.
+    Ref(Slot),
 }
 
 #[derive(Clone, Debug)]
@@ -202,6 +204,9 @@ pub struct Lowerer<'t> {
     struct_insts: HashMap<(String, Vec<TArg>), usize>,
     /// The `this` type a member function being lowered takes first.
     pending_this: Option<Ty>,
+    /// Functions and member functions with a non-const reference parameter: a local
+    /// variable passed to one of them needs an address.
+    ref_fns: HashSet<String>,
 }
 
 fn loc_of(n: Node) -> Loc {
@@ -293,8 +298,10 @@ impl<'t> Lowerer<'t> {
             struct_specs: Vec::new(),
             struct_insts: HashMap::new(),
             pending_this: None,
+            ref_fns: HashSet::new(),
         };
         l.collect(root, None)?;
+        l.ref_fns = ref_taking_functions(root, src);
         Ok(l)
     }
 
@@ -502,10 +509,70 @@ fn is_void_param(p: Node, src: &str) -> bool {
             .is_some_and(|t| text(t, src) == "void")
 }
 
-fn addr_taken_names(body: Node, src: &str) -> HashSet<String> {
+/// A declarator's reference: `& r` gives (`r`, true); anything else (itself, false).
+fn strip_reference(d: Node) -> (Node, bool) {
+    if d.kind() == "reference_declarator" {
+        if let Some(inner) = named_children(d).into_iter().next() {
+            return (inner, true);
+        }
+    }
+    (d, false)
+}
+
+/// A parameter declared `T&` without `const` (a `const T&` is taken by value: the same
+/// values are read).
+fn is_mutable_reference(p: Node) -> bool {
+    p.child_by_field_name("declarator")
+        .is_some_and(|d| d.kind() == "reference_declarator")
+        && !has_token(p, "const")
+}
+
+/// The names of the functions (and member functions) of the file with a non-const
+/// reference parameter.
+fn ref_taking_functions(root: Node, src: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "function_definition" {
+            let mut d = n.child_by_field_name("declarator");
+            while let Some(x) = d {
+                if x.kind() == "function_declarator" {
+                    let takes = x
+                        .child_by_field_name("parameters")
+                        .is_some_and(|ps| named_children(ps).into_iter().any(is_mutable_reference));
+                    if let (true, Some(name)) = (takes, x.child_by_field_name("declarator")) {
+                        out.insert(text(cg::unqualify(name), src).to_string());
+                    }
+                    break;
+                }
+                d = x.child_by_field_name("declarator");
+            }
+        }
+        stack.extend(all_children(n));
+    }
+    out
+}
+
+fn addr_taken_names(body: Node, src: &str, ref_fns: &HashSet<String>) -> HashSet<String> {
     let mut out = HashSet::new();
     let mut stack = vec![body];
     while let Some(n) = stack.pop() {
+        if n.kind() == "call_expression" {
+            let callee = n.child_by_field_name("function").map(|f| match f.kind() {
+                "field_expression" => f.child_by_field_name("field").unwrap_or(f),
+                "template_function" => f.child_by_field_name("name").unwrap_or(f),
+                _ => cg::unqualify(f),
+            });
+            if callee.is_some_and(|c| ref_fns.contains(text(c, src))) {
+                if let Some(args) = n.child_by_field_name("arguments") {
+                    for a in named_children(args) {
+                        if a.kind() == "identifier" {
+                            out.insert(text(a, src).to_string());
+                        }
+                    }
+                }
+            }
+        }
         if n.kind() == "pointer_expression"
             && n.child_by_field_name("operator").map(|o| o.kind()) == Some("&")
         {

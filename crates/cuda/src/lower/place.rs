@@ -105,6 +105,11 @@ impl<'t> Lowerer<'t> {
                 let a = |k: ExprKind| e(k, ty.clone().ptr(), loc);
                 Ok(match v.home {
                     VarHome::Reg(s) => Place::Reg(s, v.ty),
+                    VarHome::Ref(s) => Place::Mem {
+                        addr: a(ExprKind::Reg(s)),
+                        ty: v.ty,
+                        read_only: false,
+                    },
                     VarHome::Group(_) => {
                         return Err(self.err_at(
                             n,
@@ -264,6 +269,28 @@ impl<'t> Lowerer<'t> {
             },
             "call_expression" => Err(self.err_at(n, "a function call is not an lvalue")),
             _ => Err(self.err_at(n, format!("'{}' is not an lvalue", text(n, src)))),
+        }
+    }
+
+    /// The address an argument for reference parameter `param` (of type `T*`) binds to.
+    pub(super) fn reference_argument(&mut self, an: Node, param: &Ty, src: &str) -> Result<Expr> {
+        match self.place(an, src)? {
+            Place::Mem { addr, ty, .. } if Some(&ty) == param.pointee() => Ok(Expr {
+                ty: param.clone(),
+                ..addr
+            }),
+            Place::Mem { ty, .. } => Err(self.err_at(
+                an,
+                format!(
+                    "a {} reference cannot bind to this {}",
+                    self.structs.name(param.pointee().unwrap_or(&Ty::Void)),
+                    self.structs.name(&ty)
+                ),
+            )),
+            Place::Reg(..) => Err(self.unsupported(
+                an,
+                format!("passing '{}' by reference from here; pass a local variable or an element of an array", text(an, src)),
+            )),
         }
     }
 
