@@ -202,3 +202,19 @@ __global__ void k(char* p, int* g) {
         .collect();
     assert_eq!(on_g, vec![Op::Load, Op::Store]);
 }
+
+/// Bit casts read a value's bits as another type: 1.0f is 0x3F800000, 2.0 is
+/// 0x4000000000000000.
+#[test]
+fn bit_casts_keep_the_bits() {
+    let src = r#"
+__global__ void k(char* p) {
+  p[__float_as_int(1.0f) >> 20] = 0;                     // 0x3F8 = 1016
+  p[__float_as_uint(-0.0f) >> 28] = 0;                   // 8
+  p[(int)(__int_as_float(0x40400000) * 10)] = 0;         // 3.0f: 30
+  p[(int)(__uint_as_float(0x3F000000u) * 100)] = 0;      // 0.5f: 50
+  p[(int)(__double_as_longlong(2.0) >> 52)] = 0;         // 0x400 = 1024
+  p[(int)__longlong_as_double(0x4014000000000000ll)] = 0; // 5.0
+}"#;
+    assert_eq!(probe(src), vec![1016, 8, 30, 50, 1024, 5]);
+}

@@ -549,13 +549,15 @@ impl<'t> Lowerer<'t> {
                         },
                     );
                 }
-                _ => return Err(self.err_at(
-                    iv,
-                    format!(
+                _ => {
+                    return Err(self.err_at(
+                        iv,
+                        format!(
                         "'{}' is not a variable of the reference's type that '{name}' can refer to",
                         text(iv, src)
                     ),
-                )),
+                    ))
+                }
             }
         }
         Ok(Some(Stmt::Block(out)))
