@@ -486,7 +486,7 @@ impl<'t> Lowerer<'t> {
     /// which beats conversion; the best candidate is at least as good for every argument
     /// and better for one; a non-template beats a template on a tie. Error when two are
     /// equally good, listing them.
-    pub(super) fn resolve_overload(
+    fn resolve_overload(
         &mut self,
         name: &str,
         defs: &[(Node<'t>, Vec<(String, bool)>, bool)],
