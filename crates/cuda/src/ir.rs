@@ -220,6 +220,10 @@ pub enum Intrinsic {
     /// Product of the low 24 bits of two 32-bit integers (sign-extended from bit 23 for
     /// `int`, zero-extended for `unsigned`), low 32 bits kept (`__mul24`, `__umul24`).
     Mul24,
+    /// The operand's bits read as the expression's type, of the same width
+    /// (`__int_as_float`, `__float_as_int`, `__uint_as_float`, `__float_as_uint`,
+    /// `__double_as_longlong`, `__longlong_as_double`).
+    BitCast,
 }
 
 /// The update of an [`ExprKind::Atomic`], on the old value `old` and operand `v` of the
@@ -324,6 +328,9 @@ pub struct Param {
     pub home: Home,
     /// `const T* __restrict__`: loads through it use the read-only path on 3.5+.
     pub read_only: bool,
+    /// A C++ reference `T&`: `ty` is `T*`, and the caller passes the referenced object's
+    /// address.
+    pub by_ref: bool,
 }
 
 #[derive(Clone, Copy, Debug)]

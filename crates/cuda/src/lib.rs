@@ -75,8 +75,22 @@ impl Source {
             .map_err(|e| Error::Argument(format!("cannot load the CUDA grammar: {e}")))?;
         text::check_bracket_depth(file, &blanked, lower::MAX_NESTING)
             .map_err(|e| relocate(&map, e))?;
-        let tree = parse_bounded(&mut parser, &blanked)
-            .ok_or_else(|| Error::Argument(format!("{file}: the parser gave up after {PARSE_SECONDS} s (badly broken or very deeply nested code); check the file compiles")))?;
+        let gave_up = || {
+            Error::Argument(format!("{file}: the parser gave up after {PARSE_SECONDS} s (badly broken or very deeply nested code); check the file compiles"))
+        };
+        let mut tree = parse_bounded(&mut parser, &blanked).ok_or_else(gave_up)?;
+        let mut blanked = blanked;
+        // `((x)>=(lo) && (x)<=(hi))`: casts of `&&(…)` to a variable, read again as the
+        // expressions they are (a few rounds for casts inside such casts).
+        for _ in 0..4 {
+            match text::unparenthesize_false_casts(tree.root_node(), &blanked) {
+                Some(t) => {
+                    blanked = t;
+                    tree = parse_bounded(&mut parser, &blanked).ok_or_else(gave_up)?;
+                }
+                None => break,
+            }
+        }
         if let Some((loc, msg)) = first_error(tree.root_node(), &blanked) {
             return Err(relocate(
                 &map,

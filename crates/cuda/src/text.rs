@@ -154,3 +154,129 @@ pub(crate) fn check_bracket_depth(file: &str, text: &str, limit: usize) -> Resul
     }
     Ok(())
 }
+
+/// Rewrites the casts the parser made of parenthesized variables: tree-sitter reads
+/// `(y) && (z)`, `(y) & m`, `(y) * k` and `(y) - k` as a cast of `&&(z)`, `&m`, `*k`, `-k`
+/// to a type `y`, since it cannot know `y` names no type. Where `y` is declared as no type
+/// in the file (no typedef, struct, class, enum, template parameter or `using`) and is no
+/// built-in type name, the parentheses become spaces: same length, so every position is
+/// kept. `None` when there is nothing to rewrite.
+pub(crate) fn unparenthesize_false_casts(root: tree_sitter::Node, text: &str) -> Option<String> {
+    let mut types = std::collections::HashSet::new();
+    let mut casts = Vec::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "type_definition"
+            | "alias_declaration"
+            | "struct_specifier"
+            | "class_specifier"
+            | "union_specifier"
+            | "enum_specifier"
+            | "type_parameter_declaration"
+            | "optional_type_parameter_declaration" => {
+                let mut c = n.walk();
+                for ch in n.named_children(&mut c) {
+                    if ch.kind() == "type_identifier" {
+                        types.insert(&text[ch.byte_range()]);
+                    }
+                }
+                if let Some(d) = n.child_by_field_name("declarator") {
+                    types.insert(&text[d.byte_range()]);
+                }
+                if let Some(d) = n.child_by_field_name("name") {
+                    types.insert(&text[d.byte_range()]);
+                }
+            }
+            "cast_expression" => {
+                let ty = n.child_by_field_name("type");
+                let value = n.child_by_field_name("value");
+                if let (Some(ty), Some(value)) = (ty, value) {
+                    let lone = ty.child_by_field_name("declarator").is_none()
+                        && ty
+                            .child_by_field_name("type")
+                            .is_some_and(|t| t.kind() == "type_identifier")
+                        && ty.named_child_count() == 1;
+                    let ambiguous =
+                        matches!(value.kind(), "pointer_expression" | "unary_expression");
+                    if lone && ambiguous {
+                        casts.push((n.start_byte(), ty.end_byte(), &text[ty.byte_range()]));
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    let mut out = text.as_bytes().to_vec();
+    let mut changed = false;
+    for (open, ty_end, name) in casts {
+        if types.contains(name) || is_builtin_type_name(name) {
+            continue;
+        }
+        let Some(close) = text[ty_end..].find(')').map(|i| ty_end + i) else {
+            continue;
+        };
+        if text.as_bytes()[open] == b'(' {
+            out[open] = b' ';
+            out[close] = b' ';
+            changed = true;
+        }
+    }
+    // Only ASCII parentheses were replaced by ASCII spaces.
+    changed.then(|| String::from_utf8(out).unwrap_or_else(|_| text.to_string()))
+}
+
+/// Type names CUDA's headers give that the parser reads as identifiers.
+fn is_builtin_type_name(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "size_t",
+        "ptrdiff_t",
+        "ssize_t",
+        "intptr_t",
+        "uintptr_t",
+        "int8_t",
+        "uint8_t",
+        "int16_t",
+        "uint16_t",
+        "int32_t",
+        "uint32_t",
+        "int64_t",
+        "uint64_t",
+        "uint",
+        "uchar",
+        "ushort",
+        "ulong",
+        "half",
+        "__half",
+        "__half2",
+        "half2",
+        "__nv_bfloat16",
+        "nv_bfloat16",
+        "__nv_bfloat162",
+        "dim3",
+        "cudaTextureObject_t",
+        "cudaSurfaceObject_t",
+    ];
+    if NAMES.contains(&name) {
+        return true;
+    }
+    let base = name.trim_end_matches(['1', '2', '3', '4']);
+    base.len() < name.len()
+        && matches!(
+            base,
+            "char"
+                | "uchar"
+                | "short"
+                | "ushort"
+                | "int"
+                | "uint"
+                | "long"
+                | "ulong"
+                | "longlong"
+                | "ulonglong"
+                | "float"
+                | "double"
+        )
+}

@@ -343,6 +343,10 @@ pub fn alu(op: Alu, ty: Ty, dty: Ty, a: u64, b: u64, c: u64, e: u64, sat: bool) 
     if sat && signed && matches!(op, Alu::Add | Alu::Sub) {
         return trunc(r, bits);
     }
+    // A predicate is one bit: `not.pred` of 1 is 0, not 0xFE.
+    if ty.kind == Kind::Pred {
+        return r & 1;
+    }
     trunc(r, dty.bits())
 }
 
@@ -605,6 +609,13 @@ mod tests {
         kind: Kind::Float,
         bytes: 4,
     };
+
+    #[test]
+    fn not_of_a_predicate_is_its_negation() {
+        assert_eq!(alu(Alu::Not, Ty::PRED, Ty::PRED, 1, 0, 0, 0, false), 0);
+        assert_eq!(alu(Alu::Not, Ty::PRED, Ty::PRED, 0, 0, 0, 0, false), 1);
+        assert_eq!(alu(Alu::And, Ty::PRED, Ty::PRED, 1, 1, 0, 0, false), 1);
+    }
 
     #[test]
     fn mul_wide_sign_extends() {

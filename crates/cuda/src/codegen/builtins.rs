@@ -38,6 +38,14 @@ impl Gen<'_> {
         } else {
             32
         };
+        if f == Intrinsic::BitCast {
+            let rc = scalar(ty)
+                .ok_or_else(|| self.unsupported(loc, "a bit cast to this type"))?
+                .class;
+            let d = self.reg(rc);
+            self.ins(format!("mov.b{bits} {}, {}", d.text, a.text))?;
+            return Ok(d);
+        }
         let d = self.reg(
             if matches!(f, Intrinsic::Popc | Intrinsic::Clz | Intrinsic::Ffs) {
                 Class::B32
@@ -127,6 +135,7 @@ impl Gen<'_> {
                 self.ins(format!("selp.u32 {dt}, 0, {}, {}", z.text, p.text))?;
             }
             Intrinsic::Brev => self.ins(format!("brev.b{bits} {dt}, {at_}"))?,
+            Intrinsic::BitCast => {}
             Intrinsic::MulHi => {
                 let b = arg(1)?;
                 self.ins(format!("mul.hi.{} {dt}, {at_}, {}", sc.ptx, b.text))?;

@@ -139,6 +139,12 @@ impl<'t> Lowerer<'t> {
                 "__umulhi" => (Intrinsic::MulHi, UINT, UINT),
                 "__mul24" => (Intrinsic::Mul24, INT, INT),
                 "__umul24" => (Intrinsic::Mul24, UINT, UINT),
+                "__int_as_float" => (Intrinsic::BitCast, INT, FLOAT),
+                "__uint_as_float" => (Intrinsic::BitCast, UINT, FLOAT),
+                "__float_as_int" => (Intrinsic::BitCast, FLOAT, INT),
+                "__float_as_uint" => (Intrinsic::BitCast, FLOAT, UINT),
+                "__double_as_longlong" => (Intrinsic::BitCast, DOUBLE, LONG),
+                "__longlong_as_double" => (Intrinsic::BitCast, LONG, DOUBLE),
                 _ => return None,
             })
         };

@@ -23,6 +23,22 @@ impl<'t> Lowerer<'t> {
             );
         }
         let arg_nodes = named_children(args_node);
+        // `S::f(…)`: a static member function.
+        if f.kind() == "qualified_identifier" {
+            if let (Some(scope), Some(name)) = (
+                f.child_by_field_name("scope"),
+                f.child_by_field_name("name"),
+            ) {
+                if name.kind() == "identifier" {
+                    if let Some(si) = self.scope_struct(scope, src) {
+                        let m = text(name, src).to_string();
+                        if let Some(c) = self.method_call(si, &m, None, &arg_nodes, n, src)? {
+                            return Ok(c);
+                        }
+                    }
+                }
+            }
+        }
         let f = cg::unqualify(f);
         let (fname, targ_node) = match f.kind() {
             "identifier" => (text(f, src).to_string(), None),
@@ -58,6 +74,28 @@ impl<'t> Lowerer<'t> {
                 .ok_or_else(|| self.err_at(n, format!("{fname} needs a value")))?;
             let v = self.rvalue(a, src)?;
             return self.cast(v, &ty, n);
+        }
+        // Another member of the struct whose member function this is.
+        if let Some(Var {
+            ty: Ty::Ptr(inner),
+            home: VarHome::Reg(slot),
+            ..
+        }) = self.lookup("this")
+        {
+            if let Ty::Struct(si) = *inner {
+                let this = e(ExprKind::Reg(slot), Ty::Struct(si).ptr(), loc);
+                if let Some(c) = self.method_call(si, &fname, Some(this), &arg_nodes, n, src)? {
+                    return Ok(c);
+                }
+            }
+        }
+        // `S<float>()`: a temporary of a struct template's instance.
+        if let Some(tl) = targ_node {
+            if self.struct_templates.contains_key(&fname) && !self.fns.contains_key(&fname) {
+                let targs = self.template_args(tl, src)?;
+                let ty = self.struct_instance(&fname, targs, n)?;
+                return self.functional_cast(ty, &arg_nodes, n, src);
+            }
         }
         // Built-in functions.
         let mut args = Vec::new();
@@ -156,7 +194,11 @@ impl<'t> Lowerer<'t> {
         let params = self.funcs[id].params.clone();
         let mut conv = Vec::new();
         for ((a, p), an) in args.into_iter().zip(&params).zip(&arg_nodes) {
-            conv.push(self.convert(a, &p.ty, *an)?);
+            conv.push(if p.by_ref {
+                self.reference_argument(*an, &p.ty, src)?
+            } else {
+                self.convert(a, &p.ty, *an)?
+            });
         }
         let ret = self.funcs[id].ret.clone();
         Ok(e(
@@ -216,8 +258,42 @@ impl<'t> Lowerer<'t> {
         if let Some(g) = self.group_of(obj, src)? {
             return self.group_method(g, &method, args, n, src);
         }
-        let _ = (obj, args);
-        Err(self.unsupported(n, format!("member function '{method}'")))
+        let arrow = all_children(f).iter().any(|c| c.kind() == "->");
+        let this = if arrow {
+            self.rvalue(obj, src)?
+        } else {
+            match self.try_place(obj, src)? {
+                Some(Place::Mem { addr, .. }) => addr,
+                _ => {
+                    let v = self.rvalue(obj, src)?;
+                    if !matches!(v.ty, Ty::Struct(_)) {
+                        return Err(
+                            self.err_at(n, format!("'{}' has no member functions", text(obj, src)))
+                        );
+                    }
+                    self.object_address(v, n)?
+                }
+            }
+        };
+        let si = match this.ty.pointee() {
+            Some(Ty::Struct(si)) => *si,
+            _ => {
+                return Err(self.err_at(
+                    n,
+                    format!("'{}' is not a struct with member functions", text(obj, src)),
+                ))
+            }
+        };
+        match self.method_call(si, &method, Some(this), args, n, src)? {
+            Some(c) => Ok(c),
+            None => Err(self.err_at(
+                n,
+                format!(
+                    "{} has no member function '{method}'",
+                    self.structs.name(&Ty::Struct(si))
+                ),
+            )),
+        }
     }
 
     pub(super) fn with_snippet_root<R>(

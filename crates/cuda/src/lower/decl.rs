@@ -207,12 +207,22 @@ impl<'t> Lowerer<'t> {
                 })
             }
             "type_identifier" => self.named_type(text(n, src), n),
-            "struct_specifier" => self.struct_type(n, src),
-            "union_specifier" | "enum_specifier" | "class_specifier" => {
+            "struct_specifier" | "class_specifier" => self.struct_type(n, src),
+            "union_specifier" | "enum_specifier" => {
                 Err(self.unsupported(n, n.kind().replace("_specifier", "")))
             }
             "template_type" => {
-                Err(self.unsupported(n, format!("template type '{}'", text(n, src))))
+                let name = n
+                    .child_by_field_name("name")
+                    .map(|x| text(cg::unqualify(x), src).to_string())
+                    .unwrap_or_default();
+                match n.child_by_field_name("arguments") {
+                    Some(list) if self.struct_templates.contains_key(&name) => {
+                        let targs = self.template_args(list, src)?;
+                        self.struct_instance(&name, targs, n)
+                    }
+                    _ => Err(self.unsupported(n, format!("template type '{}'", text(n, src)))),
+                }
             }
             // `ns::T`: namespaces are flattened, so the last name is looked up.
             "qualified_identifier" => {
@@ -289,10 +299,26 @@ impl<'t> Lowerer<'t> {
         let mut fields = Vec::new();
         for f in named_children(body) {
             if f.kind() != "field_declaration" {
-                if f.kind() == "comment" {
+                // Member functions are lowered when called (see `methods`).
+                if matches!(
+                    f.kind(),
+                    "comment"
+                        | "function_definition"
+                        | "template_declaration"
+                        | "access_specifier"
+                        | "declaration"
+                        | "friend_declaration"
+                ) {
                     continue;
                 }
                 return Err(self.unsupported(f, format!("struct member '{}'", text(f, src))));
+            }
+            // A member function's declaration, or a static member: not part of the layout.
+            if f.child_by_field_name("declarator")
+                .is_some_and(|d| d.kind() == "function_declarator")
+                || has_token(f, "static")
+            {
+                continue;
             }
             let tn = f
                 .child_by_field_name("type")
@@ -325,6 +351,15 @@ impl<'t> Lowerer<'t> {
             .clone()
             .unwrap_or_else(|| format!("struct@{}", loc_of(n).line));
         let idx = self.structs.define(&nm, fields, min_align, false);
+        if std::ptr::eq(src, self.src) {
+            self.struct_bodies.insert(
+                idx,
+                methods::StructBody {
+                    range: (body.start_byte(), body.end_byte()),
+                    tenv: self.st.tenv.clone(),
+                },
+            );
+        }
         if let Some(nm) = name {
             self.struct_names.insert(nm, idx);
         }

@@ -51,6 +51,10 @@ impl<'t> Lowerer<'t> {
                     .ok_or_else(|| self.err_at(n, "empty parentheses"))?;
                 self.rvalue(inner, src)
             }
+            "this" => {
+                let p = self.place(n, src)?;
+                self.load(p, n, src)
+            }
             "identifier" | "type_identifier" => {
                 let name = text(n, src);
                 if let Some(b) = builtin_var(name) {

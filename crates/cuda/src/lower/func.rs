@@ -287,30 +287,52 @@ impl<'t> Lowerer<'t> {
 
     pub(super) fn lower_fn(&mut self, name: &str, node: Node<'t>) -> Result<Func> {
         let src = self.src;
-        let tn = node
-            .child_by_field_name("type")
-            .ok_or_else(|| self.err_at(node, "function without a return type"))?;
-        let ret = self.base_type(tn, src)?;
         let decl = node
             .child_by_field_name("declarator")
             .ok_or_else(|| self.err_at(node, "function without a declarator"))?;
-        let (fdecl, ret) = match decl.kind() {
-            "function_declarator" => (decl, ret),
-            "pointer_declarator" => (
-                decl.child_by_field_name("declarator")
-                    .filter(|d| d.kind() == "function_declarator")
-                    .ok_or_else(|| self.unsupported(decl, "this function declarator"))?,
-                ret.ptr(),
-            ),
-            _ => return Err(self.unsupported(decl, "this function declarator")),
+        let (fdecl, ret) = if decl.kind() == "operator_cast" {
+            self.conversion_signature(decl, src)?
+        } else {
+            let ret = match node.child_by_field_name("type") {
+                Some(tn) => self.base_type(tn, src)?,
+                None => return Err(self.unsupported(node, "constructors")),
+            };
+            match decl.kind() {
+                "function_declarator" => (decl, ret),
+                "pointer_declarator" => (
+                    decl.child_by_field_name("declarator")
+                        .filter(|d| d.kind() == "function_declarator")
+                        .ok_or_else(|| self.unsupported(decl, "this function declarator"))?,
+                    ret.ptr(),
+                ),
+                _ => return Err(self.unsupported(decl, "this function declarator")),
+            }
         };
         let body = node
             .child_by_field_name("body")
             .ok_or_else(|| self.err_at(node, "function without a body"))?;
         self.st.ret = Some(ret.clone());
         self.st.scopes.push(HashMap::new());
-        self.st.addr_taken = addr_taken_names(body, src);
+        self.st.addr_taken = addr_taken_names(body, src, &self.ref_fns);
         let mut params = Vec::new();
+        if let Some(this_ty) = self.pending_this.take() {
+            let slot = self.new_slot();
+            self.bind(
+                "this",
+                Var {
+                    ty: this_ty.clone(),
+                    home: VarHome::Reg(slot),
+                    read_only: false,
+                },
+            );
+            params.push(Param {
+                name: "this".to_string(),
+                ty: this_ty,
+                home: Home::Reg(slot),
+                read_only: false,
+                by_ref: false,
+            });
+        }
         if let Some(plist) = fdecl.child_by_field_name("parameters") {
             for p in named_children(plist) {
                 if p.kind() == "variadic_parameter" {
@@ -320,11 +342,31 @@ impl<'t> Lowerer<'t> {
                     continue;
                 };
                 let base = self.base_type(ptn, src)?;
+                let by_ref = is_mutable_reference(p);
                 let (pname, mut ty) = match p.child_by_field_name("declarator") {
-                    Some(d) => self.declarator(d, base, src)?,
+                    Some(d) => self.declarator(strip_reference(d).0, base, src)?,
                     None => (String::new(), base),
                 };
                 if ty == Ty::Void {
+                    continue;
+                }
+                if by_ref {
+                    let slot = self.new_slot();
+                    self.bind(
+                        &pname,
+                        Var {
+                            ty: ty.clone(),
+                            home: VarHome::Ref(slot),
+                            read_only: false,
+                        },
+                    );
+                    params.push(Param {
+                        name: pname,
+                        ty: ty.ptr(),
+                        home: Home::Reg(slot),
+                        read_only: false,
+                        by_ref,
+                    });
                     continue;
                 }
                 if let Ty::Array(el, _) = ty {
@@ -354,6 +396,7 @@ impl<'t> Lowerer<'t> {
                     ty,
                     home,
                     read_only,
+                    by_ref: false,
                 });
             }
         }
@@ -425,7 +468,7 @@ impl<'t> Lowerer<'t> {
             };
             let base = self.base_type(ptn, src)?;
             let ty = match p.child_by_field_name("declarator") {
-                Some(d) => self.declarator(d, base, src)?.1,
+                Some(d) => self.declarator(strip_reference(d).0, base, src)?.1,
                 None => base,
             };
             match ty {

@@ -18,6 +18,7 @@ mod decl;
 mod expr;
 mod func;
 mod literal;
+mod methods;
 mod ops;
 mod place;
 mod stmt;
@@ -50,6 +51,8 @@ enum VarHome {
     Const(u64),
     /// A cooperative group (no run-time value).
     Group(cg::Group),
+    /// A C++ reference parameter: the register holds the referenced object's address.
+    Ref(Slot),
 }
 
 #[derive(Clone, Debug)]
@@ -188,6 +191,22 @@ pub struct Lowerer<'t> {
     local_arrays: Vec<LocalArray>,
     /// The node id of the `__global__` overload chosen by signature (`k(float*)`).
     kernel_node: Option<usize>,
+    /// The file's syntax tree: member functions are found again from a struct's body range.
+    root: Node<'t>,
+    /// Per struct index: its body's byte range in the file and the template arguments it
+    /// was instantiated with (for its member functions).
+    struct_bodies: HashMap<usize, methods::StructBody>,
+    /// `template <class T> struct S { … }`: the definition and its parameters.
+    struct_templates: HashMap<String, (Node<'t>, Vec<(String, bool)>)>,
+    /// `template <> struct S<double> { … }`: the name, argument list and definition.
+    struct_specs: Vec<(String, Node<'t>, Node<'t>)>,
+    /// Instances of struct templates: (name, arguments) → struct index.
+    struct_insts: HashMap<(String, Vec<TArg>), usize>,
+    /// The `this` type a member function being lowered takes first.
+    pending_this: Option<Ty>,
+    /// Functions and member functions with a non-const reference parameter: a local
+    /// variable passed to one of them needs an address.
+    ref_fns: HashSet<String>,
 }
 
 fn loc_of(n: Node) -> Loc {
@@ -273,8 +292,16 @@ impl<'t> Lowerer<'t> {
             allocs: Vec::new(),
             local_arrays: Vec::new(),
             kernel_node: None,
+            root,
+            struct_bodies: HashMap::new(),
+            struct_templates: HashMap::new(),
+            struct_specs: Vec::new(),
+            struct_insts: HashMap::new(),
+            pending_this: None,
+            ref_fns: HashSet::new(),
         };
         l.collect(root, None)?;
+        l.ref_fns = ref_taking_functions(root, src);
         Ok(l)
     }
 
@@ -310,6 +337,9 @@ impl<'t> Lowerer<'t> {
                     for d in named_children(c) {
                         match d.kind() {
                             "function_definition" => self.add_fn(d, params),
+                            "struct_specifier" | "class_specifier" => {
+                                self.add_struct_template(d, params)
+                            }
                             "template_parameter_list" => {}
                             "declaration" => {}
                             other => return Err(self.unsupported(d, format!("template {other}"))),
@@ -353,27 +383,7 @@ impl<'t> Lowerer<'t> {
             return;
         };
         let is_global = has_token(n, "__global__");
-        let tparams = tparams
-            .map(|p| {
-                named_children(p)
-                    .into_iter()
-                    .filter_map(|d| {
-                        let is_type = matches!(
-                            d.kind(),
-                            "type_parameter_declaration" | "optional_type_parameter_declaration"
-                        );
-                        let id = if is_type {
-                            named_children(d)
-                                .into_iter()
-                                .find(|x| x.kind() == "type_identifier")
-                        } else {
-                            d.child_by_field_name("declarator")
-                        };
-                        id.map(|i| (text(i, self.src).to_string(), is_type))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let tparams = tparam_list(tparams, self.src);
         self.fns.entry(name).or_default().push(FnDef {
             node: n,
             tparams,
@@ -406,6 +416,30 @@ impl<'t> Lowerer<'t> {
         v.sort();
         v
     }
+}
+
+/// The (name, is a type) of each parameter of a `template <…>` list.
+fn tparam_list(p: Option<Node>, src: &str) -> Vec<(String, bool)> {
+    p.map(|p| {
+        named_children(p)
+            .into_iter()
+            .filter_map(|d| {
+                let is_type = matches!(
+                    d.kind(),
+                    "type_parameter_declaration" | "optional_type_parameter_declaration"
+                );
+                let id = if is_type {
+                    named_children(d)
+                        .into_iter()
+                        .find(|x| x.kind() == "type_identifier")
+                } else {
+                    d.child_by_field_name("declarator")
+                };
+                id.map(|i| (text(i, src).to_string(), is_type))
+            })
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 fn builtin_var(name: &str) -> Option<&'static str> {
@@ -475,10 +509,70 @@ fn is_void_param(p: Node, src: &str) -> bool {
             .is_some_and(|t| text(t, src) == "void")
 }
 
-fn addr_taken_names(body: Node, src: &str) -> HashSet<String> {
+/// A declarator's reference: `& r` gives (`r`, true); anything else (itself, false).
+fn strip_reference(d: Node) -> (Node, bool) {
+    if d.kind() == "reference_declarator" {
+        if let Some(inner) = named_children(d).into_iter().next() {
+            return (inner, true);
+        }
+    }
+    (d, false)
+}
+
+/// A parameter declared `T&` without `const` (a `const T&` is taken by value: the same
+/// values are read).
+fn is_mutable_reference(p: Node) -> bool {
+    p.child_by_field_name("declarator")
+        .is_some_and(|d| d.kind() == "reference_declarator")
+        && !has_token(p, "const")
+}
+
+/// The names of the functions (and member functions) of the file with a non-const
+/// reference parameter.
+fn ref_taking_functions(root: Node, src: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "function_definition" {
+            let mut d = n.child_by_field_name("declarator");
+            while let Some(x) = d {
+                if x.kind() == "function_declarator" {
+                    let takes = x
+                        .child_by_field_name("parameters")
+                        .is_some_and(|ps| named_children(ps).into_iter().any(is_mutable_reference));
+                    if let (true, Some(name)) = (takes, x.child_by_field_name("declarator")) {
+                        out.insert(text(cg::unqualify(name), src).to_string());
+                    }
+                    break;
+                }
+                d = x.child_by_field_name("declarator");
+            }
+        }
+        stack.extend(all_children(n));
+    }
+    out
+}
+
+fn addr_taken_names(body: Node, src: &str, ref_fns: &HashSet<String>) -> HashSet<String> {
     let mut out = HashSet::new();
     let mut stack = vec![body];
     while let Some(n) = stack.pop() {
+        if n.kind() == "call_expression" {
+            let callee = n.child_by_field_name("function").map(|f| match f.kind() {
+                "field_expression" => f.child_by_field_name("field").unwrap_or(f),
+                "template_function" => f.child_by_field_name("name").unwrap_or(f),
+                _ => cg::unqualify(f),
+            });
+            if callee.is_some_and(|c| ref_fns.contains(text(c, src))) {
+                if let Some(args) = n.child_by_field_name("arguments") {
+                    for a in named_children(args) {
+                        if a.kind() == "identifier" {
+                            out.insert(text(a, src).to_string());
+                        }
+                    }
+                }
+            }
+        }
         if n.kind() == "pointer_expression"
             && n.child_by_field_name("operator").map(|o| o.kind()) == Some("&")
         {

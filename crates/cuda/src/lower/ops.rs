@@ -158,6 +158,11 @@ impl<'t> Lowerer<'t> {
         if &v.ty == to {
             return Ok(v);
         }
+        if matches!(v.ty, Ty::Struct(_)) && to.is_scalar() {
+            if let Some(c) = self.conversion_operator(v.clone(), to, n)? {
+                return self.convert(c, to, n);
+            }
+        }
         let ok = (v.ty.is_arith() && to.is_arith())
             || (v.ty.is_ptr() && to.is_ptr())
             || (to.is_ptr() && v.ty.is_int() && matches!(v.kind, ExprKind::Const(0)))

@@ -16,7 +16,7 @@ impl<'t> Lowerer<'t> {
             {
                 Ok(None)
             }
-            "identifier" | "subscript_expression" => self.place(n, src).map(Some),
+            "identifier" | "this" | "subscript_expression" => self.place(n, src).map(Some),
             "pointer_expression" => {
                 if n.child_by_field_name("operator").map(|o| o.kind()) == Some("*") {
                     self.place(n, src).map(Some)
@@ -93,15 +93,23 @@ impl<'t> Lowerer<'t> {
     pub(super) fn place_inner(&mut self, n: Node, src: &str) -> Result<Place> {
         let loc = self.loc(n);
         match n.kind() {
-            "identifier" => {
+            "identifier" | "this" => {
                 let name = text(n, src);
                 let Some(v) = self.lookup(name) else {
+                    if let Some(p) = self.this_member(name, n)? {
+                        return Ok(p);
+                    }
                     return Err(self.err_at(n, format!("'{name}' is not declared")));
                 };
                 let ty = v.ty.clone();
                 let a = |k: ExprKind| e(k, ty.clone().ptr(), loc);
                 Ok(match v.home {
                     VarHome::Reg(s) => Place::Reg(s, v.ty),
+                    VarHome::Ref(s) => Place::Mem {
+                        addr: a(ExprKind::Reg(s)),
+                        ty: v.ty,
+                        read_only: false,
+                    },
                     VarHome::Group(_) => {
                         return Err(self.err_at(
                             n,
@@ -262,6 +270,52 @@ impl<'t> Lowerer<'t> {
             "call_expression" => Err(self.err_at(n, "a function call is not an lvalue")),
             _ => Err(self.err_at(n, format!("'{}' is not an lvalue", text(n, src)))),
         }
+    }
+
+    /// The address an argument for reference parameter `param` (of type `T*`) binds to.
+    pub(super) fn reference_argument(&mut self, an: Node, param: &Ty, src: &str) -> Result<Expr> {
+        match self.place(an, src)? {
+            Place::Mem { addr, ty, .. } if Some(&ty) == param.pointee() => Ok(Expr {
+                ty: param.clone(),
+                ..addr
+            }),
+            Place::Mem { ty, .. } => Err(self.err_at(
+                an,
+                format!(
+                    "a {} reference cannot bind to this {}",
+                    self.structs.name(param.pointee().unwrap_or(&Ty::Void)),
+                    self.structs.name(&ty)
+                ),
+            )),
+            Place::Reg(..) => Err(self.unsupported(
+                an,
+                format!("passing '{}' by reference from here; pass a local variable or an element of an array", text(an, src)),
+            )),
+        }
+    }
+
+    /// A member of `*this` named by its name alone inside a member function.
+    fn this_member(&mut self, name: &str, n: Node) -> Result<Option<Place>> {
+        let Some(this) = self.lookup("this") else {
+            return Ok(None);
+        };
+        let (VarHome::Reg(slot), Ty::Ptr(inner)) = (this.home, &this.ty) else {
+            return Ok(None);
+        };
+        let Ty::Struct(si) = **inner else {
+            return Ok(None);
+        };
+        if !self.structs.defs[si].fields.iter().any(|f| f.name == name) {
+            return Ok(None);
+        }
+        let (off, fty) = self.field(si, name, n)?;
+        let base = e(ExprKind::Reg(slot), this.ty.clone(), self.loc(n));
+        let addr = self.offset_addr(base, off, fty.clone());
+        Ok(Some(Place::Mem {
+            addr,
+            ty: fty,
+            read_only: false,
+        }))
     }
 
     /// Records that the per-thread array at private offset `off` lives in local memory.

@@ -266,6 +266,9 @@ impl<'t> Lowerer<'t> {
         let tn = n
             .child_by_field_name("type")
             .ok_or_else(|| self.err_at(n, "declaration without a type"))?;
+        if let Some(s) = self.reference_decl(n, tn, src)? {
+            return Ok(s);
+        }
         if let Some(s) = self.group_decl(n, tn, src)? {
             return Ok(s);
         }
@@ -449,6 +452,115 @@ impl<'t> Lowerer<'t> {
             }
         }
         Ok(Stmt::Block(out))
+    }
+
+    /// `T& r = x;`, `auto& r = a[i];`, `const T& r = e;`: a reference to a register variable
+    /// is another name for it, one to memory a register holding the address; a `const`
+    /// reference to a value that has no address holds a copy. `None` when `n` declares no
+    /// reference.
+    fn reference_decl(&mut self, n: Node, tn: Node, src: &str) -> Result<Option<Stmt>> {
+        let decls: Vec<Node> = named_children(n)
+            .into_iter()
+            .filter(|d| {
+                d.kind() == "init_declarator"
+                    && d.child_by_field_name("declarator")
+                        .is_some_and(|x| x.kind() == "reference_declarator")
+            })
+            .collect();
+        if decls.is_empty() {
+            return Ok(None);
+        }
+        let is_auto = matches!(tn.kind(), "placeholder_type_specifier" | "auto");
+        let is_const = has_token(n, "const");
+        let mut out = Vec::new();
+        for d in decls {
+            let (inner, _) = strip_reference(
+                d.child_by_field_name("declarator")
+                    .ok_or_else(|| self.err_at(d, "reference without a name"))?,
+            );
+            let iv = d
+                .child_by_field_name("value")
+                .ok_or_else(|| self.err_at(d, "a reference needs an initializer"))?;
+            let declared = if is_auto {
+                None
+            } else {
+                let base = self.base_type(tn, src)?;
+                Some(self.declarator(inner, base, src)?.1)
+            };
+            let name = if is_auto {
+                text(inner, src).to_string()
+            } else {
+                self.declarator(inner, Ty::Void, src)?.0
+            };
+            let loc = self.loc(d);
+            let target = self.try_place(iv, src)?;
+            let fits = |t: &Ty| declared.as_ref().is_none_or(|d| d == t);
+            match target {
+                Some(Place::Reg(s, ty)) if fits(&ty) => self.bind(
+                    &name,
+                    Var {
+                        ty,
+                        home: VarHome::Reg(s),
+                        read_only: false,
+                    },
+                ),
+                Some(Place::Mem { addr, ty, .. }) if fits(&ty) => {
+                    let slot = self.new_slot();
+                    let pty = addr.ty.clone();
+                    out.push(Stmt::Expr(e(
+                        ExprKind::SetReg {
+                            slot,
+                            value: Box::new(addr),
+                        },
+                        pty,
+                        loc,
+                    )));
+                    self.bind(
+                        &name,
+                        Var {
+                            ty,
+                            home: VarHome::Ref(slot),
+                            read_only: false,
+                        },
+                    );
+                }
+                _ if is_const => {
+                    let v = self.rvalue(iv, src)?;
+                    let ty = declared.unwrap_or_else(|| v.ty.clone());
+                    if !ty.is_scalar() {
+                        return Err(self.unsupported(d, "a const reference to this temporary"));
+                    }
+                    let v = self.convert(v, &ty, iv)?;
+                    let slot = self.new_slot();
+                    out.push(Stmt::Expr(e(
+                        ExprKind::SetReg {
+                            slot,
+                            value: Box::new(v),
+                        },
+                        ty.clone(),
+                        loc,
+                    )));
+                    self.bind(
+                        &name,
+                        Var {
+                            ty,
+                            home: VarHome::Reg(slot),
+                            read_only: false,
+                        },
+                    );
+                }
+                _ => {
+                    return Err(self.err_at(
+                        iv,
+                        format!(
+                        "'{}' is not a variable of the reference's type that '{name}' can refer to",
+                        text(iv, src)
+                    ),
+                    ))
+                }
+            }
+        }
+        Ok(Some(Stmt::Block(out)))
     }
 
     /// An initializer's value, taken from [`FnState::auto_init`] when an `auto` declaration
