@@ -109,7 +109,7 @@ fn column_walk_of_16x16_blocks_swaps_the_indices() {
     let mut args = vec!["-e", e, "--cc", "2.0,9.0"];
     args.extend_from_slice(BLOCK_16);
     let a = advice(&json(&args));
-    assert_eq!(a.len(), 2, "{a:?}");
+    assert_eq!(a.len(), 3, "{a:?}");
     let adv = &a[0].1;
     assert_eq!(adv["cause"]["kind"], "column_walk");
     assert_eq!(adv["cause"]["row_bytes"], 4096);
@@ -145,6 +145,13 @@ fn column_walk_of_16x16_blocks_swaps_the_indices() {
         ),
         (Some(16), Some(1))
     );
+    // The read as a 2-D texture (CC 2.0, where the global load costs most): 64 sectors in 1
+    // request against 16 sectors in 8 (one per quad of lanes).
+    let tex = &a[2].1;
+    assert_eq!(tex["cause"]["kind"], "texture_path");
+    assert_eq!(tex["cause"]["global_sectors"], 64);
+    assert_eq!(tex["cause"]["texture_sectors"], 16);
+    assert_eq!(tex["cause"]["texture_requests"], 8);
 }
 
 #[test]

@@ -106,7 +106,7 @@ pub(crate) fn texture_path(
             texture_sectors,
         },
         why: format!(
-            "the warp reads a 2-D block of a row-major array ({pitch}-byte rows): as a global              load that is {} of 32 bytes in {}; through a 2-D texture (a CUDA array, laid out              in 16-byte × 2-row sectors) the same texels take {texture_sectors} sectors in              {texture_requests} requests (one per 4 lanes){}",
+            "the warp reads a 2-D block of a row-major array ({pitch}-byte rows): as a global load that is {} of 32 bytes in {}; through a 2-D texture (a CUDA array, laid out in 16-byte × 2-row sectors) the same texels take {texture_sectors} sectors in {texture_requests} requests (one per 4 lanes){}",
             plural(global.sectors, "sector"),
             plural(global.requests, "request"),
             if ldg.sectors < global.sectors {
@@ -118,7 +118,7 @@ pub(crate) fn texture_path(
                 )
             }
         ),
-        fix: "if the array is only read, copy it into a CUDA array (cudaMallocArray,               cudaMemcpy2DToArray) and read it with tex2D through a cudaTextureObject_t —               fewer sectors, but more requests: worth it when bandwidth, not the texture               pipe's request rate, bounds the kernel (the figures are the texture model's,               no after-fix access is costed)"
+        fix: "if the array is only read, copy it into a CUDA array (cudaMallocArray, cudaMemcpy2DToArray) and read it with tex2D through a cudaTextureObject_t — fewer sectors, but more requests: worth it when bandwidth, not the texture pipe's request rate, bounds the kernel (the figures are the texture model's, no after-fix access is costed)"
             .into(),
         fixed: None,
     })
