@@ -490,12 +490,32 @@ fn shorten(t: &str) -> String {
     }
 }
 
-/// Parameter types from a demangled signature `name(float*, int const*, int)`.
+/// Parameter types from a demangled signature `name(float*, int const*, int)`; the list is
+/// the parentheses that close the signature (`reduce3<float, (unsigned int)256>(float*, …)`
+/// has a cast in its template arguments).
 fn param_types(demangled: &str) -> Vec<String> {
-    let Some(open) = demangled.find('(') else {
+    let Some(close) = demangled.rfind(')') else {
         return Vec::new();
     };
-    let inner = &demangled[open + 1..demangled.rfind(')').unwrap_or(demangled.len())];
+    let mut depth = 0i32;
+    let mut open = None;
+    for (i, c) in demangled[..=close].char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' => {
+                depth -= 1;
+                if depth == 0 {
+                    open = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some(open) = open else {
+        return Vec::new();
+    };
+    let inner = &demangled[open + 1..close];
     split_top(inner)
         .into_iter()
         .map(|s| s.trim().to_string())
@@ -908,6 +928,10 @@ mod tests {
     fn names_from_source() {
         let src = "template <typename T>\n__global__ void offset(T* a, int s)\n{ }\n__global__ void k(const float* __restrict__ in, float out[], int n = 3) {}";
         assert_eq!(source_param_names(src, "offset<float>", 2), vec!["a", "s"]);
+        assert_eq!(
+            param_types("reduce3<float, (unsigned int)256>(float*, float*, unsigned int)"),
+            vec!["float*", "float*", "unsigned int"]
+        );
         assert_eq!(source_param_names(src, "k", 3), vec!["in", "out", "n"]);
         assert!(source_param_names(src, "k", 2).is_empty());
         let p = source_params(src, "k", 3);

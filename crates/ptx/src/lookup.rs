@@ -46,7 +46,12 @@ pub fn find_entry<'m>(m: &'m Module, name: &str) -> Result<&'m Function, LookupE
     for tier in 0..Forms::TIERS {
         let hits: Vec<&(&Function, Forms)> = entries
             .iter()
-            .filter(|(_, forms)| forms.tier(tier).contains(&query))
+            .filter(|(_, forms)| {
+                forms
+                    .tier(tier)
+                    .iter()
+                    .any(|f| *f == query || plain_literals(f) == plain_literals(&query))
+            })
             .collect();
         match hits.as_slice() {
             [] => continue,
@@ -110,6 +115,48 @@ impl Forms {
     fn tier(&self, i: usize) -> &[String] {
         self.tiers.get(i).map_or(&[], |v| v.as_slice())
     }
+}
+
+/// Integer template arguments as plain numbers: the demangler's `(unsignedint)256` and a
+/// user's `256u` are both `256` (whitespace already removed).
+fn plain_literals(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        // `(type)` right before a number: the cast the demangler writes.
+        if b[i] == b'(' {
+            if let Some(j) = s[i..].find(')').map(|j| i + j) {
+                let inner = &s[i + 1..j];
+                let next = b.get(j + 1).copied();
+                if !inner.is_empty()
+                    && inner.bytes().all(|c| c.is_ascii_alphabetic())
+                    && matches!(next, Some(c) if c.is_ascii_digit() || c == b'-')
+                {
+                    i = j + 1;
+                    continue;
+                }
+            }
+        }
+        // A number's `u`/`l` suffix before `,` or `>`.
+        if b[i].is_ascii_digit() {
+            let start = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            out.push_str(&s[start..i]);
+            let suffix_end = (i..b.len())
+                .find(|&k| !matches!(b[k], b'u' | b'U' | b'l' | b'L'))
+                .unwrap_or(b.len());
+            if suffix_end > i && matches!(b.get(suffix_end), Some(b',' | b'>')) {
+                i = suffix_end;
+            }
+            continue;
+        }
+        out.push(b[i] as char);
+        i += 1;
+    }
+    out
 }
 
 fn squash(s: &str) -> String {

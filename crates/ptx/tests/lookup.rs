@@ -120,3 +120,20 @@ fn missing_lists_the_entries() {
         "no kernel named `k`: the PTX has no .entry"
     );
 }
+
+/// An integer template argument: the demangler writes `reduce3<float, (unsigned int)256>`;
+/// a user writes `reduce3<float, 256>` or `256u`.
+#[test]
+fn integer_template_arguments_match_as_plain_numbers() {
+    let text = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry _Z7reduce3IfLj256EEvPT_S1_j(\n.param .u64 a,\n.param .u64 b,\n.param .u32 n\n)\n{\nret;\n}\n";
+    let m = warpscope_ptx::parse(text).expect("parses");
+    let name = "_Z7reduce3IfLj256EEvPT_S1_j";
+    assert_eq!(
+        demangle(name),
+        "reduce3<float, (unsigned int)256>(float*, float*, unsigned int)"
+    );
+    assert_eq!(found(&m, "reduce3<float, 256>"), name);
+    assert_eq!(found(&m, "reduce3<float,256u>"), name);
+    assert_eq!(found(&m, "reduce3<float, (unsigned int)256>"), name);
+    assert!(find_entry(&m, "reduce3<float, 128>").is_err());
+}
