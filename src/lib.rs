@@ -230,6 +230,15 @@ impl Loaded {
         }
     }
 
+    /// Blocks of the sample the launch runs (`--sample-blocks`), `None` for every block.
+    fn sampled_blocks(&self) -> Option<u64> {
+        let sample = match self {
+            Loaded::Source(_, cfg) => &cfg.sample,
+            Loaded::Compiled(k) => &k.launch.sample,
+        };
+        sample.as_ref().map(|s| s.len() as u64)
+    }
+
     /// Bytes of shared memory per block (static, then `dynamic` of `extern __shared__`).
     fn shared_bytes(&self, dynamic: u64) -> u64 {
         match self {
@@ -365,19 +374,6 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
 }
 
 /// The blocks `--sample-blocks` runs, when it is given and smaller than the grid.
-/// `n` with thousands separators.
-fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 pub(crate) fn sample_of(req: &AnalyzeRequest) -> Option<std::sync::Arc<Vec<u64>>> {
     let want = req.sample_blocks?;
     let total: u64 = req.grid.iter().map(|&x| x as u64).product();
@@ -522,7 +518,7 @@ fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
         })?;
     }
     let total_blocks: u64 = req.grid.iter().map(|&x| x as u64).product();
-    let sample = sample_of(req).map(|s| s.len() as u64);
+    let sample = kernel.sampled_blocks();
     if let Some(n) = sample {
         agg.scale(total_blocks, n);
     }
@@ -540,7 +536,7 @@ fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
     if let Some(n) = sample {
         analysis.notes.push(format!(
             "sampled {} of {} blocks ({:.2} %): the totals are extrapolated to the whole grid (×{:.1}); per-access figures (sectors per request, efficiency) are those of the sampled blocks",
-            group(n), group(total_blocks), 100.0 * n as f64 / total_blocks as f64, total_blocks as f64 / n as f64
+            warpscope_report::thousands(n), warpscope_report::thousands(total_blocks), 100.0 * n as f64 / total_blocks as f64, total_blocks as f64 / n as f64
         ));
     }
     for ((t, per_row), g) in traffic.into_iter().zip(&req.gpus) {

@@ -52,7 +52,7 @@ struct Tok {
 }
 
 /// Words that start a declaration: storage qualifiers, cv-qualifiers and the type names the
-/// front end knows (vector types are recognized by [`is_vector_type`]).
+/// front end knows (vector types are recognized by [`warpscope::cuda::types::is_vector_type_name`]).
 #[rustfmt::skip]
 const DECL_WORDS: &[&str] = &[
     "__shared__", "__constant__", "__device__", "extern", "static", "const", "volatile",
@@ -71,34 +71,8 @@ const NOT_FREE: &[&str] = &[
     "while", "do", "switch", "case", "default", "break", "continue", "goto",
 ];
 
-fn is_vector_type(w: &str) -> bool {
-    let w = w.strip_prefix("__").unwrap_or(w);
-    if w == "half2" {
-        return true;
-    }
-    let Some((base, n)) = w.split_at_checked(w.len().saturating_sub(1)) else {
-        return false;
-    };
-    matches!(n, "1" | "2" | "3" | "4")
-        && matches!(
-            base,
-            "char"
-                | "uchar"
-                | "short"
-                | "ushort"
-                | "int"
-                | "uint"
-                | "long"
-                | "ulong"
-                | "longlong"
-                | "ulonglong"
-                | "float"
-                | "double"
-        )
-}
-
 fn is_decl_word(w: &str) -> bool {
-    DECL_WORDS.contains(&w) || is_vector_type(w)
+    DECL_WORDS.contains(&w) || warpscope::cuda::types::is_vector_type_name(w)
 }
 
 /// `-e:1:COL: msg`, COL being the 1-based byte column of `at` in the text.

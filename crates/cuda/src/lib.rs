@@ -577,11 +577,6 @@ impl Kernel {
         cfg: &LaunchConfig,
         sink: &mut dyn FnMut(usize, &WarpAccess, WarpOrigin),
     ) -> Result<()> {
-        if self.shared_bytes(cfg.dynamic_shared_bytes) > (1 << 32) {
-            return Err(Error::Argument(
-                "shared memory larger than 4 GiB requested".into(),
-            ));
-        }
         let launch = self.launch(cfg)?;
         let map = &self.exe.site_map;
         self.exe
@@ -614,11 +609,6 @@ impl Kernel {
         feed: &(dyn Fn(&mut T, usize, &WarpAccess, WarpOrigin) + Sync),
         merge: &mut dyn FnMut(T),
     ) -> Result<()> {
-        if self.shared_bytes(cfg.dynamic_shared_bytes) > (1 << 32) {
-            return Err(Error::Argument(
-                "shared memory larger than 4 GiB requested".into(),
-            ));
-        }
         let launch = self.launch(cfg)?;
         let map = &self.exe.site_map;
         self.exe
@@ -652,6 +642,11 @@ impl Kernel {
     /// The executor's launch for `cfg`: pointer parameters point at their allocations,
     /// laid out as [`ir::addr`] says.
     fn launch(&self, cfg: &LaunchConfig) -> Result<warpscope_simt::Launch> {
+        if self.shared_bytes(cfg.dynamic_shared_bytes) > (1 << 32) {
+            return Err(Error::Argument(
+                "shared memory larger than 4 GiB requested".into(),
+            ));
+        }
         let k = &self.prog.funcs[self.prog.kernel];
         let mut args = Vec::with_capacity(k.params.len());
         for (i, p) in k.params.iter().enumerate() {

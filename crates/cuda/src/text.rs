@@ -262,21 +262,5 @@ fn is_builtin_type_name(name: &str) -> bool {
     if NAMES.contains(&name) {
         return true;
     }
-    let base = name.trim_end_matches(['1', '2', '3', '4']);
-    base.len() < name.len()
-        && matches!(
-            base,
-            "char"
-                | "uchar"
-                | "short"
-                | "ushort"
-                | "int"
-                | "uint"
-                | "long"
-                | "ulong"
-                | "longlong"
-                | "ulonglong"
-                | "float"
-                | "double"
-        )
+    crate::types::is_vector_type_name(name)
 }

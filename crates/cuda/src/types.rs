@@ -234,6 +234,11 @@ impl Structs {
     }
 }
 
+/// Whether `name` is a built-in vector type (`float4`, `uchar2`, `__half2`).
+pub fn is_vector_type_name(name: &str) -> bool {
+    vector_shape(name).is_some()
+}
+
 /// Element type and component count of a built-in vector type name.
 fn vector_shape(name: &str) -> Option<(Ty, usize)> {
     let name = name.strip_prefix("__").unwrap_or(name);

@@ -17,7 +17,7 @@ fn eff_color(e: f64) -> Color {
 }
 
 /// 1234567 → "1,234,567".
-pub(crate) fn num(n: u64) -> String {
+pub fn num(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, ch) in s.chars().enumerate() {

@@ -145,7 +145,6 @@ impl Gen<'_> {
                 self.ins(format!("mul24.lo.{} {dt}, {at_}, {}", sc.ptx, b.text))?;
             }
         }
-        let _ = ty;
         Ok(d)
     }
 

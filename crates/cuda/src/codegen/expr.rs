@@ -79,14 +79,7 @@ impl Gen<'_> {
             return Ok(v);
         }
         let d = self.reg(v.class);
-        let ty = match v.class {
-            Class::B32 => "b32",
-            Class::B64 => "b64",
-            Class::F32 => "f32",
-            Class::F64 => "f64",
-            Class::Pred => "pred",
-        };
-        self.ins(format!("mov.{ty} {}, {}", d.text, v.text))?;
+        self.ins(format!("mov.{} {}, {}", v.class.bits_ty(), d.text, v.text))?;
         Ok(d)
     }
 
@@ -167,7 +160,7 @@ impl Gen<'_> {
             }
             ExprKind::Unary(op, a) => {
                 let v = self.val(a)?;
-                self.unary(*op, v, &a.ty, &x.ty)?
+                self.unary(*op, v, &a.ty)?
             }
             ExprKind::Binary(op, a, b) => {
                 let va = self.val(a)?;
@@ -266,13 +259,7 @@ impl Gen<'_> {
 
     /// `d = v` (same class).
     pub fn mov(&mut self, d: &Val, v: &Val) -> Result<()> {
-        let ty = match d.class {
-            Class::B32 => "b32",
-            Class::B64 => "b64",
-            Class::F32 => "f32",
-            Class::F64 => "f64",
-            Class::Pred => "pred",
-        };
+        let ty = d.class.bits_ty();
         let v = if v.class != d.class && !v.imm {
             // Only a slot reused with another type gets here; move the bits.
             let t = self.reg(d.class);
@@ -418,8 +405,7 @@ impl Gen<'_> {
     }
 
     /// Puts `v` where a parameter or variable lives.
-    pub fn assign_home(&mut self, home: Home, t: &Ty, v: Val, loc: Loc) -> Result<()> {
-        let _ = loc;
+    pub fn assign_home(&mut self, home: Home, t: &Ty, v: Val) -> Result<()> {
         match home {
             Home::Reg(s) => {
                 let d = self.slot(s, t);
@@ -462,7 +448,7 @@ impl Gen<'_> {
         Ok(d)
     }
 
-    fn unary(&mut self, op: UnOp, v: Val, at: &Ty, rt: &Ty) -> Result<Val> {
+    fn unary(&mut self, op: UnOp, v: Val, at: &Ty) -> Result<Val> {
         if op == UnOp::LogicalNot {
             let p = self.truth(&v, at)?;
             let d = self.reg(Class::B32);
@@ -480,7 +466,6 @@ impl Gen<'_> {
             UnOp::BitNot => self.ins(format!("not.b{} {}, {}", bits(sc.class), d.text, v.text))?,
             UnOp::LogicalNot => unreachable!("handled above"),
         }
-        let _ = rt;
         if sc.half {
             return self.round_half(d);
         }
@@ -638,15 +623,13 @@ impl Gen<'_> {
             let vb = self.val(b)?;
             let va = self.in_reg(va)?;
             let d = self.reg(class);
-            let ty = match class {
-                Class::F32 => "f32",
-                Class::F64 => "f64",
-                Class::B64 => "b64",
-                _ => "b32",
-            };
             self.ins(format!(
-                "selp.{ty} {}, {}, {}, {}",
-                d.text, va.text, vb.text, p.text
+                "selp.{} {}, {}, {}, {}",
+                class.bits_ty(),
+                d.text,
+                va.text,
+                vb.text,
+                p.text
             ))?;
             return Ok(Some(d));
         }
@@ -705,7 +688,7 @@ impl Gen<'_> {
         for (p, (v, ty)) in f.params.iter().zip(vals) {
             if let Some(v) = v {
                 let v = self.convert(v, &ty, &p.ty)?;
-                self.assign_home(p.home, &p.ty, v, loc)?;
+                self.assign_home(p.home, &p.ty, v)?;
             }
         }
         let result = match scalar(&f.ret) {

@@ -69,6 +69,16 @@ impl Class {
     fn index(self) -> usize {
         self as usize
     }
+    /// The untyped PTX type of the class, for `mov` and `selp`.
+    pub fn bits_ty(self) -> &'static str {
+        match self {
+            Class::B32 => "b32",
+            Class::B64 => "b64",
+            Class::F32 => "f32",
+            Class::F64 => "f64",
+            Class::Pred => "pred",
+        }
+    }
 }
 
 /// An operand: a register or an immediate, as PTX text.
@@ -383,7 +393,7 @@ pub(crate) fn generate(prog: &Lowered, file: &str) -> Result<Generated> {
         } else {
             v
         };
-        g.assign_home(p.home, &p.ty, v, kernel.loc)?;
+        g.assign_home(p.home, &p.ty, v)?;
     }
     let end = g.label();
     g.function_body(&kernel.body, end.clone(), None)?;
