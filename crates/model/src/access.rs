@@ -75,8 +75,9 @@ pub struct WarpAccess {
     /// Byte address of each lane.
     pub addrs: [u64; WARP_SIZE],
     /// Global: load through the read-only (texture) path (`__ldg` or a `const __restrict__`
-    /// pointer). Texture and surface ([`Space::per_request`]): set on every request of a warp
-    /// instruction after its first (a further request, not a further execution).
+    /// pointer). Texture and surface ([`Space::per_request`]), and the 4-byte words of a wide
+    /// local access: set on every request of a warp instruction after its first (a further
+    /// request, not a further execution).
     pub read_only: bool,
 }
 

@@ -100,8 +100,9 @@ impl Cost {
 ///
 /// An access with no active lane costs nothing (`executions` = 0). Global and local accesses
 /// follow [`crate::global`], shared accesses [`crate::shared`], constant accesses
-/// [`crate::constant`], texture and surface requests [`crate::texture`] (an execution is
-/// counted on an instruction's first request only).
+/// [`crate::constant`], texture and surface requests [`crate::texture`]. An execution is
+/// counted on an instruction's first request only: a texture, surface or local access with
+/// `read_only` set is a further request of the same instruction.
 pub fn cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
     if access.mask == 0 {
         return Cost::default();
@@ -112,7 +113,7 @@ pub fn cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
         Space::Constant => crate::constant::cost(arch, access),
         Space::Texture | Space::Surface => crate::texture::cost(access),
     };
-    c.executions = u64::from(!(access.space.per_request() && access.read_only));
+    c.executions = u64::from(!(access.read_only && access.space != Space::Global));
     c.bytes_requested = access.active_lanes() as u64 * access.width as u64;
     c.misaligned_lanes = access
         .active()

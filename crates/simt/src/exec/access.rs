@@ -81,8 +81,8 @@ impl<'a> BlockCtx<'a> {
     }
 
     /// Local memory is interleaved: 4-byte word *w* of thread *t* of the block at
-    /// `4·(w·threads + t)` (wider accesses interleave at their width), blocks one after
-    /// another [PG "Local Memory"]; the same layout as the source front end.
+    /// `4·(w·threads + t)`, blocks one after another [PG "Local Memory"]; a wider access is
+    /// split into its words when delivered ([`BlockCtx::deliver`]).
     pub(super) fn local_model(&self, off: u64, warp: &Warp, lane: usize) -> u64 {
         let g = 4u64;
         let t = self.threads as u64;
@@ -273,7 +273,21 @@ impl<'a> BlockCtx<'a> {
             block: self.block,
             warp: warp.index,
         };
-        if a.width > 16 {
+        if a.space == Space::Local && a.width > 4 {
+            // Local memory interleaves 4-byte words across the block's threads, so a wide
+            // access is width/4 requests of one word per lane, word j at +4·j·threads
+            // (measured on H100: STL.64/STL.128 are 2/4 requests of 4 sectors when every lane
+            // uses the same relative address; tests/data/h100/local/).
+            for j in 0..a.width / 4 {
+                let mut part = *a;
+                part.width = 4;
+                part.read_only = j > 0;
+                for lane in lanes(a.mask) {
+                    part.addrs[lane] = a.addrs[lane] + 4 * j as u64 * self.threads as u64;
+                }
+                sink(site, &part, origin);
+            }
+        } else if a.width > 16 {
             // 256-bit accesses (sm_100 `.v8`): two 16-byte halves.
             for h in 0..a.width / 16 {
                 let mut part = *a;

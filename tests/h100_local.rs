@@ -1,0 +1,71 @@
+//! Wide local-memory accesses against the H100 (`tests/data/h100/local/`): the PTX of
+//! `tests/kernels/local_wide.cu` analyzed at CC 9.0 gives the local requests and sectors Nsight
+//! Compute measured, for 4-, 8- and 16-byte accesses.
+
+mod common;
+use common::warpscope;
+use std::collections::HashMap;
+
+const DIR: &str = "tests/data/h100/local/";
+
+/// ncu's metrics (name → value) of the kernel whose demangled name starts with `kernel(`.
+fn measured(kernel: &str) -> HashMap<String, u64> {
+    let text = std::fs::read_to_string(format!("{DIR}ncu-local-wide.csv")).unwrap();
+    let mut m = HashMap::new();
+    for l in text.lines().filter(|l| l.starts_with('"')) {
+        let f: Vec<&str> = l.trim_matches('"').split("\",\"").collect();
+        if f.len() == 15 && f[4].starts_with(&format!("{kernel}(")) {
+            m.insert(f[12].to_string(), f[14].replace(',', "").parse().unwrap());
+        }
+    }
+    m
+}
+
+/// warpscope's CC 9.0 totals: (local ld requests, sectors, local st requests, sectors).
+fn predicted(kernel: &str) -> (u64, u64, u64, u64) {
+    let (code, out, err) = warpscope(&[
+        "analyze",
+        &format!("{DIR}local_wide.ptx"),
+        "--kernel",
+        kernel,
+        "--grid",
+        "64",
+        "--block",
+        "256",
+        "--arg",
+        "param_1=3",
+        "--cc",
+        "9.0",
+        "--format",
+        "json",
+    ]);
+    assert!(code, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let t = &v["architectures"][0]["totals"];
+    let g = |k: &str, f: &str| t[k][f].as_u64().unwrap();
+    (
+        g("local_load", "requests"),
+        g("local_load", "sectors"),
+        g("local_store", "requests"),
+        g("local_store", "sectors"),
+    )
+}
+
+#[test]
+fn wide_local_accesses_are_one_request_per_word_as_measured() {
+    for (kernel, want) in [
+        ("local_f32", (512, 16_384, 16_384, 65_536)),
+        ("local_f64", (1_024, 32_768, 16_384, 65_536)),
+        ("local_f32x4", (2_048, 65_536, 16_384, 65_536)),
+    ] {
+        let m = measured(kernel);
+        let hw = (
+            m["l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum"],
+            m["l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"],
+            m["l1tex__t_requests_pipe_lsu_mem_local_op_st.sum"],
+            m["l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"],
+        );
+        assert_eq!(hw, want, "{kernel}: the stored measurement");
+        assert_eq!(predicted(kernel), want, "{kernel}");
+    }
+}
