@@ -47,6 +47,7 @@ fn spec(file: &str, kernel: &str, grid: u32, block: u32, args: &[(&str, &str)]) 
         dynamic_shared_bytes: 0,
         max_steps: warpscope::cuda::DEFAULT_MAX_STEPS,
         init: Vec::new(),
+        textures: Vec::new(),
     }
 }
 
@@ -81,8 +82,13 @@ fn batch_lines_round_trip() {
     s.allocs = vec![("a".into(), 1 << 20)];
     s.init = vec![plan::parse_init("a=random").unwrap()];
     s.defines = vec!["TILE=32".into()];
+    s.textures = vec!["img=array:64x64:float,addr=wrap,normalized".into()];
     let line = s.to_line();
     assert!(line.contains("'offset<float>'"), "{line}");
+    assert!(
+        line.ends_with("--texture img=array:64x64:float,addr=wrap,normalized"),
+        "{line}"
+    );
     let w = plan::split_words(&line).unwrap();
     assert_eq!(w, s.to_words());
     assert_eq!(
@@ -94,6 +100,33 @@ fn batch_lines_round_trip() {
         Vec::<String>::new()
     );
     assert!(plan::split_words("k.cu --kernel 'open").is_err());
+}
+
+/// A texture parameter's object follows its declaration and use: a surface for a
+/// `cudaSurfaceObject_t`, a layered array for `tex2DLayered`; sizes from the description.
+#[test]
+fn texture_parameters_are_planned_as_objects() {
+    let src = std::fs::read_to_string("tests/kernels/texture/forms.cu").unwrap();
+    assert_eq!(plan::texture_usage(&src, "src"), (true, false));
+    assert_eq!(plan::texture_usage(&src, "dst"), (true, false));
+    assert_eq!(plan::texture_usage(&src, "t"), (false, true));
+    let conv = std::fs::read_to_string("examples/texture.cu").unwrap();
+    assert_eq!(plan::texture_usage(&conv, "img"), (false, false));
+    let mut s = spec("examples/texture.cu", "conv_texture", 32, 32, &[]);
+    s.textures = vec![
+        "img=array:1024x1024:float".into(),
+        "x=pitch2d:10x3:float".into(),
+    ];
+    let t = plan::textures(&s).unwrap();
+    assert_eq!(plan::texture_bytes(&t[0]), 4 << 20);
+    // 10 floats a row, pitched to 512 bytes: 3 rows.
+    assert_eq!(plan::texture_bytes(&t[1]), 1536);
+    s.textures = vec!["img=array:1024x1024:double".into()];
+    let e = plan::textures(&s).unwrap_err().to_string();
+    assert!(
+        e.contains("--texture img=array:1024x1024:double") && e.contains("unknown format 'double'"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -226,7 +259,11 @@ fn ncu_csv_sample_parses() {
         r[1].name
     );
     assert!(!ncu::name_matches("offset", &r[1].name));
-    for c in ncu::COUNTERS {
+    // The sample was recorded before verify read the texture and surface counters.
+    for c in ncu::COUNTERS
+        .iter()
+        .filter(|c| !c.column.starts_with("texture_") && !c.column.starts_with("surface_"))
+    {
         assert!(first.metrics.contains_key(c.metric), "{} missing", c.metric);
     }
     let g = |m: &str| first.metrics[m];
@@ -309,7 +346,17 @@ fn agreement_rule() {
         totals: [(col("shared_ld_wavefronts"), wf)].into_iter().collect(),
         lines: BTreeMap::new(),
     };
+    // Texture counters this ncu did not report agree with nothing predicted, not with a
+    // prediction; a texture-sector difference fails.
     assert_eq!(ncu::compare(&p, &m, None).verdict, Verdict::Exact);
+    let mut pt = p.clone();
+    pt.insert(col("texture_ld_sectors"), 64);
+    assert_eq!(ncu::compare(&pt, &m, None).verdict, Verdict::Differs);
+    let mut mt = m.clone();
+    mt.insert(metric("texture_ld_sectors"), 65.0);
+    assert_eq!(ncu::compare(&pt, &mt, None).verdict, Verdict::Differs);
+    mt.insert(metric("texture_ld_sectors"), 64.0);
+    assert_eq!(ncu::compare(&pt, &mt, None).verdict, Verdict::Exact);
     // Hardware shared-load wavefronts above the model: undecided without the instrumented
     // count, noise when it equals the prediction, a disagreement when it does not.
     m.insert(metric("shared_ld_wavefronts"), 1140.0);
@@ -823,6 +870,26 @@ fn gpu_verify_one_launch() {
     ]);
     assert_eq!(rc, 0, "{out}\n{err}");
     assert!(out.contains("1 of 1 launches exact"), "{out}");
+}
+
+/// Every texture and surface launch of tests/data/h100/verify/texture.txt: warpscope's texture
+/// requests and sectors equal Nsight Compute's on the GPU at hand.
+#[test]
+#[cfg_attr(
+    not(gpu_present),
+    ignore = "needs an NVIDIA GPU and driver (none here); scripts/gpu-check.sh runs it on one"
+)]
+fn gpu_verify_textures() {
+    if gpu("gpu_verify_textures").is_none() {
+        return;
+    }
+    if let Err(e) = ncu::find(None) {
+        println!("skipping gpu_verify_textures: {e}");
+        return;
+    }
+    let (rc, out, err) = warpscope(&["verify", "--batch", "tests/data/h100/verify/texture.txt"]);
+    assert_eq!(rc, 0, "{out}\n{err}");
+    assert!(out.contains("21 of 21 launches exact"), "{out}");
 }
 
 // ---- what the H100 gave (scripts/gpu-check.sh device; files in tests/data/h100/) ----

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
-use warpscope::report::Analysis;
+use warpscope::report::{thousands, Analysis};
 use warpscope::AnalyzeRequest;
 use warpscope_gpu::ncu::{self, Verdict};
 use warpscope_gpu::plan::{self, LaunchSpec, ParamPlan, Plan, Sizing};
@@ -53,6 +53,13 @@ pub struct GpuLaunch {
     /// with the GPU reads the same data.
     #[arg(long = "init", value_name = "NAME=MODE")]
     init: Vec<String>,
+    /// A texture or surface object parameter, as analyze takes it:
+    /// NAME=KIND:W[xH[xD]]:FORMAT[,addr=…][,filter=…][,normalized][,read=…][,pitch=BYTES].
+    /// warpscope makes it on the GPU, zero-filled: a CUDA array (a surface-enabled one for a
+    /// cudaSurfaceObject_t parameter, a layered one when the kernel calls tex2DLayered on it),
+    /// linear memory, or pitched rows of exactly the pitch the model uses. Repeatable.
+    #[arg(long = "texture", value_name = "NAME=KIND:SIZE:FORMAT")]
+    textures: Vec<String>,
     /// Iterations a loop may run in one block in the interpreter.
     #[arg(long, default_value_t = warpscope::cuda::DEFAULT_MAX_STEPS)]
     max_steps: u64,
@@ -245,6 +252,7 @@ fn spec(l: &GpuLaunch) -> Result<LaunchSpec> {
             .map(|s| plan::parse_init(s))
             .collect::<Result<_, _>>()
             .map_err(gpu_err)?,
+        textures: l.textures.clone(),
     })
 }
 
@@ -257,6 +265,7 @@ fn analyze(s: &LaunchSpec, cc: &str) -> Result<Analysis> {
     req.defines = s.defines.clone();
     req.dynamic_shared_bytes = s.dynamic_shared_bytes;
     req.max_steps = s.max_steps;
+    req.textures = plan::textures(s).map_err(gpu_err)?;
     warpscope::analyze(&req)
 }
 
@@ -264,6 +273,10 @@ fn analyze(s: &LaunchSpec, cc: &str) -> Result<Analysis> {
 /// kernel (cooperative groups, atomics, inline PTX), by the compiled path, whose executor's
 /// touched bytes size the buffers the same way.
 fn plan_of(s: &LaunchSpec) -> Result<Plan> {
+    // Texture objects are bound on the compiled path.
+    if !s.textures.is_empty() {
+        return compiled_plan(s);
+    }
     match plan::plan(s) {
         Ok(p) => Ok(p),
         Err(source) => compiled_plan(s).map_err(|e| {
@@ -283,10 +296,21 @@ fn compiled_plan(s: &LaunchSpec) -> Result<Plan> {
     req.defines = s.defines.clone();
     req.dynamic_shared_bytes = s.dynamic_shared_bytes;
     req.max_steps = s.max_steps;
+    req.textures = plan::textures(s).map_err(gpu_err)?;
     let k = warpscope::load_compiled(&req)?;
     let touched = k.touched_ranges()?;
     let mut params = Vec::new();
     for d in &k.params {
+        if let Some(t) = req.textures.iter().rev().find(|t| t.name == d.name) {
+            let (surface, layered) = plan::texture_usage(&s.source, &d.name);
+            params.push(plan::ParamPlan::Texture {
+                name: d.name.clone(),
+                desc: t.clone(),
+                surface,
+                layered,
+            });
+            continue;
+        }
         let Some(i) = d.alloc else {
             params.push(plan::ParamPlan::Scalar {
                 name: d.name.clone(),
@@ -383,18 +407,6 @@ fn mib(b: u64) -> String {
     }
 }
 
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut o = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            o.push(',');
-        }
-        o.push(c);
-    }
-    o
-}
-
 fn alloc_summary(p: &Plan) -> String {
     let v: Vec<String> = p
         .params
@@ -416,6 +428,19 @@ fn alloc_summary(p: &Plan) -> String {
                     Sizing::Untouched => "untouched",
                 },
                 init
+            )),
+            ParamPlan::Texture {
+                name,
+                desc,
+                surface,
+                layered,
+            } => Some(format!(
+                "{name} {} ({}{} {:?} of {}, zero)",
+                mib(plan::texture_bytes(desc)),
+                if *layered { "layered " } else { "" },
+                if *surface { "surface on" } else { "texture on" },
+                desc.kind,
+                desc.format
             )),
             _ => None,
         })
@@ -929,7 +954,21 @@ fn tail(s: &str, n: usize) -> String {
 }
 
 fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> String {
-    let cols: Vec<&ncu::Counter> = ncu::COUNTERS.iter().collect();
+    // Texture and surface columns only where a launch predicts or measures something there.
+    let used = |k: usize| {
+        reports.iter().any(|r| {
+            r.comparison.rows.get(k).is_some_and(|c| {
+                c.predicted.unwrap_or(0) > 0 || c.measured.is_some_and(|m| m >= 0.5)
+            })
+        })
+    };
+    let shown: Vec<usize> = (0..ncu::COUNTERS.len())
+        .filter(|&k| {
+            let c = ncu::COUNTERS[k].column;
+            !(c.starts_with("texture_") || c.starts_with("surface_")) || used(k)
+        })
+        .collect();
+    let cols: Vec<&ncu::Counter> = shown.iter().map(|&k| &ncu::COUNTERS[k]).collect();
     let short = |c: &str| {
         match c {
             "global_ld_requests" => "ld req",
@@ -939,6 +978,12 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
             "shared_ld_wavefronts" => "sh ld wf",
             "shared_st_wavefronts" => "sh st wf",
             "shared_ld_instructions" => "sh ld inst",
+            "texture_ld_requests" => "tex req",
+            "texture_ld_sectors" => "tex sect",
+            "surface_ld_requests" => "surf ld req",
+            "surface_ld_sectors" => "surf ld sect",
+            "surface_st_requests" => "surf st req",
+            "surface_st_sectors" => "surf st sect",
             "dram_read_bytes" => "DRAM rd B",
             "dram_write_bytes" => "DRAM wr B",
             _ => c,
@@ -958,7 +1003,7 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
                 label(&r.kernel, &r.args)
             ),
         ];
-        for c in &r.comparison.rows {
+        for c in shown.iter().filter_map(|&k| r.comparison.rows.get(k)) {
             let m = c.measured.map(|m| m.round() as u64);
             row.push(match (c.compared, c.predicted, m) {
                 (true, Some(p), Some(m)) if p == m => thousands(m),

@@ -68,7 +68,7 @@ fn error_string(r: sys::CUresult) -> String {
     }
 }
 
-fn check(r: sys::CUresult, call: &str, doing: impl FnOnce() -> String) -> Result<()> {
+pub(crate) fn check(r: sys::CUresult, call: &str, doing: impl FnOnce() -> String) -> Result<()> {
     if r == sys::CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
@@ -200,13 +200,13 @@ pub fn device_info(ordinal: usize) -> Result<DeviceInfo> {
     })
 }
 
-struct Ctx {
+pub(crate) struct Ctx {
     dev: sys::CUdevice,
     ctx: sys::CUcontext,
 }
 
 impl Ctx {
-    fn make_current(&self) -> Result<()> {
+    pub(crate) fn make_current(&self) -> Result<()> {
         // SAFETY: the context is retained for as long as this Ctx lives.
         check(
             unsafe { sys::cuCtxSetCurrent(self.ctx) },
@@ -227,7 +227,7 @@ impl Drop for Ctx {
 
 /// An opened GPU: its primary context, current on this thread.
 pub struct Device {
-    ctx: Rc<Ctx>,
+    pub(crate) ctx: Rc<Ctx>,
     /// The GPU's properties.
     pub info: DeviceInfo,
 }
@@ -477,6 +477,13 @@ impl Device {
         let ctx = Rc::new(Ctx { dev, ctx });
         ctx.make_current()?;
         Ok(Device { ctx, info })
+    }
+
+    /// A device attribute's value (e.g. the texture pitch alignment in bytes).
+    ///
+    /// Errors: [`Error::Cuda`].
+    pub fn attribute(&self, a: sys::CUdevice_attribute) -> Result<u32> {
+        attr(self.ctx.dev, a)
     }
 
     /// Free and total device memory, bytes.

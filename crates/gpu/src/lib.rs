@@ -9,6 +9,7 @@
 //! - [`plan`]: a launch as warpscope's interpreter takes it → real parameter bytes and
 //!   allocation sizes (from `--alloc` or the byte range the interpreter saw touched).
 //! - [`run`]: compile + plan + allocate + launch/time: `warpscope run`.
+//! - [`texture`]: texture and surface objects made from `--texture` descriptions.
 //! - [`stats`]: medians and spreads of timings.
 //! - [`ncu`]: Nsight Compute — finding it, its CSV, the agreement rule of `warpscope verify`.
 //! - [`bench`](mod@bench): built-in microbenchmarks: `warpscope calibrate` and [`measure_copy_sweep`].
@@ -24,6 +25,7 @@ pub mod nvrtc;
 pub mod plan;
 pub mod run;
 pub mod stats;
+pub mod texture;
 
 pub use bench::{calibrate, measure_copy_sweep, CopyKind, Elem};
 pub use device::{device_info, Buffer, Device, DeviceInfo, Function, Launch, Module};

@@ -8,8 +8,9 @@
 //! # The agreement rule (`warpscope verify`'s exit code)
 //!
 //! Compared, and required to be equal: global load and store requests and sectors, shared
-//! load and store wavefronts ([`COUNTERS`] with `compared: true`), as the hardware counters
-//! read them. One documented exception, [`Verdict::KnownNoise`]: the only difference is
+//! load and store wavefronts, texture-fetch requests and sectors, surface load and store
+//! requests and sectors ([`COUNTERS`] with `compared: true`), as the hardware counters read
+//! them. One documented exception, [`Verdict::KnownNoise`]: the only difference is
 //! shared-load wavefronts measured *above* the model, and ncu's instrumented count of the same
 //! quantity — the `SourceCounters` section's "L1 Wavefronts Shared" of the kernel's shared-load
 //! instructions, computed by SASS patching from the addresses each warp issued — equals the
@@ -60,6 +61,12 @@ pub const COUNTERS: &[Counter] = {
         of(SHARED_LD_WAVEFRONTS, true),
         of(SHARED_ST_WAVEFRONTS, true),
         of(SHARED_LD_INSTRUCTIONS, false),
+        of(TEXTURE_LD_REQUESTS, true),
+        of(TEXTURE_LD_SECTORS, true),
+        of(SURFACE_LD_REQUESTS, true),
+        of(SURFACE_LD_SECTORS, true),
+        of(SURFACE_ST_REQUESTS, true),
+        of(SURFACE_ST_SECTORS, true),
         Counter {
             column: "dram_read_bytes",
             metric: "dram__bytes_read.sum",
@@ -371,7 +378,12 @@ pub fn compare(
     for c in COUNTERS {
         let p = predicted.get(c.column).copied();
         let m = measured.get(c.metric).copied();
-        let equal = matches!((p, m), (Some(p), Some(m)) if (p as f64 - m).abs() < 0.5);
+        // Nothing predicted and nothing reported (a metric this ncu or GPU lacks) agree.
+        let equal = match (p, m) {
+            (Some(p), Some(m)) => (p as f64 - m).abs() < 0.5,
+            (p, None) => p.unwrap_or(0) == 0,
+            (None, Some(m)) => m < 0.5,
+        };
         rows.push(Row {
             column: c.column,
             metric: c.metric,

@@ -11,6 +11,7 @@
 use crate::error::{Error, Result};
 use serde::Serialize;
 use warpscope_cuda::{ir::addr, Kernel, LaunchConfig, Source};
+use warpscope_model::texture::TextureDesc;
 use warpscope_model::{Space, WarpAccess};
 
 /// How an allocation is filled before the launches: `--init` rules and modes, shared with
@@ -83,6 +84,9 @@ pub struct LaunchSpec {
     pub max_steps: u64,
     /// `--init` rules, later ones win.
     pub init: Vec<InitRule>,
+    /// `--texture` descriptions of texture and surface object parameters
+    /// ([`warpscope_model::texture::SPEC_SYNTAX`]), as written.
+    pub textures: Vec<String>,
 }
 
 impl LaunchSpec {
@@ -115,6 +119,9 @@ impl LaunchSpec {
         }
         for r in &self.init {
             w.extend(["--init".into(), r.to_string()]);
+        }
+        for t in &self.textures {
+            w.extend(["--texture".into(), t.clone()]);
         }
         w
     }
@@ -240,6 +247,15 @@ pub enum ParamPlan {
         ty: String,
         bytes: Vec<u8>,
     },
+    /// A texture or surface object (`--texture`): made on the GPU, its handle passed.
+    Texture {
+        name: String,
+        desc: TextureDesc,
+        /// Whether the kernel declares it a `cudaSurfaceObject_t`.
+        surface: bool,
+        /// Whether the kernel fetches it with `tex1DLayered`/`tex2DLayered`.
+        layered: bool,
+    },
     /// A pointer: its allocation.
     Pointer {
         name: String,
@@ -262,7 +278,9 @@ pub enum ParamPlan {
 impl ParamPlan {
     pub fn name(&self) -> &str {
         match self {
-            ParamPlan::Scalar { name, .. } | ParamPlan::Pointer { name, .. } => name,
+            ParamPlan::Scalar { name, .. }
+            | ParamPlan::Pointer { name, .. }
+            | ParamPlan::Texture { name, .. } => name,
         }
     }
 }
@@ -276,12 +294,13 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Bytes of all allocations.
+    /// Bytes of all allocations and textures.
     pub fn allocated_bytes(&self) -> u64 {
         self.params
             .iter()
             .map(|p| match p {
                 ParamPlan::Pointer { bytes, .. } => *bytes,
+                ParamPlan::Texture { desc, .. } => texture_bytes(desc),
                 _ => 0,
             })
             .sum()
@@ -303,6 +322,46 @@ impl Plan {
             })
             .collect()
     }
+}
+
+/// Bytes of a texture's storage: its texels, or `pitch × height` for pitched memory.
+pub fn texture_bytes(t: &TextureDesc) -> u64 {
+    match t.kind {
+        warpscope_model::texture::Kind::Pitch2d => t.pitch.saturating_mul(t.size[1]),
+        _ => t
+            .size
+            .iter()
+            .product::<u64>()
+            .saturating_mul(t.texel_bytes as u64),
+    }
+}
+
+/// Parses the `--texture` descriptions of `spec`.
+///
+/// Errors: [`Error::Argument`] naming the description and what is wrong in it.
+pub fn textures(spec: &LaunchSpec) -> Result<Vec<TextureDesc>> {
+    spec.textures
+        .iter()
+        .map(|t| {
+            t.parse::<TextureDesc>()
+                .map_err(|e| Error::Argument(format!("--texture {t}: {e}")))
+        })
+        .collect()
+}
+
+/// How the source uses texture parameter `name`: (declared `cudaSurfaceObject_t`, fetched
+/// with `tex1DLayered`/`tex2DLayered`). The driver needs both to make the object (a surface
+/// object, a layered array); PTX does not tell them apart, as both are 64-bit handles.
+pub fn texture_usage(source: &str, name: &str) -> (bool, bool) {
+    let name = regex::escape(name);
+    let surface = regex::Regex::new(&format!(r"\bcudaSurfaceObject_t\s+(const\s+)?{name}\b"));
+    let layered = regex::Regex::new(&format!(
+        r"\btex[12]DLayered(Lod|Grad)?\s*(<[^>]*>)?\s*\(\s*{name}\b"
+    ));
+    (
+        surface.is_ok_and(|r| r.is_match(source)),
+        layered.is_ok_and(|r| r.is_match(source)),
+    )
 }
 
 /// Smallest allocation made for a parameter the kernel never touches, bytes.

@@ -6,6 +6,7 @@ use crate::device::{Buffer, Device, Function, Launch, Module, Samples};
 use crate::error::{Error, Result};
 use crate::nvrtc::{self, Compiled, Program};
 use crate::plan::{LaunchSpec, ParamPlan, Plan};
+use crate::texture::{TextureObject, Usage};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -26,6 +27,8 @@ pub struct Ready {
     pub function: Function,
     /// The allocations, one per pointer parameter, in parameter order.
     pub buffers: Vec<Buffer>,
+    /// The texture and surface objects, one per `--texture` parameter, in parameter order.
+    pub textures: Vec<TextureObject>,
     /// Parameter bytes, one vector per parameter.
     pub params: Vec<Vec<u8>>,
     pub grid: [u32; 3],
@@ -108,10 +111,27 @@ impl<'d> Runner<'d> {
             )));
         }
         let mut buffers = Vec::new();
+        let mut textures = Vec::new();
         let mut params = Vec::new();
         for p in &plan.params {
             match p {
                 ParamPlan::Scalar { bytes, .. } => params.push(bytes.clone()),
+                ParamPlan::Texture {
+                    desc,
+                    surface,
+                    layered,
+                    ..
+                } => {
+                    let t = self.dev.texture(
+                        desc,
+                        Usage {
+                            surface: *surface,
+                            layered: *layered,
+                        },
+                    )?;
+                    params.push(t.handle().to_le_bytes().to_vec());
+                    textures.push(t);
+                }
                 ParamPlan::Pointer {
                     bytes, contents, ..
                 } => {
@@ -131,6 +151,7 @@ impl<'d> Runner<'d> {
         Ok(Ready {
             function,
             buffers,
+            textures,
             params,
             grid: spec.grid,
             block: spec.block,

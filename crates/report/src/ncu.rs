@@ -69,7 +69,7 @@ const fn m(
 
 use Figure::*;
 use NcuOp::*;
-use Space::{Global, Local, Shared};
+use Space::{Global, Local, Shared, Surface, Texture};
 
 /// Global-load requests.
 pub const GLOBAL_LD_REQUESTS: Metric = m(
@@ -118,6 +118,56 @@ pub const SHARED_ST_WAVEFRONTS: Metric = m(
     Shared,
     St,
     Wavefronts,
+);
+/// Texture-fetch requests (`tex`, `tld4`; one per quad of a fetch from a CUDA array or pitched
+/// memory, per 8 lanes of a `tex1Dfetch`: measured on H100, `tests/data/h100/texture/`).
+/// Texture metrics carry no operation: a texture is only read.
+pub const TEXTURE_LD_REQUESTS: Metric = m(
+    "texture_ld_requests",
+    "l1tex__t_requests_pipe_tex_mem_texture.sum",
+    Texture,
+    Ld,
+    Requests,
+);
+/// Texture-fetch sectors (32 bytes).
+pub const TEXTURE_LD_SECTORS: Metric = m(
+    "texture_ld_sectors",
+    "l1tex__t_sectors_pipe_tex_mem_texture.sum",
+    Texture,
+    Ld,
+    Sectors,
+);
+/// Surface-load requests (`suld`).
+pub const SURFACE_LD_REQUESTS: Metric = m(
+    "surface_ld_requests",
+    "l1tex__t_requests_pipe_tex_mem_surface_op_ld.sum",
+    Surface,
+    Ld,
+    Requests,
+);
+/// Surface-load sectors.
+pub const SURFACE_LD_SECTORS: Metric = m(
+    "surface_ld_sectors",
+    "l1tex__t_sectors_pipe_tex_mem_surface_op_ld.sum",
+    Surface,
+    Ld,
+    Sectors,
+);
+/// Surface-store requests (`sust`).
+pub const SURFACE_ST_REQUESTS: Metric = m(
+    "surface_st_requests",
+    "l1tex__t_requests_pipe_tex_mem_surface_op_st.sum",
+    Surface,
+    St,
+    Requests,
+);
+/// Surface-store sectors.
+pub const SURFACE_ST_SECTORS: Metric = m(
+    "surface_st_sectors",
+    "l1tex__t_sectors_pipe_tex_mem_surface_op_st.sum",
+    Surface,
+    St,
+    Sectors,
 );
 /// Shared-load instructions.
 pub const SHARED_LD_INSTRUCTIONS: Metric = m(
@@ -256,6 +306,33 @@ pub const METRICS: &[Metric] = &[
         Atom,
         Wavefronts,
     ),
+    m(
+        "texture_ld_instructions",
+        "smsp__inst_executed_op_texture.sum",
+        Texture,
+        Ld,
+        Instructions,
+    ),
+    TEXTURE_LD_REQUESTS,
+    TEXTURE_LD_SECTORS,
+    m(
+        "surface_ld_instructions",
+        "smsp__inst_executed_op_surface_ld.sum",
+        Surface,
+        Ld,
+        Instructions,
+    ),
+    SURFACE_LD_REQUESTS,
+    SURFACE_LD_SECTORS,
+    m(
+        "surface_st_instructions",
+        "smsp__inst_executed_op_surface_st.sum",
+        Surface,
+        St,
+        Instructions,
+    ),
+    SURFACE_ST_REQUESTS,
+    SURFACE_ST_SECTORS,
 ];
 
 /// Whether Nsight Compute profiles `cc` (7.0 and later), so that its metrics name a figure.
@@ -322,9 +399,21 @@ mod tests {
             assert!(a.metric.ends_with(".sum"), "{}", a.metric);
             let space = format!("{:?}", a.space).to_lowercase();
             let op = format!("{:?}", a.op).to_lowercase();
-            // l1tex__…_mem_global_op_ld, smsp__inst_executed_op_global_ld.
-            let memory_unit = a.metric.contains(&format!("mem_{space}_op_{op}."));
-            let instructions = a.metric == format!("smsp__inst_executed_op_{space}_{op}.sum");
+            // l1tex__…_mem_global_op_ld, smsp__inst_executed_op_global_ld; a texture is only
+            // read, so its metrics name no operation (…_mem_texture, …_op_texture).
+            let (unit, inst) = if a.space == Space::Texture {
+                (
+                    "mem_texture.".to_string(),
+                    "smsp__inst_executed_op_texture.sum".to_string(),
+                )
+            } else {
+                (
+                    format!("mem_{space}_op_{op}."),
+                    format!("smsp__inst_executed_op_{space}_{op}.sum"),
+                )
+            };
+            let memory_unit = a.metric.contains(&unit);
+            let instructions = a.metric == inst;
             assert!(memory_unit != instructions, "{}", a.metric);
             assert_eq!(
                 instructions,
@@ -377,6 +466,18 @@ mod tests {
             atom[1].0.metric,
             "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"
         );
+        // A texture fetch and a surface store by their own pipe's metrics.
+        let tex = row_metrics(Space::Texture, Op::Load, Some("tex.2d.v4.f32.f32"), &c);
+        assert_eq!(
+            tex.iter().map(|(m, v)| (m.metric, *v)).collect::<Vec<_>>(),
+            [
+                ("smsp__inst_executed_op_texture.sum", 8),
+                ("l1tex__t_requests_pipe_tex_mem_texture.sum", 8),
+                ("l1tex__t_sectors_pipe_tex_mem_texture.sum", 40)
+            ]
+        );
+        let sust = row_metrics(Space::Surface, Op::Store, Some("sust.b.2d.b32.trap"), &c);
+        assert_eq!(sust[2].0, &SURFACE_ST_SECTORS);
         assert!(profiled(ComputeCapability::new(7, 0)));
         assert!(!profiled(ComputeCapability::new(6, 2)));
     }
