@@ -107,11 +107,26 @@ fn batch_lines_round_trip() {
 #[test]
 fn texture_parameters_are_planned_as_objects() {
     let src = std::fs::read_to_string("tests/kernels/texture/forms.cu").unwrap();
-    assert_eq!(plan::texture_usage(&src, "src"), (true, false));
-    assert_eq!(plan::texture_usage(&src, "dst"), (true, false));
-    assert_eq!(plan::texture_usage(&src, "t"), (false, true));
+    assert_eq!(plan::texture_usage(&src, "surf_copy", "src"), (true, false));
+    assert_eq!(
+        plan::texture_usage(&src, "surf_transpose", "dst"),
+        (true, false)
+    );
+    assert_eq!(
+        plan::texture_usage(&src, "fetch_layered", "t"),
+        (false, true)
+    );
+    // Another kernel's layered fetch of its own 't' does not count.
+    assert_eq!(plan::texture_usage(&src, "fetch1d", "t"), (false, false));
+    assert_eq!(
+        plan::texture_usage(&src, "fetch2d<float4>", "t"),
+        (false, false)
+    );
     let conv = std::fs::read_to_string("examples/texture.cu").unwrap();
-    assert_eq!(plan::texture_usage(&conv, "img"), (false, false));
+    assert_eq!(
+        plan::texture_usage(&conv, "conv_texture", "img"),
+        (false, false)
+    );
     let mut s = spec("examples/texture.cu", "conv_texture", 32, 32, &[]);
     s.textures = vec![
         "img=array:1024x1024:float".into(),
@@ -953,6 +968,7 @@ fn stored_verify_results_agree() {
         ("examples", 42, true),
         ("shared-f32-stride", 33, false),
         ("examples-noisy", 164, false),
+        ("texture", 21, true),
     ] {
         let out = std::fs::read_to_string(format!("tests/data/h100/verify/{name}.out")).unwrap();
         let summary = out.lines().find(|l| l.contains("launches exact")).unwrap();

@@ -302,7 +302,7 @@ fn compiled_plan(s: &LaunchSpec) -> Result<Plan> {
     let mut params = Vec::new();
     for d in &k.params {
         if let Some(t) = req.textures.iter().rev().find(|t| t.name == d.name) {
-            let (surface, layered) = plan::texture_usage(&s.source, &d.name);
+            let (surface, layered) = plan::texture_usage(&s.source, &s.kernel, &d.name);
             params.push(plan::ParamPlan::Texture {
                 name: d.name.clone(),
                 desc: t.clone(),

@@ -349,19 +349,49 @@ pub fn textures(spec: &LaunchSpec) -> Result<Vec<TextureDesc>> {
         .collect()
 }
 
-/// How the source uses texture parameter `name`: (declared `cudaSurfaceObject_t`, fetched
-/// with `tex1DLayered`/`tex2DLayered`). The driver needs both to make the object (a surface
-/// object, a layered array); PTX does not tell them apart, as both are 64-bit handles.
-pub fn texture_usage(source: &str, name: &str) -> (bool, bool) {
+/// How kernel `kernel` (a name, template arguments ignored) of `source` uses its texture
+/// parameter `name`: (declared `cudaSurfaceObject_t`, fetched with
+/// `tex1DLayered`/`tex2DLayered`). The driver needs both to make the object (a surface object,
+/// a layered array); PTX does not tell them apart, as both are 64-bit handles. Only the
+/// kernel's own declaration and body are read (other kernels may use the same name); where
+/// the kernel is not found, the whole source.
+pub fn texture_usage(source: &str, kernel: &str, name: &str) -> (bool, bool) {
+    let text = kernel_text(source, kernel).unwrap_or(source);
     let name = regex::escape(name);
     let surface = regex::Regex::new(&format!(r"\bcudaSurfaceObject_t\s+(const\s+)?{name}\b"));
     let layered = regex::Regex::new(&format!(
         r"\btex[12]DLayered(Lod|Grad)?\s*(<[^>]*>)?\s*\(\s*{name}\b"
     ));
     (
-        surface.is_ok_and(|r| r.is_match(source)),
-        layered.is_ok_and(|r| r.is_match(source)),
+        surface.is_ok_and(|r| r.is_match(text)),
+        layered.is_ok_and(|r| r.is_match(text)),
     )
+}
+
+/// The text of `__global__` function `kernel` from its name to the brace closing its body.
+fn kernel_text<'s>(source: &'s str, kernel: &str) -> Option<&'s str> {
+    let base = kernel.split('<').next().unwrap_or(kernel).trim();
+    let head = regex::Regex::new(&format!(
+        r"__global__[^;{{}}]*?\b{}\s*\(",
+        regex::escape(base)
+    ))
+    .ok()?;
+    let start = head.find(source)?.start();
+    let open = start + source[start..].find('{')?;
+    let mut depth = 0usize;
+    for (i, c) in source[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&source[start..open + i + 1]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Smallest allocation made for a parameter the kernel never touches, bytes.
