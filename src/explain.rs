@@ -5,7 +5,7 @@ use anyhow::{bail, Result};
 use warpscope_advice::{weight, SiteFacts};
 use warpscope_model::arch::{Family, GlobalPath};
 use warpscope_model::detail::{breakdown, Breakdown};
-use warpscope_model::{cost, Arch, Config, SmemBankMode, Space, WarpAccess};
+use warpscope_model::{cost, Arch, Config, Cost, SmemBankMode, Space, WarpAccess};
 use warpscope_report::explain::{paragraph, ExplainedArch, Explanation, TexelGrid};
 use warpscope_report::{advise, Analysis, SiteReport};
 
@@ -85,6 +85,20 @@ fn rule(arch: &Arch, config: &Config, b: &Breakdown) -> String {
 /// The texel picture of a texture/surface execution: the texture whose address window
 /// (`warpscope_simt::TEXTURE_BASE` + k · `TEXTURE_SPACING`, k its `--texture` index) holds
 /// the chosen request's first address, and the requests of its execution.
+/// The breakdown of one warp execution made of several parts (texture requests, the words of
+/// a wide local access): their requests one after another.
+fn breakdown_of(arch: &Arch, config: &Config, parts: &[WarpAccess]) -> Breakdown {
+    let mut b = breakdown(arch, config, &parts[0]);
+    if let Breakdown::Memory { requests, .. } = &mut b {
+        for a in &parts[1..] {
+            if let Breakdown::Memory { requests: more, .. } = breakdown(arch, config, a) {
+                requests.extend(more);
+            }
+        }
+    }
+    b
+}
+
 fn texel_grid(
     req: &AnalyzeRequest,
     access: &WarpAccess,
@@ -165,56 +179,61 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
     }) else {
         bail!("internal: the report's row #{row} has no front-end site");
     };
-    // Second run: find the execution.
+    // Second run: find the execution. A texture fetch or surface access reaches the sink as
+    // one access per request, a wide local access as one per 4-byte word; an instruction's
+    // further parts have `read_only` set (`WarpAccess::read_only`). The parts of one warp
+    // execution are gathered and weighed together.
+    struct Execution {
+        parts: Vec<WarpAccess>,
+        origin: warpscope_cuda::WarpOrigin,
+    }
+    let weigh = |parts: &[WarpAccess]| -> u64 {
+        parts
+            .iter()
+            .map(|a| {
+                p.archs
+                    .iter()
+                    .map(|arch| weight(&cost(arch, &req.analyze.config, a), a.space))
+                    .sum::<u64>()
+            })
+            .sum()
+    };
     let mut count = 0u64;
-    let mut chosen: Option<(u64, u64, WarpAccess, warpscope_cuda::WarpOrigin)> = None;
-    // A texture fetch or surface access reaches the sink as one access per request, the
-    // first with `read_only` false (`texture::warp_requests`): keep the requests of the
-    // chosen one's execution for the texel picture.
-    let grid_space = matches!(target.space, Space::Texture | Space::Surface);
-    let mut current: Vec<WarpAccess> = Vec::new();
-    let mut chosen_execution: Vec<WarpAccess> = Vec::new();
-    let mut filling = false;
+    let mut chosen: Option<(u64, u64, Execution)> = None;
+    let mut current: Option<Execution> = None;
+    let finish = |e: Execution, i: u64, chosen: &mut Option<(u64, u64, Execution)>| match req.warp {
+        Some(n) if n == i => *chosen = Some((0, i, e)),
+        Some(_) => {}
+        None => {
+            let w = weigh(&e.parts);
+            if chosen.as_ref().is_none_or(|c| w > c.0) {
+                *chosen = Some((w, i, e));
+            }
+        }
+    };
     p.kernel.run(&mut |s, a, origin| {
         if s != site_id || a.space != target.space || a.width != target.width {
             return;
         }
-        if grid_space {
-            if !a.read_only {
-                current.clear();
-                filling = false;
-            }
-            current.push(*a);
-            if filling {
-                chosen_execution.push(*a);
-            }
-        }
-        let i = count;
-        count += 1;
-        let was = chosen.as_ref().map(|c| c.1);
-        match req.warp {
-            Some(n) => {
-                if n == i {
-                    chosen = Some((0, i, *a, origin));
+        let further = a.read_only && a.space != Space::Global;
+        match current.as_mut() {
+            Some(e) if further => e.parts.push(*a),
+            _ => {
+                if let Some(e) = current.take() {
+                    finish(e, count - 1, &mut chosen);
                 }
+                count += 1;
+                current = Some(Execution {
+                    parts: vec![*a],
+                    origin,
+                });
             }
-            None => {
-                let w: u64 = p
-                    .archs
-                    .iter()
-                    .map(|arch| weight(&cost(arch, &req.analyze.config, a), a.space))
-                    .sum();
-                if chosen.as_ref().is_none_or(|c| w > c.0) {
-                    chosen = Some((w, i, *a, origin));
-                }
-            }
-        }
-        if grid_space && chosen.as_ref().map(|c| c.1) != was {
-            chosen_execution.clone_from(&current);
-            filling = true;
         }
     })?;
-    let Some((_, execution, access, origin)) = chosen else {
+    if let Some(e) = current.take() {
+        finish(e, count - 1, &mut chosen);
+    }
+    let Some((_, execution, Execution { parts, origin })) = chosen else {
         match req.warp {
             Some(n) => bail!(
                 "--warp {n}: {}:{}:{} {} has {count} warp-level executions in this launch; \
@@ -233,6 +252,7 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
             ),
         }
     };
+    let access = parts[0];
     let facts = SiteFacts {
         text: &target.text,
         start_offsets: 0,
@@ -242,12 +262,16 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
         .archs
         .iter()
         .map(|arch| {
-            let b = breakdown(arch, config, &access);
+            let b = breakdown_of(arch, config, &parts);
+            let mut c = Cost::default();
+            for a in &parts {
+                c.add(&cost(arch, config, a));
+            }
             ExplainedArch {
                 cc: arch.cc.to_string(),
                 name: arch.name.to_string(),
                 rule: rule(arch, config, &b),
-                cost: cost(arch, config, &access).into(),
+                cost: c.into(),
                 breakdown: b,
                 paragraph: String::new(),
                 advice: advise(&facts, config, &[(*arch, access)]),
@@ -276,7 +300,7 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
         warp: origin.warp,
         mask: access.mask,
         addrs: access.addrs.to_vec(),
-        texels: texel_grid(&req.analyze, &access, &chosen_execution),
+        texels: texel_grid(&req.analyze, &access, &parts),
         architectures,
         analysis,
     };

@@ -469,9 +469,10 @@ fn calls_shuffles_atomics_printf_and_cp_async_run() {
         .unwrap();
     assert_eq!(atom["text"], "atomicAdd(counter, 1);");
     assert_eq!(atom["op"], "atomic");
-    // cp.async, shared load, atomic: once per warp (8 warps).
+    // cp.async, shared load, atomic: once per warp (8 warps); printf's 8-byte local store is
+    // two requests of one 4-byte word (measured on H100, tests/data/h100/local/).
     let reqs: u64 = sites.iter().map(|s| s["requests"].as_u64().unwrap()).sum();
-    assert_eq!(reqs, 42);
+    assert_eq!(reqs, 43);
 }
 
 /// Without nvcc, a build with feature `cuda` compiles through NVRTC (loaded at run time) and

@@ -458,7 +458,9 @@ fn texture_parameter_without_description() {
 /// image's grid: x = −2 … 29 clamps to 0 for lanes 0–2, so texel 0 holds three lanes
 /// ("0+"), lane 3 reads x 1, lane 31 x 29; the window is the first 8 sector columns of rows
 /// 0–1 (4 texels × 2 rows a sector); the quads take 1, 2, 2, … sectors (lanes 0–3 read x 0–1,
-/// the others straddle two sectors): 15 sectors, 8 distinct.
+/// the others straddle two sectors): 15 sectors, 8 distinct. `--warp 0`: the costliest
+/// execution is another warp's (16 sectors), the executions being counted per warp, not per
+/// request.
 #[test]
 fn explain_draws_the_texels_on_the_grid() {
     if !compiler() {
@@ -483,6 +485,8 @@ fn explain_draws_the_texels_on_the_grid() {
         "img=array:1024x1024:float",
         "--site",
         "25",
+        "--warp",
+        "0",
     ]);
     let g = &v["texels"];
     assert_eq!(g["texture"], "img");
@@ -523,6 +527,8 @@ fn explain_draws_the_texels_on_the_grid() {
         "img=array:1024x1024:float",
         "--site",
         "25",
+        "--warp",
+        "0",
     ]);
     assert!(ok, "{err}");
     assert!(

@@ -1352,6 +1352,12 @@ mod tests {
             ("shared_ld_wavefronts", 8192),
             ("shared_st_wavefronts", 8192),
             ("shared_ld_instructions", 8192),
+            ("texture_ld_requests", 0),
+            ("texture_ld_sectors", 0),
+            ("surface_ld_requests", 0),
+            ("surface_ld_sectors", 0),
+            ("surface_st_requests", 0),
+            ("surface_st_sectors", 0),
         ]
         .into_iter()
         .collect();
