@@ -87,8 +87,8 @@ pub struct AnalyzeRequest {
     /// Which front end reads a `.cu` file and how to compile it (`.ptx` files always take
     /// the compiled path).
     pub compile: CompileRequest,
-    /// `--texture`: the texture and surface objects the kernel's parameters hold (compiled
-    /// path only).
+    /// `--texture`: the texture and surface objects the kernel's parameters hold, and the
+    /// module's texture and surface references, each by its name (both front ends).
     pub textures: Vec<warpscope_model::texture::TextureDesc>,
 }
 
