@@ -206,3 +206,332 @@ fn deprecated_tex_space_and_surfref() {
     );
     assert!(err.contains("PTX line 17"), "{err}");
 }
+
+/// (requests, sectors) of every texture, surface and global total: what must agree between
+/// two front ends on one launch.
+fn memory_totals(v: &serde_json::Value) -> Vec<(&'static str, (u64, u64))> {
+    [
+        "texture_load",
+        "surface_load",
+        "surface_store",
+        "global_load",
+        "global_store",
+    ]
+    .into_iter()
+    .map(|k| (k, totals(v, k)))
+    .collect()
+}
+
+/// Each source line's (line, space, op, requests, sectors), in line order: the sites of one
+/// line summed (nvcc unrolls a loop into a site per iteration, the source front end keeps
+/// one).
+fn site_rows(v: &serde_json::Value) -> Vec<(u64, String, String, u64, u64)> {
+    let mut rows: std::collections::BTreeMap<(u64, String, String), (u64, u64)> =
+        Default::default();
+    for s in v["architectures"][0]["sites"].as_array().unwrap() {
+        if s["space"] == "constant" {
+            continue;
+        }
+        let r = rows
+            .entry((
+                s["line"].as_u64().unwrap_or(0),
+                s["space"].as_str().unwrap_or("").to_string(),
+                s["op"].as_str().unwrap_or("").to_string(),
+            ))
+            .or_default();
+        r.0 += s["requests"].as_u64().unwrap_or(0);
+        r.1 += s["sectors"].as_u64().unwrap_or(0);
+    }
+    rows.into_iter()
+        .map(|((l, sp, op), (req, sec))| (l, sp, op, req, sec))
+        .collect()
+}
+
+fn compiler() -> bool {
+    let found = warpscope_toolkit::find(None).is_ok();
+    if !found {
+        eprintln!("skipped: no CUDA compiler (scripts/test.sh installs one from PyPI)");
+    }
+    found
+}
+
+/// examples/texture.cu's texture-object kernels on the source front end: the figures of the
+/// compiled path and of the H100 (README "Texture and surface memory": conv_texture
+/// 6,553,600 requests / 11,776,000 sectors, gather_texture 8,192 / 65,507), and with a
+/// compiler every texture and global total equal to the compiled path's.
+#[test]
+fn source_texture_objects_equal_compiled() {
+    let src = ["--frontend", "source"];
+    let v = conv("examples/texture.cu", "conv_texture", &src);
+    assert_eq!(totals(&v, "texture_load"), (6_553_600, 11_776_000));
+    assert_eq!(totals(&v, "global_store"), (32_768, 131_072));
+    let g = gather("examples/texture.cu", "gather_texture", &src);
+    assert_eq!(totals(&g, "texture_load"), (8_192, 65_507));
+    assert_eq!(totals(&g, "global_load"), (2_048, 8_192));
+    if !compiler() {
+        return;
+    }
+    let c = conv(
+        "examples/texture.cu",
+        "conv_texture",
+        &["--frontend", "ptx"],
+    );
+    assert_eq!(memory_totals(&v), memory_totals(&c));
+    let c = gather(
+        "examples/texture.cu",
+        "gather_texture",
+        &["--frontend", "ptx"],
+    );
+    assert_eq!(memory_totals(&g), memory_totals(&c));
+}
+
+const FORMS: &str = "tests/kernels/texture_forms.cu";
+
+/// fetch_forms's launch (8×16 warps, one per 32 x of row blockIdx.y) with its textures.
+fn fetch_forms(file: &str, kernel: &str, extra: &[&str]) -> serde_json::Value {
+    let mut a = vec![
+        "analyze",
+        file,
+        "--kernel",
+        kernel,
+        "--grid",
+        "8,16",
+        "--block",
+        "32",
+        "--arg",
+        "w=256",
+        "--cc",
+        "9.0",
+        "--texture",
+        "row=array:1024:float",
+        "--texture",
+        "vol=array:64x64x64:float",
+        "--texture",
+        "layers1=array:256x8:float",
+        "--texture",
+        "layers=array:64x64x8:float",
+        "--texture",
+        "rgba=array:256x256:uchar4,read=normalized-float",
+        "--texture",
+        "ints=array:256x256:int",
+        "--texture",
+        "img=array:256x256:float",
+    ];
+    a.extend(extra);
+    json(&a)
+}
+
+/// copy_surface's launch: a 256×256 float surface read twice and written, and a float4 one
+/// written transposed, blocks 32×8.
+fn copy_surface(file: &str, kernel: &str, extra: &[&str]) -> serde_json::Value {
+    let mut a = vec![
+        "analyze",
+        file,
+        "--kernel",
+        kernel,
+        "--grid",
+        "8,32",
+        "--block",
+        "32,8",
+        "--arg",
+        "w=256",
+        "--arg",
+        "h=256",
+        "--cc",
+        "9.0",
+        "--texture",
+        "src=array:256x256:float",
+        "--texture",
+        "dst=array:256x256:float",
+        "--texture",
+        "dst4=array:256x256:float4",
+    ];
+    a.extend(extra);
+    json(&a)
+}
+
+/// Every texture function on texture objects, and surface reads and writes on surface
+/// objects, on the source front end. Per warp (128 warps): tex1D of 32 consecutive x of a
+/// 1-D CUDA array, 8 quads of one 16-byte sector each (8 requests, 8 sectors); tex2D of a
+/// column of ints (x = lane, read as (y, x)): 2 sectors a quad (16); tex2Dgather, 2×2 texels
+/// a lane: 3,048 over the launch, the last quad of a row clamped. copy_surface, per warp of
+/// one row (2,048 warps): a float surface read or write is 4 requests of 8 lanes, each 32
+/// bytes of a row = 2 block-linear sectors (8, 16 sectors); the transposed float4 write is 8
+/// requests of 4 lanes, each 4 rows of one 16-byte column = 2 sectors (16 sectors). With a
+/// compiler, each site equals the compiled path's.
+#[test]
+fn source_texture_forms_equal_compiled() {
+    let src = ["--frontend", "source"];
+    let v = fetch_forms(FORMS, "fetch_forms", &src);
+    assert_eq!(totals(&v, "texture_load"), (7 * 1_024, 16_360));
+    let rows = site_rows(&v);
+    let tex: Vec<(u64, u64)> = rows
+        .iter()
+        .filter(|r| r.1 == "texture")
+        .map(|r| (r.3, r.4))
+        .collect();
+    assert_eq!(
+        tex,
+        vec![
+            (1_024, 1_024),
+            (1_024, 4_096),
+            (1_024, 1_024),
+            (1_024, 4_096),
+            (1_024, 1_024),
+            (1_024, 2_048),
+            (1_024, 3_048)
+        ]
+    );
+    let s = copy_surface(FORMS, "copy_surface", &src);
+    assert_eq!(totals(&s, "surface_load"), (16_384, 32_768));
+    assert_eq!(
+        totals(&s, "surface_store"),
+        (8_192 + 16_384, 16_384 + 32_768)
+    );
+    if !compiler() {
+        return;
+    }
+    let ptx = ["--frontend", "ptx"];
+    assert_eq!(rows, site_rows(&fetch_forms(FORMS, "fetch_forms", &ptx)));
+    assert_eq!(
+        site_rows(&s),
+        site_rows(&copy_surface(FORMS, "copy_surface", &ptx))
+    );
+}
+
+/// Texture and surface references on the source front end equal nvcc 11.8's PTX of the same
+/// file (tests/data/ptx/texref.ptx) site by site, for each kernel, and the texture-object
+/// kernels' figures: the reference only names the texture.
+#[test]
+fn source_texture_references_equal_nvcc_11_8() {
+    let cu = "tests/kernels/texref.cu";
+    let src = ["--frontend", "source"];
+    let s = conv(cu, "conv_texref", &src);
+    assert_eq!(totals(&s, "texture_load"), (6_553_600, 11_776_000));
+    assert_eq!(
+        site_rows(&s),
+        site_rows(&conv(TEXREF_PTX, "conv_texref", &[]))
+    );
+    let s = gather(cu, "gather_texref", &src);
+    assert_eq!(totals(&s, "texture_load"), (8_192, 65_507));
+    assert_eq!(
+        site_rows(&s),
+        site_rows(&gather(TEXREF_PTX, "gather_texref", &[]))
+    );
+    let s = fetch_forms(cu, "fetch_forms_texref", &src);
+    assert_eq!(totals(&s, "texture_load"), (7 * 1_024, 16_360));
+    assert_eq!(
+        site_rows(&s),
+        site_rows(&fetch_forms(TEXREF_PTX, "fetch_forms_texref", &[]))
+    );
+    let s = copy_surface(cu, "copy_surfref", &src);
+    assert_eq!(totals(&s, "surface_load"), (16_384, 32_768));
+    assert_eq!(totals(&s, "surface_store"), (24_576, 49_152));
+    assert_eq!(
+        site_rows(&s),
+        site_rows(&copy_surface(TEXREF_PTX, "copy_surfref", &[]))
+    );
+}
+
+/// Mistakes on the source front end, each named at its file:line:col.
+#[test]
+fn source_texture_errors() {
+    let f = temp(
+        "bad.cu",
+        "texture<float, 2> img;\n\
+         texture<float, 1> lin;\n\
+         surface<void, 2> surf;\n\
+         __global__ void k_ptr(const float* p, float* out) { out[0] = tex2D<float>(p, 1.0f, 2.0f); }\n\
+         __global__ void k_notype(cudaTextureObject_t t, float* out) { out[0] = tex2D(t, 1.0f, 2.0f); }\n\
+         __global__ void k_dims(float* out) { out[0] = tex2D(lin, 1.0f, 2.0f); }\n\
+         __global__ void k_value(float* out) { out[0] = img; }\n\
+         __global__ void k_surf(float* out) { float v; surf2Dread(&v, img, 0, 0); out[0] = v; }\n\
+         __global__ void k_args(float* out) { out[0] = tex2D(img, 1.0f); }\n\
+         __global__ void k_lod(cudaTextureObject_t t, float* out) { out[0] = tex2DLod<float>(t, 1.0f, 1.0f, 0.0f); }\n\
+         __global__ void k_ref(float* out) { out[threadIdx.x] = tex2D(img, threadIdx.x, 0.5f); }\n",
+    );
+    let run = |kernel: &str, extra: &[&str]| {
+        let mut a = vec![
+            "analyze",
+            f.as_str(),
+            "--frontend",
+            "source",
+            "--kernel",
+            kernel,
+            "--grid",
+            "1",
+            "--block",
+            "32",
+        ];
+        a.extend(extra);
+        let (ok, _, err) = warpscope(&a);
+        assert!(!ok, "{kernel} ran");
+        err
+    };
+    let cases = [
+        ("k_ptr", "4:75: tex2D reads a texture object (cudaTextureObject_t) or a texture reference; 'p' has type float*"),
+        ("k_notype", "5:72: tex2D on a texture object needs the type it reads: tex2D<float>(tex, x, y)"),
+        ("k_dims", "6:53: tex2D reads a 2-D texture; 'lin' is 1-D (texture<float, 1> lin)"),
+        ("k_value", "7:48: 'img' is a texture reference: read it with tex1Dfetch"),
+        ("k_surf", "8:62: surf2Dread needs a surface; 'img' is a texture reference (texture<float, 2> img)"),
+        ("k_args", "9:47: tex2D takes the texture then x, y; 1 given after it"),
+        ("k_lod", "10:69: unsupported construct: tex2DLod: mipmapped fetches"),
+        // A reference without --texture stops at its fetch.
+        ("k_ref", "11:56: texture reference 'img' has no --texture: describe it with --texture img=KIND:W[xH[xD]]:FORMAT"),
+    ];
+    for (kernel, want) in cases {
+        let err = run(kernel, &[]);
+        assert!(err.contains(&format!("{f}:{want}")), "{kernel}: {err}");
+    }
+    // A --texture that names neither a texture parameter nor a reference; an object
+    // parameter without --texture; a --texture on a parameter that is no object.
+    let err = run("k_ref", &["--texture", "im=array:64x64:float"]);
+    assert!(
+        err.contains("--texture im: k_ref has no texture or surface parameter or reference 'im'; its textures and surfaces are: img (texture reference, line 1), lin (texture reference, line 2), surf (surface reference, line 3)"),
+        "{err}"
+    );
+    let obj = temp(
+        "obj.cu",
+        "__global__ void k(cudaTextureObject_t t, float* out, int n) { out[0] = tex1Dfetch<float>(t, n); }\n",
+    );
+    let (ok, _, err) = warpscope(&[
+        "analyze",
+        &obj,
+        "--frontend",
+        "source",
+        "--kernel",
+        "k",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--arg",
+        "n=1",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("kernel parameter 't' is a cudaTextureObject_t: describe it with --texture t=KIND:W[xH[xD]]:FORMAT"),
+        "{err}"
+    );
+    let (ok, _, err) = warpscope(&[
+        "analyze",
+        &obj,
+        "--frontend",
+        "source",
+        "--kernel",
+        "k",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--arg",
+        "n=1",
+        "--texture",
+        "n=linear:64:float",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("--texture n: 'n' (int) is not a texture or surface object"),
+        "{err}"
+    );
+}
