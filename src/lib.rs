@@ -320,11 +320,20 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
     let try_compiled = req.compile.frontend != Frontend::Source && Path::new(&req.file).exists();
     if try_compiled {
         match compiled::toolkit(&req.compile) {
-            Ok(tk) => {
-                let mut k = compiled::compile_and_load(req, &tk, archs)?;
-                notes.append(&mut k.notes);
-                return Ok(Loaded::Compiled(Box::new(k)));
-            }
+            Ok(tk) => match compiled::compile_and_load(req, &tk, archs) {
+                Ok(mut k) => {
+                    notes.append(&mut k.notes);
+                    return Ok(Loaded::Compiled(Box::new(k)));
+                }
+                Err(e) => match texture_references_refused(&e.to_string()) {
+                    Some(line) if req.compile.frontend == Frontend::Auto => notes.push(format!(
+                        "source interpreter used: texture references (texture<…>/surface<…> globals) were removed in CUDA 12, and nvcc {} refuses them ({line}); the source interpreter reads them",
+                        tk.version
+                    )),
+                    Some(_) => bail!("{e}\ntexture references were removed in CUDA 12: without --frontend ptx the source interpreter reads them"),
+                    None => return Err(e),
+                },
+            },
             Err(e) => {
                 // No nvcc: NVRTC (feature `cuda`) compiles device code the same way.
                 #[cfg(feature = "cuda")]
@@ -372,6 +381,16 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
     cfg.progress = req.progress.clone();
     cfg.sample = sample_of(req);
     Ok(Loaded::Source(kernel, cfg))
+}
+
+/// The line of nvcc's output that refuses a texture or surface reference (`f.cu(3): error:
+/// texture is not a template`, CUDA 12 and later, which removed them), if `compile_error`
+/// has one.
+fn texture_references_refused(compile_error: &str) -> Option<&str> {
+    compile_error.lines().map(str::trim).find(|l| {
+        l.ends_with("error: texture is not a template")
+            || l.ends_with("error: surface is not a template")
+    })
 }
 
 /// The blocks `--sample-blocks` runs, when it is given and smaller than the grid.

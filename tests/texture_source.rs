@@ -535,3 +535,63 @@ fn source_texture_errors() {
         "{err}"
     );
 }
+
+/// With CUDA 12 or later, nvcc refuses texture references ("texture is not a template");
+/// `analyze` then reads the file with the source interpreter and says why, with the same
+/// figures as nvcc 11.8's PTX (the H100's for the object version). `--frontend ptx` keeps
+/// the error, with the way out.
+#[test]
+fn nvcc_refusing_texture_references_falls_back_to_the_source() {
+    if !compiler() {
+        return;
+    }
+    let cu = "tests/kernels/texref.cu";
+    let v = conv(cu, "conv_texref", &[]);
+    assert_eq!(totals(&v, "texture_load"), (6_553_600, 11_776_000));
+    let notes = v["notes"].to_string();
+    assert!(
+        notes
+            .contains("texture references (texture<…>/surface<…> globals) were removed in CUDA 12"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("texref.cu(11): error: texture is not a template"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("the source interpreter reads them"),
+        "{notes}"
+    );
+    let (ok, _, err) = warpscope(&[
+        "analyze",
+        cu,
+        "--frontend",
+        "ptx",
+        "--kernel",
+        "gather_texref",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--arg",
+        "n=32",
+        "--texture",
+        "data=linear:64:float",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("error: texture is not a template"), "{err}");
+    assert!(
+        err.contains("without --frontend ptx the source interpreter reads them"),
+        "{err}"
+    );
+    // Other compile errors stay errors.
+    let f = temp(
+        "broken.cu",
+        "__global__ void k(float* out) { out[0] = undeclared; }\n",
+    );
+    let (ok, _, err) = warpscope(&[
+        "analyze", &f, "--kernel", "k", "--grid", "1", "--block", "32",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("compile failed"), "{err}");
+}
