@@ -268,6 +268,18 @@ fn source_texture_objects_equal_compiled() {
     let g = gather("examples/texture.cu", "gather_texture", &src);
     assert_eq!(totals(&g, "texture_load"), (8_192, 65_507));
     assert_eq!(totals(&g, "global_load"), (2_048, 8_192));
+    // The traffic model's texture lookups over the launch: the compiled path's figures
+    // (tests/texture.rs), the accesses being the same in the same order.
+    let t = conv(
+        "examples/texture.cu",
+        "conv_texture",
+        &["--frontend", "source", "--gpu", "h100"],
+    );
+    let l = &t["traffic"][0]["launch"]["texture"];
+    assert_eq!(
+        (l["hits"].as_u64(), l["misses"].as_u64()),
+        (Some(11_532_412), Some(243_588))
+    );
     if !compiler() {
         return;
     }
