@@ -33,14 +33,17 @@ fn desc(spec: &str) -> TextureDesc {
     spec.parse().unwrap()
 }
 
-/// (space, op, requests) of each texture or surface access of one warp, in order.
-fn run(kernel: &str, textures: &[&str]) -> Result<(String, Vec<(Space, Op, u32)>), Error> {
+/// (space, op, requests) of one texture or surface instruction of a warp.
+type Fetch = (Space, Op, u32);
+
+/// The kernel's PTX and each texture or surface instruction one warp runs, in order.
+fn run(kernel: &str, textures: &[&str]) -> Result<(String, Vec<Fetch>), Error> {
     let s = Source::parse("t.cu", SRC, &[])?;
     let k = s.kernel(kernel)?;
     let mut cfg = k.configure(&[], &[], [1, 1, 1], [32, 1, 1], 0, DEFAULT_MAX_STEPS)?;
     let descs: Vec<TextureDesc> = textures.iter().map(|t| desc(t)).collect();
     k.set_textures(&mut cfg, &descs)?;
-    let mut out: Vec<(Space, Op, u32)> = Vec::new();
+    let mut out: Vec<Fetch> = Vec::new();
     k.run(&cfg, &mut |_, a| {
         if !matches!(a.space, Space::Texture | Space::Surface) {
             return;

@@ -153,7 +153,7 @@ impl<'t> Lowerer<'t> {
         } else {
             return Err(self.err_at(first, format!("expected a type: {usage}")));
         };
-        if !surface && !(elem.is_arith() || matches!(elem, Ty::Struct(_))) {
+        if !surface && !elem.is_arith() && !matches!(elem, Ty::Struct(_)) {
             return Err(self.err_at(
                 first,
                 format!(
