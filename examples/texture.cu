@@ -1,6 +1,6 @@
 // texture.cu -- reads through the texture path (cudaTextureObject_t), beside the same reads
-// from global memory. Analyze with the compiled path (nvcc) and describe each texture with
-// --texture (see README "Texture and surface memory").
+// from global memory, on either front end (nvcc or the source interpreter); describe each
+// texture with --texture (see README "Texture and surface memory").
 //
 //   conv_global  : 5x5 convolution of a W x H float image read from global memory, edges
 //                  clamped by hand (min/max on the indices).

@@ -717,15 +717,36 @@ fn build_launch(
     };
     let mut texture_of: Vec<Option<usize>> = vec![None; n];
     for (i, t) in req.textures.iter().enumerate() {
-        let k = find(&t.name).ok_or_else(|| {
-            anyhow!(
-                "--texture {}: {} has no parameter '{}'; its parameters are: {}",
+        let base = warpscope_simt::TEXTURE_BASE + i as u64 * warpscope_simt::TEXTURE_SPACING;
+        let Some(k) = find(&t.name) else {
+            // A module-scope texture or surface reference of that name.
+            if let Some(r) = prog.texture_refs.iter().find(|r| r.name == t.name) {
+                launch.textures.push(warpscope_simt::TextureBinding {
+                    handle: r.handle,
+                    desc: t.clone(),
+                    base,
+                });
+                continue;
+            }
+            let refs: Vec<&str> = prog.texture_refs.iter().map(|r| r.name.as_str()).collect();
+            bail!(
+                "--texture {}: {} has no parameter '{}'{}; its parameters are: {}{}",
                 t.name,
                 req.kernel,
                 t.name,
-                all()
-            )
-        })?;
+                if refs.is_empty() {
+                    ""
+                } else {
+                    " and the module no texture reference of that name"
+                },
+                all(),
+                if refs.is_empty() {
+                    String::new()
+                } else {
+                    format!("; its texture and surface references: {}", refs.join(", "))
+                }
+            );
+        };
         if prog.params[k].bytes != 8 {
             bail!(
                 "--texture {}: '{}' is not a texture or surface object (a 64-bit handle)",
@@ -737,7 +758,7 @@ fn build_launch(
         launch.textures.push(warpscope_simt::TextureBinding {
             handle: warpscope_simt::texture_handle(i),
             desc: t.clone(),
-            base: warpscope_simt::TEXTURE_BASE + i as u64 * warpscope_simt::TEXTURE_SPACING,
+            base,
         });
     }
     let mut slot = 0u64;

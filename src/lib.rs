@@ -87,8 +87,8 @@ pub struct AnalyzeRequest {
     /// Which front end reads a `.cu` file and how to compile it (`.ptx` files always take
     /// the compiled path).
     pub compile: CompileRequest,
-    /// `--texture`: the texture and surface objects the kernel's parameters hold (compiled
-    /// path only).
+    /// `--texture`: the texture and surface objects the kernel's parameters hold, and the
+    /// module's texture and surface references, each by its name (both front ends).
     pub textures: Vec<warpscope_model::texture::TextureDesc>,
 }
 
@@ -320,11 +320,20 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
     let try_compiled = req.compile.frontend != Frontend::Source && Path::new(&req.file).exists();
     if try_compiled {
         match compiled::toolkit(&req.compile) {
-            Ok(tk) => {
-                let mut k = compiled::compile_and_load(req, &tk, archs)?;
-                notes.append(&mut k.notes);
-                return Ok(Loaded::Compiled(Box::new(k)));
-            }
+            Ok(tk) => match compiled::compile_and_load(req, &tk, archs) {
+                Ok(mut k) => {
+                    notes.append(&mut k.notes);
+                    return Ok(Loaded::Compiled(Box::new(k)));
+                }
+                Err(e) => match texture_references_refused(&e.to_string()) {
+                    Some(line) if req.compile.frontend == Frontend::Auto => notes.push(format!(
+                        "source interpreter used: texture references (texture<…>/surface<…> globals) were removed in CUDA 12, and nvcc {} refuses them ({line}); the source interpreter reads them",
+                        tk.version
+                    )),
+                    Some(_) => bail!("{e}\ntexture references were removed in CUDA 12: without --frontend ptx the source interpreter reads them"),
+                    None => return Err(e),
+                },
+            },
             Err(e) => {
                 // No nvcc: NVRTC (feature `cuda`) compiles device code the same way.
                 #[cfg(feature = "cuda")]
@@ -366,11 +375,22 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
         req.max_steps,
     )?;
     kernel.apply_init(&mut cfg, &req.init, &req.allocs)?;
+    kernel.set_textures(&mut cfg, &req.textures)?;
     cfg.max_block_time = req.max_block_time;
     cfg.max_memory = req.max_memory;
     cfg.progress = req.progress.clone();
     cfg.sample = sample_of(req);
     Ok(Loaded::Source(kernel, cfg))
+}
+
+/// The line of nvcc's output that refuses a texture or surface reference (`f.cu(3): error:
+/// texture is not a template`, CUDA 12 and later, which removed them), if `compile_error`
+/// has one.
+fn texture_references_refused(compile_error: &str) -> Option<&str> {
+    compile_error.lines().map(str::trim).find(|l| {
+        l.ends_with("error: texture is not a template")
+            || l.ends_with("error: surface is not a template")
+    })
 }
 
 /// The blocks `--sample-blocks` runs, when it is given and smaller than the grid.

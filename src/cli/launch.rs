@@ -47,7 +47,8 @@ pub struct LaunchArgs {
     /// little-endian elements; its element count sizes the allocation, and must equal --alloc).
     #[arg(long = "init", value_name = "NAME=MODE")]
     init: Vec<String>,
-    /// A texture or surface object parameter (compiled path), repeatable:
+    /// A texture or surface object parameter, or a texture/surface reference (`texture<…>
+    /// NAME;` global) by its name, repeatable:
     /// NAME=KIND:W[xH[xD]]:FORMAT[,addr=clamp|wrap|mirror|border][,filter=point|linear]
     /// [,normalized][,read=element|normalized-float][,pitch=BYTES]; KIND linear (tex1Dfetch),
     /// pitch2d or array (a CUDA array, block-linear); FORMAT float, float4, uchar4, ...;

@@ -157,6 +157,11 @@ pub enum ExprKind {
         compare: Option<Box<Expr>>,
         site: SiteId,
     },
+    /// A texture fetch or surface access ([`TexAccess`]): one PTX `tex`, `tld4`, `suld` or
+    /// `sust`, which the executor costs as texture/surface requests
+    /// (`warpscope_model::texture`). The value is the fetched texel(s) of the expression's
+    /// type (0: texture contents are not modelled), `void` for a surface write.
+    Texture(Box<TexAccess>),
     /// A warp-level exchange or vote among the lanes of each warp (PTX `shfl.sync`,
     /// `vote.sync`, `activemask`); see [`WarpOp`] for operands and value. The member-mask
     /// operand is evaluated and not otherwise used (every active lane is taken to take
@@ -277,6 +282,95 @@ pub enum WarpOp {
     Any,
     /// `__activemask()`: no operands; bit `i` set where lane `i` is active; `unsigned int`.
     ActiveMask,
+}
+
+/// What a [`TexAccess`] does [PTX ISA §9.7.10 "Texture Instructions", §9.7.11 "Surface
+/// Instructions"].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TexOp {
+    /// `tex`: a filtered fetch (`tex1Dfetch`, `tex1D`, `tex2D`, `tex3D`, the layered ones).
+    Fetch,
+    /// `tld4.{r,g,b,a}`: the four texels of component 0–3 (`tex2Dgather`).
+    Gather(u8),
+    /// `suld.b`: `surf*read`; x in bytes.
+    SurfRead,
+    /// `sust.b`: `surf*write`; x in bytes.
+    SurfWrite,
+}
+
+/// The texture's shape as the instruction names it (`.1d`, `.2d`, `.3d`, `.a1d`, `.a2d`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TexGeom {
+    D1,
+    D2,
+    D3,
+    /// 1-D layered: a layer index, then x.
+    A1,
+    /// 2-D layered: a layer index, then x, y.
+    A2,
+}
+
+impl TexGeom {
+    /// Coordinates besides the layer.
+    pub fn axes(self) -> usize {
+        match self {
+            TexGeom::D1 | TexGeom::A1 => 1,
+            TexGeom::D2 | TexGeom::A2 => 2,
+            TexGeom::D3 => 3,
+        }
+    }
+    pub fn layered(self) -> bool {
+        matches!(self, TexGeom::A1 | TexGeom::A2)
+    }
+    /// The PTX geometry modifier.
+    pub fn ptx(self) -> &'static str {
+        match self {
+            TexGeom::D1 => "1d",
+            TexGeom::D2 => "2d",
+            TexGeom::D3 => "3d",
+            TexGeom::A1 => "a1d",
+            TexGeom::A2 => "a2d",
+        }
+    }
+}
+
+/// What a surface access does outside the surface: `cudaBoundaryModeTrap` (the default,
+/// a fault), `Clamp` or `Zero` (PTX `.trap`, `.clamp`, `.zero`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SurfBoundary {
+    Trap,
+    Clamp,
+    Zero,
+}
+
+/// Which texture a [`TexAccess`] reads: an object (a `cudaTextureObject_t` or
+/// `cudaSurfaceObject_t` value, a 64-bit handle) or a module reference by name (a
+/// `texture<…>`/`surface<…>` global, [`crate::lower::TextureRefDecl`]).
+#[derive(Clone, Debug)]
+pub enum TexSource {
+    Object(Expr),
+    Ref(String),
+}
+
+/// A texture fetch or surface access ([`ExprKind::Texture`]).
+#[derive(Clone, Debug)]
+pub struct TexAccess {
+    pub op: TexOp,
+    pub geom: TexGeom,
+    pub source: TexSource,
+    /// x (y, z): `float` for float-coordinate fetches, `int` for `tex1Dfetch` and surfaces
+    /// (whose x is in bytes).
+    pub coords: Vec<Expr>,
+    /// The layer (`int`) of a layered geometry.
+    pub layer: Option<Expr>,
+    /// The value a surface write stores, of type [`TexAccess::texel`].
+    pub value: Option<Expr>,
+    /// The type of one texel as the access moves it: a fetch's result type (`float`,
+    /// `float4`, `int`, `uchar4`; a gather's four-component vector), a surface's element
+    /// (its bytes are the `suld`/`sust` width).
+    pub texel: Ty,
+    pub boundary: SurfBoundary,
+    pub site: SiteId,
 }
 
 #[derive(Clone, Debug)]

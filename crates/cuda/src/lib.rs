@@ -172,6 +172,11 @@ impl Source {
                 a.loc = o.loc;
             }
         }
+        for r in &mut prog.texture_refs {
+            if let Some(o) = self.map.origin(r.loc) {
+                r.loc = o.loc;
+            }
+        }
         let exe = Executable::build(&prog, &self.file).map_err(|e| relocate(&self.map, e))?;
         Ok(Kernel {
             file: self.file.clone(),
@@ -380,9 +385,13 @@ impl Kernel {
         let k = &self.prog.funcs[self.prog.kernel];
         k.params
             .iter()
-            .map(|p| ParamInfo {
+            .zip(&self.prog.texture_params)
+            .map(|(p, object)| ParamInfo {
                 name: p.name.clone(),
-                ty: self.prog.structs.name(&p.ty),
+                ty: match object {
+                    Some(t) => t.to_string(),
+                    None => self.prog.structs.name(&p.ty),
+                },
                 is_pointer: p.ty.is_ptr(),
                 elem_size: p
                     .ty
@@ -451,6 +460,13 @@ impl Kernel {
                 .join(", ")
         };
         for (n, _) in args {
+            if let Some(i) = k.params.iter().position(|p| &p.name == n) {
+                if let Some(t) = self.prog.texture_params.get(i).copied().flatten() {
+                    return Err(Error::Argument(format!(
+                        "--arg {n}: '{n}' is a {t}: describe it with --texture {n}=KIND:W[xH[xD]]:FORMAT"
+                    )));
+                }
+            }
             match k.params.iter().find(|p| &p.name == n) {
                 None => return Err(Error::Argument(format!("--arg {n}: {} has no parameter '{n}'; its parameters are: {}", self.name, names()))),
                 Some(p) if p.ty.is_ptr() => {
@@ -462,8 +478,9 @@ impl Kernel {
             }
         }
         let mut values = Vec::new();
-        for p in &k.params {
-            if p.ty.is_ptr() {
+        for (i, p) in k.params.iter().enumerate() {
+            // A texture or surface object's handle comes from --texture.
+            if p.ty.is_ptr() || self.prog.texture_params.get(i).copied().flatten().is_some() {
                 values.push(0);
                 continue;
             }
@@ -520,7 +537,79 @@ impl Kernel {
             max_memory: warpscope_simt::DEFAULT_MAX_MEMORY,
             progress: None,
             sample: None,
+            textures: Vec::new(),
         })
+    }
+
+    /// The kernel's texture and surface object parameters and the file's texture and surface
+    /// references, as `--texture` names them: (name, what it is).
+    pub fn texture_names(&self) -> Vec<(String, String)> {
+        let k = &self.prog.funcs[self.prog.kernel];
+        let params = k
+            .params
+            .iter()
+            .zip(&self.prog.texture_params)
+            .filter_map(|(p, t)| t.map(|t| (p.name.clone(), t.to_string())));
+        let refs = self.prog.texture_refs.iter().map(|r| {
+            (
+                r.name.clone(),
+                format!(
+                    "{} reference, line {}",
+                    if r.surface { "surface" } else { "texture" },
+                    r.loc.line
+                ),
+            )
+        });
+        params.chain(refs).collect()
+    }
+
+    /// Binds `--texture` descriptions to the kernel's texture and surface object parameters
+    /// and the file's texture and surface references, by name, in `cfg`.
+    ///
+    /// Errors ([`Error::Argument`]): a name that is neither (the message lists the kernel's
+    /// parameters and the file's references), or a parameter that is no texture or surface
+    /// object.
+    pub fn set_textures(
+        &self,
+        cfg: &mut LaunchConfig,
+        textures: &[warpscope_model::texture::TextureDesc],
+    ) -> Result<()> {
+        let k = &self.prog.funcs[self.prog.kernel];
+        for t in textures {
+            if let Some(i) = k.params.iter().position(|p| p.name == t.name) {
+                if self.prog.texture_params.get(i).copied().flatten().is_none() {
+                    return Err(Error::Argument(format!(
+                        "--texture {}: '{}' ({}) is not a texture or surface object (cudaTextureObject_t or cudaSurfaceObject_t)",
+                        t.name,
+                        t.name,
+                        self.prog.structs.name(&k.params[i].ty)
+                    )));
+                }
+                continue;
+            }
+            if self.prog.texture_refs.iter().any(|r| r.name == t.name) {
+                continue;
+            }
+            let names = self.texture_names();
+            let known = if names.is_empty() {
+                "it reads no texture or surface".to_string()
+            } else {
+                format!(
+                    "its textures and surfaces are: {}",
+                    names
+                        .iter()
+                        .map(|(n, what)| format!("{n} ({what})"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            return Err(Error::Argument(format!(
+                "--texture {}: {} has no texture or surface parameter or reference '{}'; {known}",
+                t.name, self.name, t.name
+            )));
+        }
+        cfg.textures = textures.to_vec();
+        Ok(())
     }
 
     /// Applies `--init` rules to `cfg` ([`Kernel::configure`]'s, with the same `allocs`): each
@@ -650,6 +739,16 @@ impl Kernel {
         let k = &self.prog.funcs[self.prog.kernel];
         let mut args = Vec::with_capacity(k.params.len());
         for (i, p) in k.params.iter().enumerate() {
+            if let Some(t) = self.prog.texture_params.get(i).copied().flatten() {
+                let Some(j) = cfg.textures.iter().position(|d| d.name == p.name) else {
+                    return Err(Error::Argument(format!(
+                        "kernel parameter '{}' is a {t}: describe it with --texture {}=KIND:W[xH[xD]]:FORMAT (KIND linear, pitch2d or array; e.g. --texture {}=array:1024x1024:float)",
+                        p.name, p.name, p.name
+                    )));
+                };
+                args.push(warpscope_simt::texture_handle(j).to_le_bytes().to_vec());
+                continue;
+            }
             args.push(match self.param_alloc(i) {
                 Some(a) => alloc_base(a).to_le_bytes().to_vec(),
                 None if p.ty.is_ptr() => 0u64.to_le_bytes().to_vec(),
@@ -690,9 +789,40 @@ impl Kernel {
             max_memory: cfg.max_memory,
             threads: 0,
             progress: cfg.progress.clone(),
-            textures: Vec::new(),
+            textures: self.texture_bindings(cfg),
             sample: cfg.sample.clone(),
         })
+    }
+
+    /// The executor's binding of each `--texture` of `cfg`: a parameter's handle, or the
+    /// handle the decoded PTX gives the reference of that name; each texture's texels at
+    /// `TEXTURE_BASE + k · TEXTURE_SPACING` for its index k (as the compiled path lays them).
+    fn texture_bindings(&self, cfg: &LaunchConfig) -> Vec<warpscope_simt::TextureBinding> {
+        cfg.textures
+            .iter()
+            .enumerate()
+            .map(|(j, d)| {
+                let handle = self
+                    .exe
+                    .prog
+                    .texture_refs
+                    .iter()
+                    .find(|r| r.name == d.name)
+                    .filter(|_| {
+                        !self.prog.funcs[self.prog.kernel]
+                            .params
+                            .iter()
+                            .any(|p| p.name == d.name)
+                    })
+                    .map(|r| r.handle)
+                    .unwrap_or_else(|| warpscope_simt::texture_handle(j));
+                warpscope_simt::TextureBinding {
+                    handle,
+                    desc: d.clone(),
+                    base: warpscope_simt::TEXTURE_BASE + j as u64 * warpscope_simt::TEXTURE_SPACING,
+                }
+            })
+            .collect()
     }
 
     /// An executor error in the source's terms (positions still in the preprocessed text).

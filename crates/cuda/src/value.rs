@@ -229,6 +229,9 @@ pub struct LaunchConfig {
     pub progress: Option<std::sync::Arc<warpscope_simt::Progress>>,
     /// Run only these blocks ([`warpscope_simt::Launch::sample`]).
     pub sample: Option<std::sync::Arc<Vec<u64>>>,
+    /// `--texture`: each texture or surface object parameter and each texture or surface
+    /// reference the kernel reads, by name ([`crate::Kernel::set_textures`]).
+    pub textures: Vec<warpscope_model::texture::TextureDesc>,
 }
 
 /// Where `extern __shared__` memory starts: after the static shared variables, 16-byte

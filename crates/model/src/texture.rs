@@ -81,7 +81,9 @@ pub enum ReadMode {
 /// 16). `pitch` is the row pitch in bytes of a pitch-linear texture (0 for other kinds).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TextureDesc {
-    /// The kernel parameter (`cudaTextureObject_t` or `cudaSurfaceObject_t`) it is bound to.
+    /// The kernel parameter (`cudaTextureObject_t` or `cudaSurfaceObject_t`) or the module's
+    /// texture or surface reference (`texture<…> NAME;`, PTX `.global .texref NAME;`) it is
+    /// bound to.
     pub name: String,
     pub kind: Kind,
     pub size: [u64; 3],

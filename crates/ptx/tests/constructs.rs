@@ -339,3 +339,39 @@ fn comments_and_crlf() {
                @@DWARF .section .debug_info, \"\", @progbits\n@@DWARF .byte 0x2b, 0x05\n";
     assert_eq!(parse(old).unwrap().target, ["sm_70", "debug"]);
 }
+
+/// Texture and surface references at module scope [PTX ISA §5.1.8, §5.3]: `.global .texref`,
+/// `.global .surfref`, and the deprecated `.tex .u32` with several names; a texture
+/// instruction names one as its texture.
+#[test]
+fn texture_references() {
+    let m = parse(
+        ".version 7.8\n.target sm_90\n.address_size 64\n\
+         .global .texref img;\n.global .surfref out;\n.tex .u32 tex_a, tex_b;\n\
+         .entry k() {\n.reg .f32 %f<6>;\n\
+         tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [img, {%f5, %f5}];\nret;\n}\n",
+    )
+    .unwrap();
+    let g: Vec<(StateSpace, &str, &str)> = m
+        .globals
+        .iter()
+        .map(|v| (v.space, v.ty.as_str(), v.name.as_str()))
+        .collect();
+    assert_eq!(
+        g,
+        vec![
+            (StateSpace::Global, "texref", "img"),
+            (StateSpace::Global, "surfref", "out"),
+            (StateSpace::Tex, "u32", "tex_a"),
+            (StateSpace::Tex, "u32", "tex_b"),
+        ]
+    );
+    let (i, _) = instructions(function(&m, "k"))[0];
+    match &i.operands[1] {
+        Operand::Address { base: Some(b), .. } => match b.as_ref() {
+            Operand::List(items) => assert_eq!(items[0], Operand::Symbol("img".into())),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+}

@@ -53,6 +53,22 @@ pub struct GlobalVar {
     pub base: u64,
 }
 
+/// A module-scope texture or surface reference: `.global .texref NAME;`, `.global .surfref
+/// NAME;`, or the deprecated `.tex .u32 NAME;` (the same as `.global .texref NAME;`) [PTX ISA
+/// §5.1.8 "Texture State Space (deprecated)", §5.3 "Texture Sampler and Surface Types"]. A
+/// `tex`/`tld4`/`suld`/`sust` naming it takes `handle` as its texture; the launch binds it by
+/// `name` ([`crate::TextureBinding`] with that handle, `--texture NAME=…`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextureRef {
+    pub name: String,
+    /// `.surfref` (a surface), else a texture.
+    pub surface: bool,
+    /// [`crate::texref_handle`] of its index in [`Program::texture_refs`].
+    pub handle: u64,
+    /// Whether the entry (or a function it calls) names it.
+    pub used: bool,
+}
+
 /// A decoded kernel: ready to run any launch.
 #[derive(Clone, Debug)]
 pub struct Program {
@@ -75,6 +91,8 @@ pub struct Program {
     pub local_bytes: u64,
     pub(crate) const_image: Vec<u8>,
     pub globals: Vec<GlobalVar>,
+    /// The module's texture and surface references, in file order.
+    pub texture_refs: Vec<TextureRef>,
     /// `.reqntid`/`.maxntid` of the entry, when given.
     pub reqntid: Option<[u64; 3]>,
     pub maxntid: Option<[u64; 3]>,
@@ -115,6 +133,7 @@ struct Decoder<'m> {
     local_top: u64,
     const_image: Vec<u8>,
     global_vars: Vec<GlobalVar>,
+    texture_refs: Vec<TextureRef>,
     funcs: HashMap<String, FuncInfo>,
     /// Functions being decoded right now (a call to one of these is recursion).
     active: Vec<String>,
@@ -258,6 +277,7 @@ impl Program {
             local_top: 0,
             const_image: Vec::new(),
             global_vars: Vec::new(),
+            texture_refs: Vec::new(),
             funcs: HashMap::new(),
             active: Vec::new(),
         };
@@ -308,6 +328,7 @@ impl Program {
             local_bytes: d.local_top,
             const_image: d.const_image,
             globals: d.global_vars,
+            texture_refs: d.texture_refs,
             insts: d.insts,
             reqntid: dirs("reqntid"),
             maxntid: dirs("maxntid"),
@@ -337,6 +358,28 @@ impl<'m> Decoder<'m> {
         let mut extern_shared = Vec::new();
         for v in &self.module.globals {
             let size = var_bytes(v);
+            let reference = match (v.space, v.ty.as_str()) {
+                (StateSpace::Tex, _) | (StateSpace::Global, "texref") => Some(false),
+                (StateSpace::Global, "surfref") => Some(true),
+                _ => None,
+            };
+            if let Some(surface) = reference {
+                let handle = crate::texref_handle(self.texture_refs.len());
+                self.texture_refs.push(TextureRef {
+                    name: v.name.clone(),
+                    surface,
+                    handle,
+                    used: used.contains(v.name.as_str()),
+                });
+                self.globals
+                    .insert(v.name.clone(), (StateSpace::Tex, handle));
+                continue;
+            }
+            // `.global .samplerref` (independent texture mode): the sampler operand is
+            // skipped by the texture instructions, so it needs no place.
+            if v.space == StateSpace::Global && v.ty == "samplerref" {
+                continue;
+            }
             match v.space {
                 StateSpace::Shared => {
                     if size.is_none() || v.linkage.iter().any(|l| l == "extern") {
@@ -953,6 +996,10 @@ impl<'m> Decoder<'m> {
                 offset: *offset,
             }),
             Some(Operand::Symbol(s)) => match self.symbol(s, scopes) {
+                Some((StateSpace::Tex, _)) => Err(Error::Invalid {
+                    at: a.clone(),
+                    msg: format!("'{s}' is a texture or surface reference, not memory: read it with tex, tld4 or suld, write it with sust"),
+                }),
                 Some((_, addr)) => Ok(Addr {
                     base: None,
                     offset: (addr as i64).wrapping_add(*offset),

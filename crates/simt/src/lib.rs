@@ -22,11 +22,11 @@ pub mod instr;
 pub mod memory;
 mod special;
 
-pub use decode::{GlobalVar, Param, Program};
+pub use decode::{GlobalVar, Param, Program, TextureRef};
 pub use error::RunawayLimit;
 pub use error::{At, Error, Result};
 pub use exec::{
-    sample_blocks, texture_handle, Launch, Progress, TextureBinding, WarpOrigin,
+    sample_blocks, texref_handle, texture_handle, Launch, Progress, TextureBinding, WarpOrigin,
     DEFAULT_MAX_MEMORY, DEFAULT_MAX_STEPS, MIN_STEPS_FOR_TIME, TEXTURE_BASE, TEXTURE_SPACING,
 };
 pub use instr::Site;

@@ -23,7 +23,7 @@ fn has_effects(x: &Expr) -> bool {
                 || has_effects(b)
         }
         ExprKind::Unary(_, a) | ExprKind::Cast(a) => has_effects(a),
-        ExprKind::Atomic { .. } | ExprKind::Warp(..) => true,
+        ExprKind::Atomic { .. } | ExprKind::Warp(..) | ExprKind::Texture(_) => true,
         ExprKind::Intrinsic(_, args) => args.iter().any(has_effects),
         ExprKind::PtrAdd { ptr, index, .. } => has_effects(ptr) || has_effects(index),
         ExprKind::PtrDiff { a, b, .. } | ExprKind::Seq(a, b) => has_effects(a) || has_effects(b),
@@ -251,6 +251,7 @@ impl Gen<'_> {
                 site,
             } => self.atomic(*op, addr, value, compare.as_deref(), *site, &x.ty, x.loc)?,
             ExprKind::Warp(op, args) => self.warp(*op, args, &x.ty, x.loc)?,
+            ExprKind::Texture(t) => return self.texture(t, x.loc),
             ExprKind::PrivateAddr(off) => self.private_addr(*off)?,
             ExprKind::DynSharedBase => imm(crate::ir::addr::SHARED + self.dyn_base, &x.ty),
         };

@@ -13,6 +13,7 @@
 mod builtins;
 mod expr;
 mod stmt;
+mod texture;
 
 use std::collections::HashMap;
 
@@ -413,6 +414,14 @@ pub(crate) fn generate(prog: &Lowered, file: &str) -> Result<Generated> {
             ".const .align 16 .b8 warpscope_constant[{}] = {{{}}};",
             prog.constant.len(),
             bytes.join(",")
+        ));
+    }
+    // Texture and surface references, as nvcc declares them [PTX ISA §5.3].
+    for r in &prog.texture_refs {
+        head.push(format!(
+            ".global .{} {};",
+            if r.surface { "surfref" } else { "texref" },
+            r.name
         ));
     }
     if prog.static_shared_bytes > 0 {

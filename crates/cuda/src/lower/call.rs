@@ -100,6 +100,11 @@ impl<'t> Lowerer<'t> {
         // Built-in functions.
         let mut args = Vec::new();
         let user_fn = self.fns.contains_key(&fname);
+        if !user_fn {
+            if let Some(t) = self.texture_call(&fname, targ_node, &arg_nodes, n, src)? {
+                return Ok(t);
+            }
+        }
         if !user_fn && self.lookup(&fname).is_none() && targ_node.is_none() {
             // `T(x)` with a typedef, template parameter or struct name.
             if let Ok(ty) = self.named_type(&fname, f) {

@@ -24,6 +24,9 @@ impl<'t> Lowerer<'t> {
         let Some(tn) = n.child_by_field_name("type") else {
             return Ok(());
         };
+        if self.texture_ref_decl(n, tn)? {
+            return Ok(());
+        }
         let base = self.base_type(tn, src)?;
         let is_const_mem = has_token(n, "__constant__");
         let is_device = has_token(n, "__device__");
@@ -262,7 +265,14 @@ impl<'t> Lowerer<'t> {
             "int" | "int32_t" => INT,
             "uint" | "uint32_t" | "unsigned" => UINT,
             "long" | "int64_t" | "ptrdiff_t" | "ssize_t" | "intptr_t" | "long long" => LONG,
-            "size_t" | "uint64_t" | "uintptr_t" | "ulong" => ULONG,
+            // Texture and surface objects are `unsigned long long` handles [CUDA runtime
+            // API, texture_types.h/surface_types.h].
+            "size_t"
+            | "uint64_t"
+            | "uintptr_t"
+            | "ulong"
+            | "cudaTextureObject_t"
+            | "cudaSurfaceObject_t" => ULONG,
             "float" => FLOAT,
             "double" => DOUBLE,
             "__half" | "half" | "__nv_bfloat16" | "nv_bfloat16" => Ty::Float(2),

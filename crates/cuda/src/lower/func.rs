@@ -75,6 +75,16 @@ impl<'t> Lowerer<'t> {
                 param_allocs.push(None);
             }
         }
+        let objects = self
+            .object_params
+            .get(&self.funcs[kernel].name)
+            .cloned()
+            .unwrap_or_default();
+        let texture_params = self.funcs[kernel]
+            .params
+            .iter()
+            .map(|p| objects.iter().find(|(n, _)| *n == p.name).map(|(_, t)| *t))
+            .collect();
         Ok(Lowered {
             funcs: self.funcs,
             kernel,
@@ -87,6 +97,8 @@ impl<'t> Lowerer<'t> {
             allocs: self.allocs,
             param_allocs,
             local_arrays: self.local_arrays,
+            texture_params,
+            texture_refs: self.texture_refs,
         })
     }
 
@@ -315,6 +327,7 @@ impl<'t> Lowerer<'t> {
         self.st.scopes.push(HashMap::new());
         self.st.addr_taken = addr_taken_names(body, src, &self.ref_fns);
         let mut params = Vec::new();
+        let mut objects = Vec::new();
         if let Some(this_ty) = self.pending_this.take() {
             let slot = self.new_slot();
             self.bind(
@@ -374,6 +387,14 @@ impl<'t> Lowerer<'t> {
                 }
                 let t = text(p, src);
                 let read_only = ty.is_ptr() && t.contains("const") && t.contains("__restrict__");
+                let object = match text(cg::unqualify(ptn), src) {
+                    "cudaTextureObject_t" => Some("cudaTextureObject_t"),
+                    "cudaSurfaceObject_t" => Some("cudaSurfaceObject_t"),
+                    _ => None,
+                };
+                if let (Some(o), false) = (object, ty.is_ptr()) {
+                    objects.push((pname.clone(), o));
+                }
                 let home = if ty.is_scalar() && !self.st.addr_taken.contains(&pname) {
                     Home::Reg(self.new_slot())
                 } else {
@@ -399,6 +420,9 @@ impl<'t> Lowerer<'t> {
                     by_ref: false,
                 });
             }
+        }
+        if !objects.is_empty() {
+            self.object_params.insert(name.to_string(), objects);
         }
         let body = self.stmt(body, src)?;
         self.st.scopes.pop();

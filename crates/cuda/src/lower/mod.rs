@@ -22,9 +22,11 @@ mod methods;
 mod ops;
 mod place;
 mod stmt;
+mod texture;
 
 pub(crate) use literal::parse_float_literal;
 pub use literal::{const_eval, parse_int_literal};
+pub use texture::TextureRefDecl;
 
 /// A template argument: a type or an integer constant.
 /// Bytes a thread's registers can hold at most: 255 32-bit registers (PG, Technical
@@ -166,6 +168,11 @@ pub struct Lowered {
     /// For each kernel parameter that is a pointer: its allocation index.
     pub param_allocs: Vec<Option<usize>>,
     pub local_arrays: Vec<LocalArray>,
+    /// The file's texture and surface references, in file order.
+    pub texture_refs: Vec<TextureRefDecl>,
+    /// Per kernel parameter: `Some("cudaTextureObject_t")` or `Some("cudaSurfaceObject_t")`
+    /// for a texture or surface object (a 64-bit handle the launch binds with `--texture`).
+    pub texture_params: Vec<Option<&'static str>>,
 }
 
 pub struct Lowerer<'t> {
@@ -207,6 +214,11 @@ pub struct Lowerer<'t> {
     /// Functions and member functions with a non-const reference parameter: a local
     /// variable passed to one of them needs an address.
     ref_fns: HashSet<String>,
+    /// `texture<…>`/`surface<…>` references of the file.
+    texture_refs: Vec<TextureRefDecl>,
+    /// Per lowered function name: its parameters declared as texture or surface objects
+    /// (name, type name).
+    object_params: HashMap<String, Vec<(String, &'static str)>>,
 }
 
 fn loc_of(n: Node) -> Loc {
@@ -299,6 +311,8 @@ impl<'t> Lowerer<'t> {
             struct_insts: HashMap::new(),
             pending_this: None,
             ref_fns: HashSet::new(),
+            texture_refs: Vec::new(),
+            object_params: HashMap::new(),
         };
         l.collect(root, None)?;
         l.ref_fns = ref_taking_functions(root, src);

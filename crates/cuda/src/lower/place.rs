@@ -99,6 +99,9 @@ impl<'t> Lowerer<'t> {
                     if let Some(p) = self.this_member(name, n)? {
                         return Ok(p);
                     }
+                    if let Some(e) = self.texture_ref_as_value(n, name) {
+                        return Err(e);
+                    }
                     return Err(self.err_at(n, format!("'{name}' is not declared")));
                 };
                 let ty = v.ty.clone();

@@ -11,7 +11,7 @@ mod packed;
 mod step;
 mod texture;
 
-pub use texture::{texture_handle, TextureBinding, TEXTURE_BASE, TEXTURE_SPACING};
+pub use texture::{texref_handle, texture_handle, TextureBinding, TEXTURE_BASE, TEXTURE_SPACING};
 
 use crate::decode::{window, Program};
 use crate::error::{At, Error, Result, RunawayLimit};

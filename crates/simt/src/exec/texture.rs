@@ -26,6 +26,13 @@ pub const fn texture_handle(k: usize) -> u64 {
     0x7E7E_0000_0000_0001 + k as u64
 }
 
+/// The handle of the module's texture/surface reference `k` ([`crate::decode::TextureRef`]):
+/// an instruction naming the reference reads it, and a [`TextureBinding`] with it binds the
+/// reference.
+pub const fn texref_handle(k: usize) -> u64 {
+    0x7E7F_0000_0000_0001 + k as u64
+}
+
 impl<'a> BlockCtx<'a> {
     pub(super) fn texture(
         &self,
@@ -38,8 +45,23 @@ impl<'a> BlockCtx<'a> {
     ) -> Result<()> {
         let lane0 = lanes(exec).next().unwrap_or(0);
         let handle = get(warp, t.handle, lane0);
+        // Named by the line that called the header's texture function, when inlined.
+        let mut at = self.at(pc);
+        if let Some((f, l, c)) = self
+            .prog
+            .sites
+            .get(t.site as usize)
+            .and_then(|s| s.inlined_at)
+        {
+            let file = self.prog.files.iter().find(|(k, _)| *k == f);
+            at.source = Some(format!(
+                "{}:{l}:{c}",
+                file.map(|(_, p)| p.as_str()).unwrap_or("?")
+            ));
+            at.loc = Some((f, l, c));
+        }
         let fault = |lane: usize, msg: String| Error::Fault {
-            at: self.at(pc),
+            at: at.clone(),
             msg,
             thread: self.thread(warp, lane),
             block: self.block,
@@ -50,6 +72,18 @@ impl<'a> BlockCtx<'a> {
             .iter()
             .find(|b| b.handle == handle)
             .ok_or_else(|| {
+                if let Some(r) = self.prog.texture_refs.iter().find(|r| r.handle == handle) {
+                    return fault(
+                        lane0,
+                        format!(
+                            "{} reference '{}' has no --texture: describe it with --texture {}=KIND:W[xH[xD]]:FORMAT (KIND linear, pitch2d or array; e.g. --texture {}=array:1024x1024:float)",
+                            if r.surface { "surface" } else { "texture" },
+                            r.name,
+                            r.name,
+                            r.name
+                        ),
+                    );
+                }
                 fault(
                     lane0,
                     format!(
