@@ -3,15 +3,7 @@
 //! installs one from PyPI, so CI runs them).
 
 mod common;
-use common::warpscope;
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let mut a = args.to_vec();
-    a.extend(["--format", "json"]);
-    let (ok, out, err) = warpscope(&a);
-    assert!(ok, "{args:?} failed: {err}");
-    serde_json::from_str(&out).unwrap()
-}
+use common::{json, temp, warpscope};
 
 fn totals(v: &serde_json::Value, key: &str) -> (u64, u64) {
     let t = &v["architectures"][0]["totals"][key];
@@ -27,16 +19,6 @@ fn compiler() -> bool {
         eprintln!("skipped: no CUDA compiler (scripts/test.sh installs one from PyPI)");
     }
     found
-}
-
-fn temp(name: &str, text: &str) -> String {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("warpscope-compiled-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let f = dir.join(name);
-    std::fs::write(&f, text).unwrap();
-    f.to_string_lossy().to_string()
 }
 
 const TRANSPOSE: &[&str] = &[

@@ -7,17 +7,9 @@
 //! Figures are CC 9.0's (one request per warp access, 32-byte sectors).
 
 mod common;
-use common::warpscope;
+use common::{json, warpscope};
 
 const HOST: &str = "examples/saxpy_host.cu";
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let mut a = args.to_vec();
-    a.extend(["--format", "json"]);
-    let (ok, out, err) = warpscope(&a);
-    assert!(ok, "{a:?}: {err}");
-    serde_json::from_str(&out).unwrap()
-}
 
 fn fails(args: &[&str]) -> String {
     let (ok, _, err) = warpscope(args);

@@ -3,20 +3,10 @@
 //! capability, the memory cap, and the note before a launch too large to finish.
 
 mod common;
-use common::warpscope;
+use common::{temp, warpscope};
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn temp(name: &str, text: &str) -> String {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("warpscope-limits-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let f = dir.join(name);
-    std::fs::write(&f, text).unwrap();
-    f.to_string_lossy().to_string()
-}
 
 fn ptx(globals: &str, body: &str) -> String {
     temp(

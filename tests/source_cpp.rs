@@ -2,15 +2,7 @@
 //! shuffles): the same figures as the compiled path, where nvcc keeps every access.
 
 mod common;
-use common::warpscope;
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let mut a = args.to_vec();
-    a.extend(["--format", "json"]);
-    let (ok, out, err) = warpscope(&a);
-    assert!(ok, "{args:?} failed: {err}");
-    serde_json::from_str(&out).unwrap()
-}
+use common::json;
 
 fn compiler() -> bool {
     let found = warpscope_toolkit::find(None).is_ok();

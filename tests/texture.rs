@@ -5,16 +5,8 @@
 //! (`tests/data/h100/texture/texture-probes.csv`).
 
 mod common;
-use common::warpscope;
+use common::{json, temp, warpscope};
 use std::collections::HashMap;
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let mut a = args.to_vec();
-    a.extend(["--format", "json"]);
-    let (ok, out, err) = warpscope(&a);
-    assert!(ok, "{args:?} failed: {err}");
-    serde_json::from_str(&out).unwrap()
-}
 
 /// (requests, sectors) of a totals key (`texture_load`, `surface_load`, `global_load`, ...).
 fn totals(v: &serde_json::Value, key: &str) -> (u64, u64) {
@@ -23,16 +15,6 @@ fn totals(v: &serde_json::Value, key: &str) -> (u64, u64) {
         t["requests"].as_u64().unwrap_or(0),
         t["sectors"].as_u64().unwrap_or(0),
     )
-}
-
-fn temp(name: &str, text: &str) -> String {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("warpscope-texture-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let f = dir.join(name);
-    std::fs::write(&f, text).unwrap();
-    f.to_string_lossy().to_string()
 }
 
 /// A kernel `k(u64 t)` of one warp: `%r1` = tid.x, `%f1` = tid.x as float, `%rd1` = the

@@ -1,4 +1,6 @@
-//! What the command-line tests share: running the built binary.
+//! What the command-line tests share: running the built binary, its JSON output, scratch
+//! files. (Each test binary uses a part of it.)
+#![allow(dead_code)]
 
 use std::process::Command;
 
@@ -14,4 +16,24 @@ pub fn warpscope(args: &[&str]) -> (bool, String, String) {
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!stderr.contains("panicked"), "panic for {args:?}: {stderr}");
     (out.status.success(), stdout, stderr)
+}
+
+/// `warpscope ARGS --format json`, parsed; fails the test when the command fails.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    let (ok, out, err) = warpscope(&a);
+    assert!(ok, "{args:?} failed: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// Writes `text` to a fresh scratch folder as `name` and returns its path.
+pub fn temp(name: &str, text: &str) -> String {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("warpscope-test-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join(name);
+    std::fs::write(&f, text).unwrap();
+    f.to_string_lossy().to_string()
 }
