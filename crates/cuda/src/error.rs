@@ -45,31 +45,6 @@ pub enum Error {
     #[error("{0}")]
     Argument(String),
 
-    #[error("{file}:{}:{}: {space} {op} of {width} bytes at address {addr:#x} is outside allocation '{alloc}' ({size} bytes), {relation}, by {thread}. Check the index, or the size given with --alloc", loc.line, loc.col)]
-    OutOfBounds {
-        file: String,
-        loc: Loc,
-        space: &'static str,
-        op: &'static str,
-        width: u32,
-        addr: u64,
-        alloc: String,
-        size: u64,
-        /// Where the address lies relative to the allocation: `4 bytes before its start`,
-        /// `8 bytes after its end`.
-        relation: String,
-        thread: ThreadCoord,
-    },
-
-    #[error("{file}:{}:{}: misaligned {width}-byte {op}: {lanes}. On the GPU this stops the kernel with cudaErrorMisalignedAddress (compute capability 1.x silently reads wrong words); align the address to {width} bytes", loc.line, loc.col)]
-    Misaligned {
-        file: String,
-        loc: Loc,
-        op: &'static str,
-        width: u32,
-        lanes: String,
-    },
-
     /// A lane's access faulted (outside its allocation, misaligned), or a `trap` ran.
     #[error("{file}:{}:{}: {msg}, by {thread}", loc.line, loc.col)]
     Fault {
@@ -101,15 +76,6 @@ pub enum Error {
         seconds: f64,
         block: [u32; 3],
     },
-
-    #[error("{file}:{}:{}: invalid memory access at address {addr:#x} by {thread}: {why}", loc.line, loc.col)]
-    BadAddress {
-        file: String,
-        loc: Loc,
-        addr: u64,
-        thread: ThreadCoord,
-        why: String,
-    },
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -122,13 +88,10 @@ impl Error {
             Error::Syntax { file, loc, .. }
             | Error::Unsupported { file, loc, .. }
             | Error::Semantic { file, loc, .. }
-            | Error::OutOfBounds { file, loc, .. }
-            | Error::Misaligned { file, loc, .. }
             | Error::DivisionByZero { file, loc, .. }
             | Error::Fault { file, loc, .. }
             | Error::StepLimit { file, loc, .. }
-            | Error::TimeLimit { file, loc, .. }
-            | Error::BadAddress { file, loc, .. } => Some((file, loc)),
+            | Error::TimeLimit { file, loc, .. } => Some((file, loc)),
             Error::UnknownKernel { .. } | Error::Argument(_) => None,
         }
     }
