@@ -410,7 +410,7 @@ __global__ void k(char* p, float* out) {
     let dyn_ = by("dyn[t]", Op::Store);
     assert_eq!(
         dyn_[0].addrs[0],
-        (4 * 33 * 4 as u64).div_ceil(16) * 16,
+        (4 * 33 * 4_u64).div_ceil(16) * 16,
         "extern __shared__ after the static arrays"
     );
     assert_eq!(by("coeff[t % 4]", Op::Load)[0].space, Space::Constant);

@@ -544,7 +544,7 @@ pub fn parse_sass_page(text: &str, launches: usize) -> Result<Vec<SourceCounts>>
             _ => {}
         }
     }
-    if blocks.is_empty() || launches == 0 || blocks.len() % launches != 0 {
+    if blocks.is_empty() || launches == 0 || !blocks.len().is_multiple_of(launches) {
         return Err(Error::Ncu(format!(
             "ncu's source page has {} kernel blocks for {launches} launches",
             blocks.len()

@@ -200,7 +200,7 @@ impl Device {
                 let base_align = self
                     .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT)?
                     .max(1) as u64;
-                if pitch_align > 0 && t.pitch % pitch_align != 0 {
+                if pitch_align > 0 && !t.pitch.is_multiple_of(pitch_align) {
                     return Err(Error::Argument(format!(
                         "--texture {}: pitch {} bytes is not a multiple of this GPU's texture pitch alignment ({} bytes): give pitch={}",
                         t.name,

@@ -218,7 +218,7 @@ pub fn alu(op: Alu, ty: Ty, dty: Ty, a: u64, b: u64, c: u64, e: u64, sat: bool) 
                 let len = len.min(bits);
                 let field = trunc(shifted, len);
                 if signed {
-                    let sbit = if pos + len - 1 >= bits {
+                    let sbit = if pos + len > bits {
                         (ia < 0) as u64
                     } else {
                         (a >> (pos + len - 1)) & 1

@@ -7,10 +7,7 @@ use super::*;
 pub fn parse_int_literal(t: &str) -> Option<(u64, Ty)> {
     if let Some(pos) = t.trim().strip_prefix('-') {
         let (v, ty) = parse_int_literal(pos)?;
-        return Some((
-            v.wrapping_neg(),
-            if ty == INT || ty == LONG { ty } else { ty },
-        ));
+        return Some((v.wrapping_neg(), ty));
     }
     let t = t.replace('\'', "");
     let lower = t.to_ascii_lowercase();

@@ -374,11 +374,7 @@ impl<'t> Lowerer<'t> {
                         }
                     }
                 }
-                "string_literal" | "declaration_list" => {
-                    if c.kind() == "declaration_list" {
-                        self.collect(c, None)?;
-                    }
-                }
+                "declaration_list" => self.collect(c, None)?,
                 "namespace_definition" => {
                     if let Some(b) = c.child_by_field_name("body") {
                         self.collect(b, None)?;

@@ -429,7 +429,7 @@ fn shared(
         Some(0) if n > 1 => format!("All {n} active lanes read the same {w}-byte word"),
         Some(d) if d > 0 && n > 1 => {
             let d = d as u64;
-            if d % bank_bytes == 0 {
+            if d.is_multiple_of(bank_bytes) {
                 format!(
                     "Consecutive lanes are {} apart: a stride of {} {}-byte {}",
                     plural(d, "byte", "bytes"),

@@ -366,7 +366,7 @@ impl<'a> BlockCtx<'a> {
             block: self.block,
         };
         let align = width.min(16) as u64;
-        if s != Space::Local && m % align != 0 {
+        if s != Space::Local && !m.is_multiple_of(align) {
             return Err(fault(format!(
                 "misaligned {width}-byte {what} by lane {lane} at {raw:#x}: a {width}-byte access must be {align}-byte aligned. On the GPU this stops the kernel with cudaErrorMisalignedAddress (compute capability 1.x silently reads wrong words)"
             )));

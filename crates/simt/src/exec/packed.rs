@@ -114,7 +114,7 @@ fn affine(a: &WarpAccess) -> Option<(u64, u64)> {
         // replaced by the verification below).
         if k == 1 {
             d
-        } else if d % k == 0 {
+        } else if d.is_multiple_of(k) {
             d / k
         } else {
             return None;
