@@ -300,6 +300,11 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
         warp: origin.warp,
         mask: access.mask,
         addrs: access.addrs.to_vec(),
+        further_words: if target.space == Space::Local {
+            parts[1..].iter().map(|a| a.addrs.to_vec()).collect()
+        } else {
+            Vec::new()
+        },
         texels: texel_grid(&req.analyze, &access, &parts),
         architectures,
         analysis,

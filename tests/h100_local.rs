@@ -69,3 +69,62 @@ fn wide_local_accesses_are_one_request_per_word_as_measured() {
         assert_eq!(predicted(kernel), want, "{kernel}");
     }
 }
+
+/// `explain` shows a wide local access as the measured words: the 16-byte `ld.local.v4` of
+/// `local_f32x4` (k = 3, warp 0) is 4 requests, one per 4-byte word, each lane's word j at
+/// +4·j·256 bytes, 32 sectors a word; the picture labels each word's bytes with its lane.
+#[test]
+fn explain_draws_every_word_of_a_wide_local_access() {
+    let args = [
+        "explain",
+        &format!("{DIR}local_wide.ptx"),
+        "--kernel",
+        "local_f32x4",
+        "--grid",
+        "64",
+        "--block",
+        "256",
+        "--arg",
+        "param_1=3",
+        "--cc",
+        "9.0",
+        "--site",
+        "8",
+        "--warp",
+        "0",
+    ]
+    .map(String::from);
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (ok, text, err) = warpscope(&a);
+    assert!(ok, "{err}");
+    assert!(
+        text.contains("load · local · 16 bytes per lane, 4 words of 4 bytes"),
+        "{text}"
+    );
+    assert!(text.contains("4 requests · 128 transactions"), "{text}");
+    assert!(
+        text.contains("Each lane's 16-byte load is 4 accesses of one 4-byte word"),
+        "{text}"
+    );
+    // Lane 3 reads a[9 & 7] = a[1]: its words at 0x1000 + 4·3 + j·0x400, each drawn.
+    for line in ["0x1000 │", "0x1400 │", "0x1800 │", "0x1c00 │"] {
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(line))
+            .unwrap_or_else(|| panic!("no line {line}: {text}"));
+        assert!(row.contains(" 3 "), "{line}: {row}");
+    }
+    let mut j = a.clone();
+    j.extend(["--format", "json"]);
+    let (ok, out, err) = warpscope(&j);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let words = v["further_words"].as_array().unwrap();
+    assert_eq!(words.len(), 3);
+    let addr = |w: &serde_json::Value, l: usize| w[l].as_u64().unwrap();
+    for (j, w) in words.iter().enumerate() {
+        for l in 0..32 {
+            assert_eq!(addr(w, l), addr(&v["addrs"], l) + 4 * (j as u64 + 1) * 256);
+        }
+    }
+}

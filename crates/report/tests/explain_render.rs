@@ -110,6 +110,7 @@ fn explain(a: WarpAccess, text: &str, ccs: &[&str], config: Config) -> Explanati
         warp: 0,
         mask: a.mask,
         addrs: a.addrs.to_vec(),
+        further_words: Vec::new(),
         texels: None,
         architectures,
         analysis,

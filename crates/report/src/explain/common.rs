@@ -221,6 +221,19 @@ pub(crate) fn arch_title(a: &ExplainedArch) -> String {
     }
 }
 
+/// "4 bytes per lane", or for a wide local access "8 bytes per lane, 2 words of 4 bytes".
+pub(crate) fn per_lane(e: &Explanation) -> String {
+    match e.further_words.len() {
+        0 => format!("{} bytes per lane", e.width),
+        n => format!(
+            "{} bytes per lane, {} words of {} bytes",
+            e.width as usize * (n + 1),
+            n + 1,
+            e.width
+        ),
+    }
+}
+
 /// Bytes per lane as the model costs them (0 → 1, over 16 → 16).
 pub(crate) fn width_of(e: &Explanation) -> u64 {
     u64::from(e.width.clamp(1, 16))
@@ -237,7 +250,9 @@ pub(crate) struct MemModel<'a> {
     pub width: u64,
     /// Active lanes.
     pub mask: u32,
-    pub addrs: [u64; 32],
+    /// Each lane's address of every word it accesses: one entry per part of the access
+    /// (several for a wide local access, [`Explanation::further_words`]).
+    pub words: Vec<[u64; 32]>,
     pub requests: &'a [Request],
     /// Line indexes (address / 128) touched by a lane or a transaction, ascending.
     pub lines: Vec<u64>,
@@ -246,12 +261,17 @@ pub(crate) struct MemModel<'a> {
 impl<'a> MemModel<'a> {
     pub fn new(e: &Explanation, requests: &'a [Request]) -> Self {
         let width = width_of(e);
-        let addrs: [u64; 32] = std::array::from_fn(|l| addr_of(e, l));
+        let mut words: Vec<[u64; 32]> = vec![std::array::from_fn(|l| addr_of(e, l))];
+        for w in &e.further_words {
+            words.push(std::array::from_fn(|l| w.get(l).copied().unwrap_or(0)));
+        }
         let mut lines: Vec<u64> = Vec::new();
-        for l in lanes(e.mask) {
-            let a = addrs[l];
-            let last = a.saturating_add(width - 1);
-            lines.extend((a >> 7)..=(last >> 7));
+        for word in &words {
+            for l in lanes(e.mask) {
+                let a = word[l];
+                let last = a.saturating_add(width - 1);
+                lines.extend((a >> 7)..=(last >> 7));
+            }
         }
         for r in requests {
             for t in &r.transactions {
@@ -264,20 +284,33 @@ impl<'a> MemModel<'a> {
         MemModel {
             width,
             mask: e.mask,
-            addrs,
+            words,
             requests,
             lines,
         }
     }
 
+    /// (lane, address) of every active lane's every word, word by word.
+    pub fn ranges(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.words
+            .iter()
+            .flat_map(move |w| lanes(self.mask).map(move |l| (l, w[l])))
+    }
+
+    /// Where lane `l`'s word holding byte `at` starts (its first word when none holds it).
+    pub fn start_of(&self, l: usize, at: u64) -> u64 {
+        self.words
+            .iter()
+            .map(|w| w[l])
+            .find(|&a| a <= at && at < a.saturating_add(self.width))
+            .unwrap_or(self.words[0][l])
+    }
+
     /// Lanes with at least one byte in `[lo, hi)`.
     pub fn lanes_in(&self, lo: u64, hi: u64) -> u32 {
-        lanes(self.mask)
-            .filter(|&l| {
-                let a = self.addrs[l];
-                a < hi && a.saturating_add(self.width) > lo
-            })
-            .fold(0, |m, l| m | 1 << l)
+        self.ranges()
+            .filter(|&(_, a)| a < hi && a.saturating_add(self.width) > lo)
+            .fold(0, |m, (l, _)| m | 1 << l)
     }
 
     /// Requests (bit *i* = request *i*, up to 32) with a transaction overlapping `[lo, hi)`.
@@ -294,12 +327,26 @@ impl<'a> MemModel<'a> {
         m
     }
 
-    /// Index of the request serving lane `l`.
+    /// Index of the request serving lane `l`'s first word.
     pub fn request_of(&self, l: usize) -> Option<usize> {
+        self.request_at(l, self.words[0][l])
+    }
+
+    /// Index of the request serving lane `l`'s bytes at `at`: the one whose lanes hold `l`
+    /// and whose transactions cover `at` (each word of a wide local access has its own),
+    /// else the first holding `l`.
+    pub fn request_at(&self, l: usize, at: u64) -> Option<usize> {
+        let holds = |r: &Request| r.lanes & (1 << l) != 0 || r.group & (1 << l) != 0;
         self.requests
             .iter()
-            .position(|r| r.lanes & (1 << l) != 0)
-            .or_else(|| self.requests.iter().position(|r| r.group & (1 << l) != 0))
+            .position(|r| {
+                holds(r)
+                    && r.transactions
+                        .iter()
+                        .any(|t| t.addr <= at && at < t.addr.saturating_add(t.bytes))
+            })
+            .or_else(|| self.requests.iter().position(|r| r.lanes & (1 << l) != 0))
+            .or_else(|| self.requests.iter().position(holds))
     }
 
     /// The transactions of request `r` inside line `line`, duplicates (same address and size,

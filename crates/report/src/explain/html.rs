@@ -70,7 +70,7 @@ pub fn render_html(e: &Explanation) -> String {
     );
     let _ = writeln!(
         h,
-        "<p class=\"launch\">grid ({},{},{}) · block ({},{},{}) · {} · {}{} · {} bytes per lane</p>",
+        "<p class=\"launch\">grid ({},{},{}) · block ({},{},{}) · {} · {}{} · {}</p>",
         e.grid[0],
         e.grid[1],
         e.grid[2],
@@ -80,7 +80,7 @@ pub fn render_html(e: &Explanation) -> String {
         op_name(e.op),
         space_name(e.space),
         if e.read_only { " (read-only)" } else { "" },
-        e.width
+        super::common::per_lane(e)
     );
     let _ = writeln!(
         h,

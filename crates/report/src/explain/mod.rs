@@ -120,6 +120,11 @@ pub struct Explanation {
     /// Byte address of each of the 32 lanes (meaningful for active lanes only): offsets in
     /// the block's shared window, the constant bank, or the global address space.
     pub addrs: Vec<u64>,
+    /// A wide local access (8 or 16 bytes a lane) is one request per 4-byte word, the
+    /// words interleaved across the block's threads: the lanes' addresses of words 1, 2, …
+    /// (`addrs` holds word 0's; `width` is then 4). Empty for any other access.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub further_words: Vec<Vec<u64>>,
     /// A texture or surface access of a 2-D or 3-D texture: every request of the warp's
     /// fetch, its texels on the texture's grid (drawn instead of the address picture).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -87,6 +87,20 @@ fn memory(e: &Explanation, a: &ExplainedArch, path: GlobalPath, requests: &[Requ
         Some(8) => "each quarter-warp is one request".to_string(),
         Some(_) => "each group of lanes is one request".to_string(),
     };
+    if !e.further_words.is_empty() {
+        let threads: u64 = e.block.iter().map(|&d| u64::from(d)).product();
+        let words = e.further_words.len() as u64 + 1;
+        s.push(format!(
+            "Each lane's {}-byte {} is {} of one 4-byte word: local memory interleaves a \
+             thread's 4-byte words across the block's {} threads, word j at +4·j·{} bytes \
+             (measured on H100), and each word is costed on its own",
+            words * w,
+            super::common::op_name(e.op),
+            plural(words, "access", "accesses"),
+            num(threads),
+            num(threads)
+        ));
+    }
     let seg = match w {
         1 => 32,
         2 => 64,
@@ -133,6 +147,7 @@ fn memory(e: &Explanation, a: &ExplainedArch, path: GlobalPath, requests: &[Requ
 
     // The pattern of the addresses, relative to an aligned boundary.
     let n = e.mask.count_ones();
+    let verb = lanes_verb(e.op);
     let first = lanes(e.mask).next().map(|l| addr_of(e, l)).unwrap_or(0);
     s.push(match stride(e) {
         Some(d) if d == w as i64 && n > 1 => {
@@ -143,11 +158,14 @@ fn memory(e: &Explanation, a: &ExplainedArch, path: GlobalPath, requests: &[Requ
                 format!("{off} bytes past a 128-byte boundary")
             };
             format!(
-                "The {n} active lanes read consecutive {w}-byte words, {} bytes starting {where_}",
+                "The {n} active lanes {verb} consecutive {w}-byte words, {} bytes starting {where_}",
                 num(u64::from(n) * w)
             )
         }
-        Some(0) if n > 1 => format!("All {n} active lanes read the same {w}-byte word"),
+        Some(0) if n > 1 => format!(
+            "All {n} active lanes {} the same {w}-byte word",
+            lanes_verb(e.op)
+        ),
         Some(d) if d > 0 && n > 1 => format!(
             "Consecutive lanes are {} ({}) apart, starting {} bytes past a 128-byte boundary",
             plural(d as u64, "byte", "bytes"),
@@ -338,9 +356,9 @@ fn sum_of(sizes: impl Iterator<Item = u64>) -> String {
 fn requested_span(m: &MemModel, lanes_in: u32, lo: u64, hi: u64) -> (u64, u64) {
     let mut a = hi;
     let mut b = lo;
-    for l in lanes(lanes_in) {
-        let s = m.addrs[l].max(lo);
-        let t = m.addrs[l].saturating_add(m.width).min(hi);
+    for (_, x) in m.ranges().filter(|&(l, _)| lanes_in & (1 << l) != 0) {
+        let s = x.max(lo);
+        let t = x.saturating_add(m.width).min(hi);
         a = a.min(s);
         b = b.max(t);
     }
@@ -426,7 +444,10 @@ fn shared(
     let n = e.mask.count_ones();
     let w = width_of(e);
     s.push(match stride(e) {
-        Some(0) if n > 1 => format!("All {n} active lanes read the same {w}-byte word"),
+        Some(0) if n > 1 => format!(
+            "All {n} active lanes {} the same {w}-byte word",
+            lanes_verb(e.op)
+        ),
         Some(d) if d > 0 && n > 1 => {
             let d = d as u64;
             if d.is_multiple_of(bank_bytes) {
@@ -637,4 +658,13 @@ fn constant(e: &Explanation, a: &ExplainedArch, groups: &[ConstantGroup]) -> Str
         ));
     }
     finish(s)
+}
+
+/// What lanes do to memory: "read", "write", "update".
+fn lanes_verb(op: warpscope_model::Op) -> &'static str {
+    match op {
+        warpscope_model::Op::Load => "read",
+        warpscope_model::Op::Store => "write",
+        warpscope_model::Op::Atomic => "update",
+    }
 }

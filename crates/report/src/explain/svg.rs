@@ -435,7 +435,7 @@ fn memory(f: &mut Fig, e: &Explanation, m: &MemModel) {
     let top = lanes_y + 22.0;
     f.open("lane-lines", "");
     for l in lanes(m.mask) {
-        let a = m.addrs[l];
+        let a = m.words[0][l];
         let Some(&(_, 0, ry, x0)) = placed.iter().find(|p| p.0 == a >> 7) else {
             continue;
         };
@@ -566,13 +566,13 @@ fn address_row(
                 }
             }
         }
-        for l in lanes(m.mask) {
-            let a = m.addrs[l].max(lo);
-            let b = m.addrs[l].saturating_add(m.width).min(hi);
+        for (l, start) in m.ranges() {
+            let a = start.max(lo);
+            let b = start.saturating_add(m.width).min(hi);
             if a >= b {
                 continue;
             }
-            let (fill, stroke) = color(m.request_of(l).unwrap_or(0));
+            let (fill, stroke) = color(m.request_at(l, a).unwrap_or(0));
             let x = x0 + (a - lo) as f64 * ppb;
             let w = (b - a) as f64 * ppb;
             f.rect_t(
@@ -583,8 +583,8 @@ fn address_row(
                 &format!("fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"0.8\""),
                 &format!(
                     "lane {l}: bytes {}–{}",
-                    hex(m.addrs[l]),
-                    hex(m.addrs[l].saturating_add(m.width - 1))
+                    hex(start),
+                    hex(start.saturating_add(m.width - 1))
                 ),
             );
             let digits = if l >= 10 { 2.0 } else { 1.0 };

@@ -4,7 +4,7 @@ use warpscope_model::detail::{Breakdown, ConstantGroup, Phase};
 
 use super::common::{
     arch_title, bank_cell, cause_name, counters_line, counters_short, execution_line, group_label,
-    hex, lanes_phrase, op_name, plural, space_name, tx_label, wrap, MemModel,
+    hex, lanes_phrase, op_name, per_lane, plural, space_name, tx_label, wrap, MemModel,
 };
 use super::{ExplainedArch, Explanation};
 
@@ -76,11 +76,11 @@ pub fn render_text(e: &Explanation, color: bool) -> String {
     )));
     out.push('\n');
     out.push_str(&format!(
-        "{} · {}{} · {} bytes per lane · grid ({},{},{}) block ({},{},{})\n",
+        "{} · {}{} · {} · grid ({},{},{}) block ({},{},{})\n",
         op_name(e.op),
         space_name(e.space),
         if e.read_only { " (read-only)" } else { "" },
-        e.width,
+        per_lane(e),
         e.grid[0],
         e.grid[1],
         e.grid[2],
@@ -291,9 +291,9 @@ fn line_cells(_e: &Explanation, m: &MemModel, line: u64, st: &Style) -> String {
         let ls = m.lanes_in(lo, lo + 4);
         let cell = if ls != 0 {
             let first = ls.trailing_zeros() as usize;
-            let r = m.request_of(first).unwrap_or(0);
+            let r = m.request_at(first, lo).unwrap_or(0);
             // A wide word that began in an earlier cell continues.
-            if ls.count_ones() == 1 && prev_lane == Some(first) && m.addrs[first] < lo {
+            if ls.count_ones() == 1 && prev_lane == Some(first) && m.start_of(first, lo) < lo {
                 st.req(r, "───")
             } else {
                 let more = if ls.count_ones() > 1 { "+" } else { " " };
