@@ -343,7 +343,33 @@ fn load_entry(req: &AnalyzeRequest, ptx: &str, label: &str, entry: &str) -> Resu
     if types.is_empty() {
         types = declared.into_iter().map(|(_, t)| t).collect();
     }
-    let (launch, params) = build_launch(req, &prog, &names, &types)?;
+    // PTX has no pointee types: a pointer to a struct is sized by the source's layout.
+    let mut source: Option<Option<warpscope_cuda::Source>> = None;
+    let elem_bytes: Vec<u64> = types
+        .iter()
+        .map(|t| {
+            pointee_bytes(t)
+                .or_else(|| {
+                    let src = source.get_or_insert_with(|| {
+                        (!crate::is_ptx_file(&req.file))
+                            .then(|| {
+                                warpscope_cuda::Source::parse_with_includes(
+                                    &req.file,
+                                    &req.source,
+                                    &req.defines,
+                                    &req.compile.include_dirs,
+                                )
+                                .ok()
+                            })
+                            .flatten()
+                    });
+                    let pointee = t.trim().strip_suffix('*')?.replace("const", "");
+                    src.as_ref()?.type_size(&pointee)
+                })
+                .unwrap_or(1)
+        })
+        .collect();
+    let (launch, params) = build_launch(req, &prog, &names, &types, &elem_bytes)?;
     let sites = site_infos(req, &prog);
     Ok(CompiledKernel {
         prog,
@@ -552,9 +578,11 @@ pub fn source_param_names(source: &str, kernel: &str, count: usize) -> Vec<Strin
 }
 
 /// The parameters (name, C type) of the `__global__` function `kernel` in CUDA source text,
-/// when a definition with `count` parameters is found; an array parameter's type is its
-/// pointer (`float a[]`: `float*`).
+/// when a definition with `count` parameters is found (the definition's names, not a
+/// prototype's, which C++ lets differ; a prototype's when the file has no definition); an
+/// array parameter's type is its pointer (`float a[]`: `float*`).
 pub fn source_params(source: &str, kernel: &str, count: usize) -> Vec<(String, String)> {
+    let mut prototype = Vec::new();
     let base = kernel.split(['<', '(']).next().unwrap_or(kernel).trim();
     let base = base.rsplit("::").next().unwrap_or(base);
     if base.is_empty() {
@@ -619,10 +647,15 @@ pub fn source_params(source: &str, kernel: &str, count: usize) -> Vec<(String, S
             })
             .collect();
         if params.len() == count && params.iter().all(|(n, _)| !n.is_empty()) {
-            return params;
+            if !source[close + 1..].trim_start().starts_with(';') {
+                return params;
+            }
+            if prototype.is_empty() {
+                prototype = params;
+            }
         }
     }
-    Vec::new()
+    prototype
 }
 
 /// Bytes of the element a pointer of C type `ty` (`float*`, `float4 const*`) points to.
@@ -651,6 +684,7 @@ fn build_launch(
     prog: &Program,
     names: &[String],
     types: &[String],
+    elem_bytes: &[u64],
 ) -> Result<(Launch, Vec<ParamDesc>)> {
     let n = prog.params.len();
     // Each parameter answers to its source name, its PTX name, `param_K` and `K`.
@@ -698,7 +732,7 @@ fn build_launch(
                 all()
             )
         })?;
-        let el = types.get(k).and_then(|t| pointee_bytes(t)).unwrap_or(1);
+        let el = elem_bytes.get(k).copied().unwrap_or(1);
         sizes[k] = Some(elems.saturating_mul(el));
     }
     let mut launch = Launch {
@@ -824,7 +858,7 @@ fn build_launch(
             launch.args.push(base.to_le_bytes().to_vec());
             descs.push(ParamDesc {
                 name: name(k),
-                elem_size: pointee_bytes(&ty).unwrap_or(1),
+                elem_size: elem_bytes.get(k).copied().unwrap_or(1),
                 ty,
                 alloc: Some(launch.allocs.len() - 1),
                 bytes: base.to_le_bytes().to_vec(),
@@ -954,6 +988,12 @@ mod tests {
             vec!["float*", "float*", "unsigned int"]
         );
         assert_eq!(source_param_names(src, "k", 3), vec!["in", "out", "n"]);
+        // A prototype's names give way to the definition's (Rodinia gaussian's Fan2).
+        let proto =
+            "__global__ void k(float *m, int Size);\n__global__ void k(float *m_cuda, int n) {}";
+        assert_eq!(source_param_names(proto, "k", 2), vec!["m_cuda", "n"]);
+        let only = "__global__ void k(float *m, int Size);";
+        assert_eq!(source_param_names(only, "k", 2), vec!["m", "Size"]);
         assert!(source_param_names(src, "k", 2).is_empty());
         let p = source_params(src, "k", 3);
         assert_eq!(

@@ -132,6 +132,20 @@ impl Source {
             .kernel_names())
     }
 
+    /// Bytes of the type named `name` in the file (`Node`, `struct Node`, a typedef, a CUDA
+    /// vector type), laid out as C++ does; `None` when the file declares no such type or its
+    /// file-scope declarations cannot be read. (The compiled path sizes `--alloc` elements of
+    /// pointers to structs with it: PTX has no pointee types.)
+    pub fn type_size(&self, name: &str) -> Option<u64> {
+        let name = name.trim();
+        let name = ["struct ", "class ", "union "]
+            .iter()
+            .find_map(|k| name.strip_prefix(k))
+            .unwrap_or(name)
+            .trim();
+        self.lowerer().ok()?.named_type_size(name)
+    }
+
     /// Lowers the kernel `name`, written with its template arguments for a template
     /// (`stride<float>`).
     ///

@@ -944,6 +944,9 @@ impl<'m> Decoder<'m> {
                 Some((_, addr)) => Src::Imm(addr),
                 None => match self.param(s, scopes) {
                     Some(p) if p.len() == 1 => Src::Reg(p[0].2),
+                    // The warp size, a predefined identifier [PTX ISA, "Identifiers"]; nvcc
+                    // emits it for `warpSize`.
+                    _ if s == "WARP_SZ" => Src::Imm(warpscope_model::WARP_SIZE as u64),
                     _ => {
                         return Err(Error::Invalid {
                             at: a.clone(),

@@ -452,4 +452,18 @@ impl<'t> Lowerer<'t> {
             None => Ok(base),
         }
     }
+
+    /// Bytes of the file-scope type named `name` (a struct, class, union, typedef or CUDA
+    /// vector type), as the source front end lays it out; `None` when the file declares no
+    /// such type.
+    pub fn named_type_size(&mut self, name: &str) -> Option<u64> {
+        let ty = if let Some(t) = self.typedefs.get(name) {
+            t.clone()
+        } else if let Some(&i) = self.struct_names.get(name) {
+            Ty::Struct(i)
+        } else {
+            self.structs.vector(name)?
+        };
+        Some(self.structs.size(&ty))
+    }
 }
