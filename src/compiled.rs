@@ -343,33 +343,49 @@ fn load_entry(req: &AnalyzeRequest, ptx: &str, label: &str, entry: &str) -> Resu
     if types.is_empty() {
         types = declared.into_iter().map(|(_, t)| t).collect();
     }
-    // PTX has no pointee types: a pointer to a struct is sized by the source's layout.
-    let mut source: Option<Option<warpscope_cuda::Source>> = None;
+    // PTX has no pointee or aggregate types: a pointer to a struct is sized, and a struct
+    // passed by value laid out, by the source's declarations (parsed once, when needed).
+    let source = std::cell::OnceCell::new();
+    let source = || {
+        source
+            .get_or_init(|| {
+                (!crate::is_ptx_file(&req.file))
+                    .then(|| {
+                        warpscope_cuda::Source::parse_with_includes(
+                            &req.file,
+                            &req.source,
+                            &req.defines,
+                            &req.compile.include_dirs,
+                        )
+                        .ok()
+                    })
+                    .flatten()
+            })
+            .as_ref()
+    };
     let elem_bytes: Vec<u64> = types
         .iter()
         .map(|t| {
             pointee_bytes(t)
                 .or_else(|| {
-                    let src = source.get_or_insert_with(|| {
-                        (!crate::is_ptx_file(&req.file))
-                            .then(|| {
-                                warpscope_cuda::Source::parse_with_includes(
-                                    &req.file,
-                                    &req.source,
-                                    &req.defines,
-                                    &req.compile.include_dirs,
-                                )
-                                .ok()
-                            })
-                            .flatten()
-                    });
                     let pointee = t.trim().strip_suffix('*')?.replace("const", "");
-                    src.as_ref()?.type_size(&pointee)
+                    source()?.type_size(&pointee)
                 })
                 .unwrap_or(1)
         })
         .collect();
-    let (launch, params) = build_launch(req, &prog, &names, &types, &elem_bytes)?;
+    let fields: Vec<Option<Vec<warpscope_cuda::ScalarField>>> = prog
+        .params
+        .iter()
+        .zip(types.iter().map(Some).chain(std::iter::repeat(None)))
+        .map(|(p, t)| {
+            let t = t?;
+            let aggregate =
+                p.ty == "b8" && !t.ends_with('*') && pointee_bytes(&format!("{t}*")).is_none();
+            aggregate.then(|| source()?.type_fields(t)).flatten()
+        })
+        .collect();
+    let (launch, params) = build_launch(req, &prog, &names, &types, &elem_bytes, &fields)?;
     let sites = site_infos(req, &prog);
     Ok(CompiledKernel {
         prog,
@@ -685,6 +701,7 @@ fn build_launch(
     names: &[String],
     types: &[String],
     elem_bytes: &[u64],
+    fields: &[Option<Vec<warpscope_cuda::ScalarField>>],
 ) -> Result<(Launch, Vec<ParamDesc>)> {
     let n = prog.params.len();
     // Each parameter answers to its source name, its PTX name, `param_K` and `K`.
@@ -713,15 +730,23 @@ fn build_launch(
         })
     };
     let mut args: Vec<Option<&str>> = vec![None; n];
+    // `--arg d.n=V`, `--arg d.w[2]=V`: one scalar of a struct passed by value.
+    let mut field_args: Vec<Vec<(&str, &str)>> = vec![Vec::new(); n];
     for (name, v) in &req.args {
-        let k = find(name).ok_or_else(|| {
-            anyhow!(
+        if let Some(k) = find(name) {
+            args[k] = Some(v.as_str());
+            continue;
+        }
+        let split = name.find(['.', '[']).unwrap_or(name.len());
+        let (base, path) = (&name[..split], name[split..].trim_start_matches('.'));
+        match find(base) {
+            Some(k) if !path.is_empty() => field_args[k].push((path, v.as_str())),
+            _ => bail!(
                 "--arg {name}: {} has no parameter '{name}'; its parameters are: {}",
                 req.kernel,
                 all()
-            )
-        })?;
-        args[k] = Some(v.as_str());
+            ),
+        }
     }
     let mut sizes: Vec<Option<u64>> = vec![None; n];
     for (name, elems) in &req.allocs {
@@ -865,6 +890,28 @@ fn build_launch(
             });
             continue;
         }
+        if let Some(fs) = fields.get(k).and_then(Option::as_ref) {
+            let bytes =
+                encode_aggregate(&name(k), &label(k), fs, p.bytes, args[k], &field_args[k])?;
+            descs.push(ParamDesc {
+                name: name(k),
+                ty,
+                alloc: None,
+                elem_size: 0,
+                bytes: bytes.clone(),
+            });
+            launch.args.push(bytes);
+            continue;
+        }
+        if let Some((path, _)) = field_args[k].first() {
+            bail!(
+                "--arg {}.{path}: kernel parameter {} is not a struct whose fields warpscope \
+                 can find in the source; pass --arg {}=VALUE",
+                name(k),
+                label(k),
+                name(k)
+            );
+        }
         let Some(v) = args[k] else {
             bail!(
                 "kernel parameter {} has no value: pass --arg {}=VALUE",
@@ -933,6 +980,74 @@ fn declared_as_object(source: &str, name: &str) -> bool {
                 ident == name
             })
         })
+}
+
+/// The bytes of a struct parameter passed by value (`bytes` long, as the PTX declares it)
+/// from `--arg NAME.FIELD=V` for its scalars (`fields`, the source's layout); fields not
+/// given are 0.
+///
+/// Errors: a whole-value `--arg NAME=V`, no field given, an unknown field (the fields are
+/// listed), a value that does not fit its field.
+fn encode_aggregate(
+    name: &str,
+    label: &str,
+    fields: &[warpscope_cuda::ScalarField],
+    bytes: u64,
+    whole: Option<&str>,
+    given: &[(&str, &str)],
+) -> Result<Vec<u8>> {
+    let listing = || {
+        let mut v: Vec<String> = fields
+            .iter()
+            .take(12)
+            .map(|f| {
+                format!(
+                    "{name}.{} ({}-byte {} at +{})",
+                    f.path,
+                    f.bytes,
+                    if f.float { "float" } else { "integer" },
+                    f.offset
+                )
+            })
+            .collect();
+        if fields.len() > 12 {
+            v.push(format!("… {} more", fields.len() - 12));
+        }
+        v.join(", ")
+    };
+    if whole.is_some() || given.is_empty() {
+        bail!(
+            "kernel parameter {label} is a struct passed by value ({bytes} bytes): give the \
+             fields the kernel reads as --arg {name}.FIELD=VALUE (the others are 0); its \
+             fields: {}",
+            listing()
+        );
+    }
+    let mut out = vec![0u8; bytes as usize];
+    for (path, v) in given {
+        let f = fields.iter().find(|f| f.path == *path).ok_or_else(|| {
+            anyhow!(
+                "--arg {name}.{path}: the struct has no field '{path}'; its fields: {}",
+                listing()
+            )
+        })?;
+        let enc = encode_scalar(v, f.bytes, f.float).ok_or_else(|| {
+            anyhow!(
+                "--arg {name}.{path}={v}: the field is a {}-byte {}; '{v}' is not one",
+                f.bytes,
+                if f.float { "float" } else { "integer" }
+            )
+        })?;
+        let at = f.offset as usize;
+        let Some(slot) = out.get_mut(at..at + enc.len()) else {
+            bail!(
+                "--arg {name}.{path}: the field at +{at} lies past the {bytes}-byte parameter \
+                 the PTX declares (the source's layout and the compiled one differ)"
+            );
+        };
+        slot.copy_from_slice(&enc);
+    }
+    Ok(out)
 }
 
 fn encode_scalar(v: &str, bytes: u64, float: bool) -> Option<Vec<u8>> {

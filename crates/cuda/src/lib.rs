@@ -23,6 +23,7 @@ pub use ir::Loc;
 pub use launches::{host_launches, HostLaunch};
 pub use lower::{AllocInfo, LocalArray, Site};
 pub use text::decode_source;
+pub use types::ScalarField;
 pub use value::{LaunchConfig, WarpOrigin};
 
 use lower::{Lowered, Lowerer};
@@ -137,13 +138,15 @@ impl Source {
     /// file-scope declarations cannot be read. (The compiled path sizes `--alloc` elements of
     /// pointers to structs with it: PTX has no pointee types.)
     pub fn type_size(&self, name: &str) -> Option<u64> {
-        let name = name.trim();
-        let name = ["struct ", "class ", "union "]
-            .iter()
-            .find_map(|k| name.strip_prefix(k))
-            .unwrap_or(name)
-            .trim();
-        self.lowerer().ok()?.named_type_size(name)
+        self.lowerer().ok()?.named_type_size(strip_tag(name))
+    }
+
+    /// The scalars of the aggregate type named `name` in the file, in layout order, nested
+    /// structs and arrays flattened (`dims.n`: path `n`; `box.x`; `w[2]`), with their byte
+    /// offsets and sizes as C++ lays them out; `None` as for [`Source::type_size`]. (The
+    /// compiled path encodes a struct passed by value from `--arg NAME.FIELD=V` with it.)
+    pub fn type_fields(&self, name: &str) -> Option<Vec<ScalarField>> {
+        self.lowerer().ok()?.named_type_fields(strip_tag(name))
     }
 
     /// Lowers the kernel `name`, written with its template arguments for a template
@@ -945,4 +948,14 @@ fn parse_scalar(v: &str, ty: &Ty) -> Option<u64> {
         }
         _ => None,
     }
+}
+
+/// `struct Node` → `Node`.
+fn strip_tag(name: &str) -> &str {
+    let name = name.trim();
+    ["struct ", "class ", "union "]
+        .iter()
+        .find_map(|k| name.strip_prefix(k))
+        .unwrap_or(name)
+        .trim()
 }

@@ -323,3 +323,54 @@ pub fn common(a: &Ty, b: &Ty) -> Ty {
         }
     }
 }
+
+/// One scalar inside an aggregate, as `--arg NAME.PATH=VALUE` sets it: its path (`n`,
+/// `box.x`, `w[2]`), byte offset and size, and whether it is floating point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScalarField {
+    pub path: String,
+    pub offset: u64,
+    pub bytes: u64,
+    pub float: bool,
+}
+
+impl Structs {
+    /// The scalars of `t` in layout order, nested structs and arrays flattened (`a.b`,
+    /// `v[3]`); at most `limit` of them (a huge array is not spelled out).
+    pub fn scalar_fields(&self, t: &Ty, limit: usize) -> Vec<ScalarField> {
+        let mut out = Vec::new();
+        self.flatten(t, String::new(), 0, limit, &mut out);
+        out
+    }
+
+    fn flatten(&self, t: &Ty, path: String, offset: u64, limit: usize, out: &mut Vec<ScalarField>) {
+        if out.len() >= limit {
+            return;
+        }
+        match t {
+            Ty::Struct(i) => {
+                for f in &self.defs[*i].fields {
+                    let p = if path.is_empty() {
+                        f.name.clone()
+                    } else {
+                        format!("{path}.{}", f.name)
+                    };
+                    self.flatten(&f.ty, p, offset + f.offset, limit, out);
+                }
+            }
+            Ty::Array(e, n) => {
+                let step = self.size(e);
+                for k in 0..*n {
+                    self.flatten(e, format!("{path}[{k}]"), offset + k * step, limit, out);
+                }
+            }
+            Ty::Void => {}
+            _ => out.push(ScalarField {
+                path,
+                offset,
+                bytes: self.size(t),
+                float: t.is_float(),
+            }),
+        }
+    }
+}

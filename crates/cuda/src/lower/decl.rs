@@ -457,13 +457,24 @@ impl<'t> Lowerer<'t> {
     /// vector type), as the source front end lays it out; `None` when the file declares no
     /// such type.
     pub fn named_type_size(&mut self, name: &str) -> Option<u64> {
-        let ty = if let Some(t) = self.typedefs.get(name) {
-            t.clone()
-        } else if let Some(&i) = self.struct_names.get(name) {
-            Ty::Struct(i)
-        } else {
-            self.structs.vector(name)?
-        };
+        let ty = self.file_scope_type(name)?;
         Some(self.structs.size(&ty))
+    }
+
+    /// The scalars of the file-scope aggregate type `name`, flattened
+    /// ([`Structs::scalar_fields`]); `None` when the file declares no such type.
+    pub fn named_type_fields(&mut self, name: &str) -> Option<Vec<crate::types::ScalarField>> {
+        let ty = self.file_scope_type(name)?;
+        Some(self.structs.scalar_fields(&ty, 4096))
+    }
+
+    fn file_scope_type(&mut self, name: &str) -> Option<Ty> {
+        if let Some(t) = self.typedefs.get(name) {
+            Some(t.clone())
+        } else if let Some(&i) = self.struct_names.get(name) {
+            Some(Ty::Struct(i))
+        } else {
+            self.structs.vector(name)
+        }
     }
 }
