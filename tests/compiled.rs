@@ -614,7 +614,8 @@ fn a_kernel_gets_only_its_own_shared_arrays() {
 /// What real kernels do that the compiled path must read as nvcc does (found running
 /// Rodinia and cuda-samples kernels): a prototype's parameter names give way to the
 /// definition's (gaussian's `Fan2`); `--alloc` of a pointer to a struct counts structs
-/// (bfs's `Node*`); `warpSize` compiles to PTX's `WARP_SZ` (reduce7).
+/// (bfs's `Node*`); `warpSize` compiles to PTX's `WARP_SZ` (reduce7); host code includes
+/// `cuda_profiler_api.h` (matrixMul; the test command installs its wheel).
 #[test]
 fn real_kernel_idioms_on_the_compiled_path() {
     if !compiler() {
@@ -675,7 +676,8 @@ fn real_kernel_idioms_on_the_compiled_path() {
 
     let warp = temp(
         "warp.cu",
-        "__global__ void k(float *a) { if (threadIdx.x % warpSize == 0) a[threadIdx.x / warpSize] = 1.0f; }\n",
+        "#include <cuda_profiler_api.h>\n\
+         __global__ void k(float *a) { if (threadIdx.x % warpSize == 0) a[threadIdx.x / warpSize] = 1.0f; }\n",
     );
     let v = json(&[
         "analyze",
