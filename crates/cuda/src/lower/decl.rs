@@ -27,16 +27,26 @@ impl<'t> Lowerer<'t> {
         if self.texture_ref_decl(n, tn)? {
             return Ok(());
         }
+        // Prototypes (`float *make_buffer(int n);`): functions are found by their definitions.
+        let declarators: Vec<Node> = named_children(n)
+            .into_iter()
+            .filter(|d| {
+                matches!(
+                    d.kind(),
+                    "identifier" | "init_declarator" | "array_declarator" | "pointer_declarator"
+                )
+            })
+            .collect();
+        if !declarators.is_empty() && declarators.iter().all(|d| host::is_prototype(*d)) {
+            return Ok(());
+        }
         let base = self.base_type(tn, src)?;
         let is_const_mem = has_token(n, "__constant__");
         let is_device = has_token(n, "__device__");
         let is_shared = has_token(n, "__shared__");
         let is_const = has_token(n, "const") || has_token(n, "constexpr");
-        for d in named_children(n) {
-            if !matches!(
-                d.kind(),
-                "identifier" | "init_declarator" | "array_declarator" | "pointer_declarator"
-            ) {
+        for d in declarators {
+            if host::is_prototype(d) {
                 continue;
             }
             let (name, ty) = self.declarator(d, base.clone(), src)?;

@@ -17,6 +17,7 @@ mod cg;
 mod decl;
 mod expr;
 mod func;
+mod host;
 mod literal;
 mod methods;
 mod ops;
