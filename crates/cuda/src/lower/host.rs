@@ -4,7 +4,8 @@
 //! with their kernels. Such code is outside the CUDA warpscope interprets, yet it must not
 //! stop the analysis of a kernel that does not use it: a file-scope item that cannot be
 //! read is set aside with its error ([`Deferred`]), and the error is raised only when device
-//! code names what the item declares.
+//! code names what the item declares. Syntax errors in the bodies of host functions are
+//! likewise left to the moment such a function is lowered (see [`is_host_function_body`]).
 
 use super::*;
 
@@ -15,6 +16,23 @@ pub(super) enum Deferred {
     Failed(Error),
     /// A host variable (file scope, not `__device__`, `__constant__` or a constant).
     HostVariable,
+}
+
+/// The body of a function only the host can call (neither `__device__` nor `__global__`):
+/// a syntax error inside it does not stop the analysis of a kernel (the parse check leaves
+/// such bodies out; [`Lowerer::lower_fn`] reports the error if device code calls it).
+pub(crate) fn is_host_function_body(n: Node) -> bool {
+    if n.kind() != "compound_statement" {
+        return false;
+    }
+    let Some(f) = n.parent() else {
+        return false;
+    };
+    f.kind() == "function_definition"
+        && f.child_by_field_name("body")
+            .is_some_and(|b| b.id() == n.id())
+        && !has_token(f, "__device__")
+        && !has_token(f, "__global__")
 }
 
 /// A function declaration (prototype) such as `float *make_buffer(int n);`: pointer or

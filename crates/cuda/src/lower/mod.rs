@@ -25,6 +25,7 @@ mod place;
 mod stmt;
 mod texture;
 
+pub(crate) use host::is_host_function_body;
 pub(crate) use literal::parse_float_literal;
 pub use literal::{const_eval, parse_int_literal};
 pub use texture::TextureRefDecl;
