@@ -337,7 +337,10 @@ impl<'t> Lowerer<'t> {
                 if let Some(e) = self.deferred_type_error(name) {
                     return Err(e);
                 }
-                return Err(self.err_at(n, format!("unknown type '{name}'")));
+                return Err(self.err_at(
+                    n,
+                    format!("unknown type '{name}': it is defined neither in this file nor in its project headers (the standard library's and CUDA's headers are read as empty, so their host types such as FILE are unknown here); check the spelling, define the type, or analyze the compiled path (--frontend ptx), which reads the real headers"),
+                ));
             }
         })
     }
