@@ -20,7 +20,7 @@ impl fmt::Display for ThreadCoord {
 }
 
 /// What went wrong, with enough context to fix it.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum Error {
     #[error("{file}:{}:{}: syntax error: {msg}", loc.line, loc.col)]
     Syntax { file: String, loc: Loc, msg: String },

@@ -59,8 +59,9 @@ impl Source {
     ///
     /// Errors: [`Error::Semantic`] from the preprocessor (a missing `"…"` header with the
     /// folders searched, an include cycle, `#error`, a bad `#if`); [`Error::Syntax`] at the
-    /// first place the parse tree marks as an error or a missing token; [`Error::Argument`]
-    /// for a malformed define.
+    /// first place the parse tree marks as an error or a missing token, outside the bodies
+    /// of host functions (those wait until device code calls one); [`Error::Argument`] for
+    /// a malformed define.
     pub fn parse_with_includes(
         file: &str,
         text: &str,
@@ -92,7 +93,8 @@ impl Source {
                 None => break,
             }
         }
-        if let Some((loc, msg)) = first_error(tree.root_node(), &blanked) {
+        // Syntax errors in host functions' bodies wait until device code calls one.
+        if let Some((loc, msg)) = first_error(tree.root_node(), &blanked, true) {
             return Err(relocate(
                 &map,
                 Error::Syntax {
@@ -152,8 +154,10 @@ impl Source {
     /// Lowers the kernel `name`, written with its template arguments for a template
     /// (`stride<float>`).
     ///
-    /// Errors: [`Error::UnknownKernel`] listing the kernels found; [`Error::Unsupported`] or
-    /// [`Error::Semantic`] at the construct that cannot be interpreted.
+    /// Errors: [`Error::UnknownKernel`] listing the kernels found (or [`Error::Syntax`] at a
+    /// syntax error in host code, which may hide the kernel); [`Error::Unsupported`] or
+    /// [`Error::Semantic`] at the construct that cannot be interpreted, also in a file-scope
+    /// declaration the kernel uses; [`Error::Syntax`] in a host function the kernel calls.
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
         let lower = || -> Result<Lowered> {
             let mut l = self.lowerer()?;
@@ -168,7 +172,9 @@ impl Source {
             let (base, targs) = l.parse_targs(head)?;
             l.lower_kernel(&base, targs, sig)
         };
-        let mut prog = lower().map_err(|e| relocate(&self.map, e))?;
+        let mut prog = lower()
+            .map_err(|e| self.hidden_by_host_syntax_error(e))
+            .map_err(|e| relocate(&self.map, e))?;
         // Sites and local arrays name the user's file:line:col and spelling.
         let mut site_files = Vec::with_capacity(prog.sites.len());
         for s in &mut prog.sites {
@@ -203,6 +209,23 @@ impl Source {
             site_files,
             exe,
         })
+    }
+
+    /// A kernel not found in a file whose host code has a syntax error may be hidden by it
+    /// (a missing `}` makes the kernel part of a host function): that error is the one to
+    /// fix first.
+    fn hidden_by_host_syntax_error(&self, e: Error) -> Error {
+        let Error::UnknownKernel { name, .. } = &e else {
+            return e;
+        };
+        match first_error(self.tree.root_node(), &self.text, false) {
+            Some((loc, msg)) => Error::Syntax {
+                file: self.file.clone(),
+                loc,
+                msg: format!("{msg} (in host code; no kernel named '{name}' was found, and this error may hide it)"),
+            },
+            None => e,
+        }
     }
 }
 
@@ -241,16 +264,24 @@ fn parse_bounded(parser: &mut tree_sitter::Parser, text: &str) -> Option<tree_si
     )
 }
 
-/// The first error or missing node in document order. Iterative (a tree cursor), as a
-/// deeply nested file makes a deep tree.
-fn first_error(root: tree_sitter::Node, src: &str) -> Option<(Loc, String)> {
+/// The first error or missing node in document order under `root`, leaving out the bodies
+/// of host functions when `skip_host_bodies` (see [`lower::is_host_function_body`]).
+/// Iterative (a tree cursor), as a deeply nested file makes a deep tree.
+pub(crate) fn first_error(
+    root: tree_sitter::Node,
+    src: &str,
+    skip_host_bodies: bool,
+) -> Option<(Loc, String)> {
     if !root.has_error() {
         return None;
     }
     let mut c = root.walk();
     loop {
         let n = c.node();
-        if n.is_error() || n.is_missing() {
+        let skipped = skip_host_bodies && n.has_error() && lower::is_host_function_body(n);
+        if skipped {
+            // Left out: go on with the next sibling below.
+        } else if n.is_error() || n.is_missing() {
             let p = n.start_position();
             let loc = Loc {
                 line: p.row as u32 + 1,
@@ -274,7 +305,7 @@ fn first_error(root: tree_sitter::Node, src: &str) -> Option<(Loc, String)> {
         }
         // Descend only into subtrees holding an error; else move to the next sibling,
         // climbing as needed.
-        if n.has_error() && c.goto_first_child() {
+        if !skipped && n.has_error() && c.goto_first_child() {
             continue;
         }
         loop {

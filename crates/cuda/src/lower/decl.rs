@@ -19,6 +19,9 @@ impl<'t> Lowerer<'t> {
         Ok(())
     }
 
+    /// A file-scope declaration. One of device memory (`__device__`, `__constant__`,
+    /// `__shared__`) or a texture reference is read now, errors and all; a host declaration
+    /// that cannot be read is set aside (see [`host`]): the kernel may not use it.
     pub(super) fn global_decl(&mut self, n: Node) -> Result<()> {
         let src = self.src;
         let Some(tn) = n.child_by_field_name("type") else {
@@ -27,80 +30,122 @@ impl<'t> Lowerer<'t> {
         if self.texture_ref_decl(n, tn)? {
             return Ok(());
         }
-        let base = self.base_type(tn, src)?;
+        let device = ["__constant__", "__device__", "__shared__"]
+            .iter()
+            .any(|q| has_token(n, q));
+        let declarators: Vec<Node> = named_children(n)
+            .into_iter()
+            .filter(|d| {
+                matches!(
+                    d.kind(),
+                    "identifier" | "init_declarator" | "array_declarator" | "pointer_declarator"
+                )
+            })
+            .collect();
+        // Prototypes (`float *make_buffer(int n);`): functions are found by their definitions.
+        let variables: Vec<Node> = declarators
+            .iter()
+            .copied()
+            .filter(|d| !host::is_prototype(*d))
+            .collect();
+        if variables.is_empty() && !declarators.is_empty() {
+            return Ok(());
+        }
+        let base = match self.base_type(tn, src) {
+            Ok(t) => t,
+            Err(e) if !device => {
+                self.defer(host::declared_names(n, src), e);
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
+        for d in variables {
+            match self.global_variable(n, d, base.clone()) {
+                Err(e) if !device => {
+                    let name = host::declarator_name(d, src);
+                    self.defer(name.into_iter().collect(), e);
+                }
+                r => r?,
+            }
+        }
+        Ok(())
+    }
+
+    /// One variable `d` of the file-scope declaration `n`, of base type `base`.
+    fn global_variable(&mut self, n: Node, d: Node, base: Ty) -> Result<()> {
+        let src = self.src;
         let is_const_mem = has_token(n, "__constant__");
         let is_device = has_token(n, "__device__");
         let is_shared = has_token(n, "__shared__");
         let is_const = has_token(n, "const") || has_token(n, "constexpr");
-        for d in named_children(n) {
-            if !matches!(
-                d.kind(),
-                "identifier" | "init_declarator" | "array_declarator" | "pointer_declarator"
-            ) {
-                continue;
-            }
-            let (name, ty) = self.declarator(d, base.clone(), src)?;
-            let init = (d.kind() == "init_declarator")
-                .then(|| d.child_by_field_name("value"))
-                .flatten();
-            let ty = Self::complete_array(ty, init);
-            let size = self.structs.size(&ty);
-            let home = if is_const_mem {
-                let al = self.structs.align(&ty);
-                let off = (self.constant.len() as u64).div_ceil(al) * al;
-                let end = off.saturating_add(size);
-                if end > CONSTANT_MEMORY_BYTES {
-                    return Err(self.err_at(
-                        d,
-                        format!(
-                            "__constant__ variable '{name}' needs {size} bytes (ending at byte {end} of constant memory); the hardware has {CONSTANT_MEMORY_BYTES} bytes (64 KB) of constant memory [PG \"Device Memory Accesses\"/\"Technical Specifications\"]. Make it smaller or put it in global memory"
-                        ),
-                    ));
-                }
-                self.constant.resize(end as usize, 0);
-                if let Some(iv) = init {
-                    let bytes = self.const_init_bytes(iv, &ty, src)?;
-                    self.constant[off as usize..(off + size) as usize].copy_from_slice(&bytes);
-                }
-                VarHome::Constant(off)
-            } else if is_shared {
-                return Err(self.unsupported(
+        let (name, ty) = self.declarator(d, base, src)?;
+        let init = (d.kind() == "init_declarator")
+            .then(|| d.child_by_field_name("value"))
+            .flatten();
+        let ty = Self::complete_array(ty, init);
+        let size = self.structs.size(&ty);
+        let home = if is_const_mem {
+            let al = self.structs.align(&ty);
+            let off = (self.constant.len() as u64).div_ceil(al) * al;
+            let end = off.saturating_add(size);
+            if end > CONSTANT_MEMORY_BYTES {
+                return Err(self.err_at(
                     d,
-                    "__shared__ variables at file scope; declare them inside the kernel",
+                    format!(
+                        "__constant__ variable '{name}' needs {size} bytes (ending at byte {end} of constant memory); the hardware has {CONSTANT_MEMORY_BYTES} bytes (64 KB) of constant memory [PG \"Device Memory Accesses\"/\"Technical Specifications\"]. Make it smaller or put it in global memory"
+                    ),
                 ));
-            } else if is_device {
-                let init_bytes = match init {
-                    Some(iv) => self.const_init_bytes(iv, &ty, src)?,
-                    None => Vec::new(),
-                };
-                self.allocs.push(AllocInfo {
-                    name: name.clone(),
-                    size: Some(size),
-                    elem_size: size,
-                    init: init_bytes,
-                });
-                VarHome::Global(self.allocs.len() - 1)
-            } else if is_const && ty.is_scalar() {
-                let Some(iv) = init else { continue };
-                let ex = self.rvalue(iv, src)?;
-                let ex = self.convert(ex, &ty, iv)?;
-                match const_eval(&ex) {
-                    Some(v) => VarHome::Const(v),
-                    None => continue,
-                }
-            } else {
-                // Host variables are not visible to device code.
-                continue;
+            }
+            self.constant.resize(end as usize, 0);
+            if let Some(iv) = init {
+                let bytes = self.const_init_bytes(iv, &ty, src)?;
+                self.constant[off as usize..(off + size) as usize].copy_from_slice(&bytes);
+            }
+            VarHome::Constant(off)
+        } else if is_shared {
+            return Err(self.unsupported(
+                d,
+                "__shared__ variables at file scope; declare them inside the kernel",
+            ));
+        } else if is_device {
+            let init_bytes = match init {
+                Some(iv) => self.const_init_bytes(iv, &ty, src)?,
+                None => Vec::new(),
             };
-            self.globals.insert(
-                name,
-                Var {
-                    ty,
-                    home,
-                    read_only: false,
-                },
-            );
-        }
+            self.allocs.push(AllocInfo {
+                name: name.clone(),
+                size: Some(size),
+                elem_size: size,
+                init: init_bytes,
+            });
+            VarHome::Global(self.allocs.len() - 1)
+        } else if is_const && ty.is_scalar() {
+            let Some(iv) = init else {
+                self.note_host_variable(&name);
+                return Ok(());
+            };
+            let ex = self.rvalue(iv, src)?;
+            let ex = self.convert(ex, &ty, iv)?;
+            match const_eval(&ex) {
+                Some(v) => VarHome::Const(v),
+                None => {
+                    self.note_host_variable(&name);
+                    return Ok(());
+                }
+            }
+        } else {
+            // Host variables are not visible to device code.
+            self.note_host_variable(&name);
+            return Ok(());
+        };
+        self.globals.insert(
+            name,
+            Var {
+                ty,
+                home,
+                read_only: false,
+            },
+        );
         Ok(())
     }
 
@@ -289,7 +334,13 @@ impl<'t> Lowerer<'t> {
                 if let Some(t) = self.structs.vector(name) {
                     return Ok(t);
                 }
-                return Err(self.err_at(n, format!("unknown type '{name}'")));
+                if let Some(e) = self.deferred_type_error(name) {
+                    return Err(e);
+                }
+                return Err(self.err_at(
+                    n,
+                    format!("unknown type '{name}': it is defined neither in this file nor in its project headers (the standard library's and CUDA's headers are read as empty, so their host types such as FILE are unknown here); check the spelling, define the type, or analyze the compiled path (--frontend ptx), which reads the real headers"),
+                ));
             }
         })
     }
@@ -299,12 +350,13 @@ impl<'t> Lowerer<'t> {
             .child_by_field_name("name")
             .map(|x| text(x, src).to_string());
         let Some(body) = n.child_by_field_name("body") else {
-            return match name.as_deref().and_then(|nm| self.struct_names.get(nm)) {
-                Some(&i) => Ok(Ty::Struct(i)),
-                None => {
-                    Err(self.err_at(n, format!("unknown struct '{}'", name.unwrap_or_default())))
-                }
-            };
+            let name = name.unwrap_or_default();
+            if let Some(&i) = self.struct_names.get(&name) {
+                return Ok(Ty::Struct(i));
+            }
+            return Err(self
+                .deferred_type_error(&name)
+                .unwrap_or_else(|| self.err_at(n, format!("unknown struct '{name}'"))));
         };
         let mut fields = Vec::new();
         for f in named_children(body) {

@@ -299,6 +299,14 @@ impl<'t> Lowerer<'t> {
 
     pub(super) fn lower_fn(&mut self, name: &str, node: Node<'t>) -> Result<Func> {
         let src = self.src;
+        // A host function's syntax errors were left for the moment device code calls it.
+        if let Some((loc, msg)) = crate::first_error(node, src, false) {
+            return Err(Error::Syntax {
+                file: self.file.clone(),
+                loc,
+                msg,
+            });
+        }
         let decl = node
             .child_by_field_name("declarator")
             .ok_or_else(|| self.err_at(node, "function without a declarator"))?;

@@ -17,6 +17,7 @@ mod cg;
 mod decl;
 mod expr;
 mod func;
+mod host;
 mod literal;
 mod methods;
 mod ops;
@@ -24,6 +25,7 @@ mod place;
 mod stmt;
 mod texture;
 
+pub(crate) use host::is_host_function_body;
 pub(crate) use literal::parse_float_literal;
 pub use literal::{const_eval, parse_int_literal};
 pub use texture::TextureRefDecl;
@@ -219,6 +221,8 @@ pub struct Lowerer<'t> {
     /// Per lowered function name: its parameters declared as texture or surface objects
     /// (name, type name).
     object_params: HashMap<String, Vec<(String, &'static str)>>,
+    /// File-scope names device code cannot use, and why (host code the kernel may not need).
+    deferred: HashMap<String, host::Deferred>,
 }
 
 fn loc_of(n: Node) -> Loc {
@@ -313,6 +317,7 @@ impl<'t> Lowerer<'t> {
             ref_fns: HashSet::new(),
             texture_refs: Vec::new(),
             object_params: HashMap::new(),
+            deferred: HashMap::new(),
         };
         l.collect(root, None)?;
         l.ref_fns = ref_taking_functions(root, src);
@@ -361,9 +366,10 @@ impl<'t> Lowerer<'t> {
                     }
                 }
                 "declaration" => self.global_decl(c)?,
-                "type_definition" => self.typedef(c)?,
+                // A type the kernel does not use may be host code warpscope cannot read.
+                "type_definition" => self.collect_deferring(c, |l| l.typedef(c)),
                 "struct_specifier" | "union_specifier" | "enum_specifier" => {
-                    self.base_type(c, self.src)?;
+                    self.collect_deferring(c, |l| l.base_type(c, l.src).map(drop))
                 }
                 "linkage_specification" => {
                     if let Some(b) = c.child_by_field_name("body") {

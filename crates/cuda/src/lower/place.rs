@@ -102,6 +102,9 @@ impl<'t> Lowerer<'t> {
                     if let Some(e) = self.texture_ref_as_value(n, name) {
                         return Err(e);
                     }
+                    if let Some(e) = self.deferred_error(name, n) {
+                        return Err(e);
+                    }
                     return Err(self.err_at(n, format!("'{name}' is not declared")));
                 };
                 let ty = v.ty.clone();
