@@ -34,7 +34,7 @@ pub struct LaunchArgs {
     #[arg(long, required_unless_present_any = ["expr", "launch"])]
     block: Option<String>,
     /// Scalar kernel parameter NAME=VALUE (repeatable); a struct passed by value takes its
-    /// fields as NAME.FIELD=VALUE (compiled path; fields not given are 0).
+    /// fields as NAME.FIELD=VALUE (fields not given are 0).
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     args: Vec<String>,
     /// Size of a pointer parameter's allocation in elements, NAME=ELEMENTS (enables bounds checks).

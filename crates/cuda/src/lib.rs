@@ -468,20 +468,66 @@ impl Kernel {
     /// the last parameter.
     pub fn scalar_arg_bytes(&self, cfg: &LaunchConfig, param: usize) -> Option<Vec<u8>> {
         let p = self.prog.funcs[self.prog.kernel].params.get(param)?;
+        if let Some(Some(bytes)) = cfg.aggregates.get(param) {
+            return Some(bytes.clone());
+        }
         let v = *cfg.args.get(param)?;
-        // Values are encoded as the interpreter keeps them: floats as f64 bits, integers
-        // sign- or zero-extended to 64 bits.
-        Some(match &p.ty {
-            Ty::Float(2) => half::f16::from_f64(f64::from_bits(v))
-                .to_bits()
-                .to_le_bytes()
-                .to_vec(),
-            Ty::Float(4) => (f64::from_bits(v) as f32).to_le_bytes().to_vec(),
-            Ty::Float(_) => v.to_le_bytes().to_vec(),
-            Ty::Bool => vec![(v != 0) as u8],
-            Ty::Int { bytes, .. } => v.to_le_bytes()[..*bytes as usize].to_vec(),
-            _ => return None,
-        })
+        matches!(p.ty, Ty::Float(_) | Ty::Bool | Ty::Int { .. }).then(|| scalar_bytes(v, &p.ty))
+    }
+
+    /// The bytes of struct parameter `name` of type `ty` from `--arg NAME.FIELD=V` for its
+    /// scalars (`given`: path, value); fields not given are 0.
+    ///
+    /// Errors ([`Error::Argument`]): a whole value (`whole`), no field given, an unknown
+    /// field (the fields are listed with their offsets), a value its field cannot hold.
+    fn encode_struct(
+        &self,
+        name: &str,
+        ty: &Ty,
+        whole: bool,
+        given: &[(String, &str)],
+    ) -> Result<Vec<u8>> {
+        let structs = &self.prog.structs;
+        let parts = structs.scalar_parts(ty, usize::MAX);
+        let listing = || {
+            let mut v: Vec<String> = parts
+                .iter()
+                .take(12)
+                .map(|(path, off, t)| format!("{name}.{path} ({} at +{off})", structs.name(t)))
+                .collect();
+            if parts.len() > 12 {
+                v.push(format!("… {} more", parts.len() - 12));
+            }
+            v.join(", ")
+        };
+        if whole || given.is_empty() {
+            return Err(Error::Argument(format!(
+                "kernel parameter '{name}' is a struct {} passed by value ({} bytes): give the fields the kernel reads as --arg {name}.FIELD=VALUE (the others are 0); its fields: {}",
+                structs.name(ty),
+                structs.size(ty),
+                listing()
+            )));
+        }
+        let mut out = vec![0u8; structs.size(ty) as usize];
+        for (path, v) in given {
+            let Some((_, off, t)) = parts.iter().find(|(p, _, _)| p == path) else {
+                return Err(Error::Argument(format!(
+                    "--arg {name}.{path}: {} has no field '{path}'; its fields: {}",
+                    structs.name(ty),
+                    listing()
+                )));
+            };
+            let bits = parse_scalar(v, t).ok_or_else(|| {
+                Error::Argument(format!(
+                    "--arg {name}.{path}={v}: the field is a {}; '{v}' is not one",
+                    structs.name(t)
+                ))
+            })?;
+            let bytes = scalar_bytes(bits, t);
+            let at = *off as usize;
+            out[at..at + bytes.len()].copy_from_slice(&bytes);
+        }
+        Ok(out)
     }
 
     /// Builds a launch configuration from user input: scalar arguments by parameter name
@@ -507,7 +553,17 @@ impl Kernel {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        // `--arg d.n=V`, `--arg d.w[2]=V`: a scalar of a struct parameter passed by value.
+        let field_of = |n: &str| -> Option<(usize, String)> {
+            let split = n.find(['.', '['])?;
+            let i = k.params.iter().position(|p| p.name == n[..split])?;
+            matches!(k.params[i].ty, Ty::Struct(_))
+                .then(|| (i, n[split..].trim_start_matches('.').to_string()))
+        };
         for (n, _) in args {
+            if field_of(n).is_some() {
+                continue;
+            }
             if let Some(i) = k.params.iter().position(|p| &p.name == n) {
                 if let Some(t) = self.prog.texture_params.get(i).copied().flatten() {
                     return Err(Error::Argument(format!(
@@ -526,9 +582,24 @@ impl Kernel {
             }
         }
         let mut values = Vec::new();
+        let mut aggregates = vec![None; k.params.len()];
         for (i, p) in k.params.iter().enumerate() {
             // A texture or surface object's handle comes from --texture.
             if p.ty.is_ptr() || self.prog.texture_params.get(i).copied().flatten().is_some() {
+                values.push(0);
+                continue;
+            }
+            if let Ty::Struct(_) = p.ty {
+                let given: Vec<(String, &str)> = args
+                    .iter()
+                    .filter_map(|(n, v)| {
+                        field_of(n)
+                            .filter(|(j, _)| *j == i)
+                            .map(|(_, path)| (path, v.as_str()))
+                    })
+                    .collect();
+                let whole = args.iter().any(|(n, _)| n == &p.name);
+                aggregates[i] = Some(self.encode_struct(&p.name, &p.ty, whole, &given)?);
                 values.push(0);
                 continue;
             }
@@ -577,6 +648,7 @@ impl Kernel {
             grid,
             block,
             args: values,
+            aggregates,
             alloc_contents: vec![warpscope_init::Contents::Zero; sizes.len()],
             alloc_sizes: sizes,
             dynamic_shared_bytes,
@@ -989,4 +1061,21 @@ fn strip_tag(name: &str) -> &str {
         .find_map(|k| name.strip_prefix(k))
         .unwrap_or(name)
         .trim()
+}
+
+/// The bytes of scalar value `v` of type `t` as the kernel receives it, little-endian (values
+/// are kept as the interpreter keeps them: floats as f64 bits, integers sign- or
+/// zero-extended to 64 bits).
+fn scalar_bytes(v: u64, t: &Ty) -> Vec<u8> {
+    match t {
+        Ty::Float(2) => half::f16::from_f64(f64::from_bits(v))
+            .to_bits()
+            .to_le_bytes()
+            .to_vec(),
+        Ty::Float(4) => (f64::from_bits(v) as f32).to_le_bytes().to_vec(),
+        Ty::Float(_) => v.to_le_bytes().to_vec(),
+        Ty::Bool => vec![(v != 0) as u8],
+        Ty::Int { bytes, .. } => v.to_le_bytes()[..*bytes as usize].to_vec(),
+        _ => v.to_le_bytes().to_vec(),
+    }
 }

@@ -338,12 +338,32 @@ impl Structs {
     /// The scalars of `t` in layout order, nested structs and arrays flattened (`a.b`,
     /// `v[3]`); at most `limit` of them (a huge array is not spelled out).
     pub fn scalar_fields(&self, t: &Ty, limit: usize) -> Vec<ScalarField> {
+        self.scalar_parts(t, limit)
+            .into_iter()
+            .map(|(path, offset, ty)| ScalarField {
+                path,
+                offset,
+                bytes: self.size(&ty),
+                float: ty.is_float(),
+            })
+            .collect()
+    }
+
+    /// [`Structs::scalar_fields`] with each scalar's type: (path, byte offset, type).
+    pub fn scalar_parts(&self, t: &Ty, limit: usize) -> Vec<(String, u64, Ty)> {
         let mut out = Vec::new();
         self.flatten(t, String::new(), 0, limit, &mut out);
         out
     }
 
-    fn flatten(&self, t: &Ty, path: String, offset: u64, limit: usize, out: &mut Vec<ScalarField>) {
+    fn flatten(
+        &self,
+        t: &Ty,
+        path: String,
+        offset: u64,
+        limit: usize,
+        out: &mut Vec<(String, u64, Ty)>,
+    ) {
         if out.len() >= limit {
             return;
         }
@@ -365,12 +385,7 @@ impl Structs {
                 }
             }
             Ty::Void => {}
-            _ => out.push(ScalarField {
-                path,
-                offset,
-                bytes: self.size(t),
-                float: t.is_float(),
-            }),
+            _ => out.push((path, offset, t.clone())),
         }
     }
 }

@@ -212,6 +212,9 @@ pub struct LaunchConfig {
     pub block: [u32; 3],
     /// One encoded value per kernel parameter (ignored for pointer parameters).
     pub args: Vec<u64>,
+    /// The bytes of each struct parameter passed by value, as the kernel receives them
+    /// (`None` for the others), indexed like `args`.
+    pub aggregates: Vec<Option<Vec<u8>>>,
     /// Bytes of each global allocation when bounded (indexed like `Lowered::allocs`).
     pub alloc_sizes: Vec<Option<u64>>,
     /// Initial contents of each global allocation (indexed like `alloc_sizes`; missing

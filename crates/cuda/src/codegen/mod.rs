@@ -352,6 +352,45 @@ pub(crate) fn imm(v: u64, t: &Ty) -> Val {
     }
 }
 
+/// The PTX type a scalar parameter is declared and loaded as.
+fn param_type(sc: Scalar) -> &'static str {
+    match (sc.class, sc.bytes) {
+        (Class::B64, _) => "u64",
+        (Class::F32, 2) => "b16",
+        (Class::F32, _) => "f32",
+        (Class::F64, _) => "f64",
+        (_, 1) => "u8",
+        (_, 2) => "u16",
+        _ => "u32",
+    }
+}
+
+impl Gen<'_> {
+    /// Loads the scalar at byte `off` of kernel parameter `i` into a register, widened as
+    /// the interpreter keeps values (a `__half` as f32, a narrow signed integer sign-extended).
+    fn load_param(&mut self, i: usize, off: u64, sc: Scalar) -> Result<Val> {
+        let pty = param_type(sc);
+        let v = self.reg(sc.class);
+        let at = if off == 0 {
+            format!("param_{i}")
+        } else {
+            format!("param_{i}+{off}")
+        };
+        self.ins(format!("ld.param.{pty} {}, [{at}]", v.text))?;
+        Ok(if sc.half {
+            let f = self.reg(Class::F32);
+            self.ins(format!("cvt.f32.f16 {}, {}", f.text, v.text))?;
+            f
+        } else if sc.bytes < 4 && sc.class == Class::B32 && sc.signed {
+            let d = self.reg(Class::B32);
+            self.ins(format!("cvt.s32.s{} {}, {}", sc.bytes * 8, d.text, v.text))?;
+            d
+        } else {
+            v
+        })
+    }
+}
+
 /// Lowers `prog` (its kernel and, inlined, the functions it calls) to one PTX `.entry`.
 ///
 /// Errors: [`Error::Unsupported`] for an IR form the executor cannot run, or a kernel too
@@ -362,38 +401,31 @@ pub(crate) fn generate(prog: &Lowered, file: &str) -> Result<Generated> {
     // Parameters: read once into their slots (or the private area).
     let mut params = Vec::new();
     for (i, p) in kernel.params.iter().enumerate() {
-        let sc = scalar(&p.ty).ok_or_else(|| {
-            g.unsupported(
-                kernel.loc,
-                format!(
-                    "kernel parameter '{}' passed by value as an aggregate",
-                    p.name
-                ),
-            )
-        })?;
-        let pty = match (sc.class, sc.bytes) {
-            (Class::B64, _) => "u64",
-            (Class::F32, 2) => "b16",
-            (Class::F32, _) => "f32",
-            (Class::F64, _) => "f64",
-            (_, 1) => "u8",
-            (_, 2) => "u16",
-            _ => "u32",
+        let Some(sc) = scalar(&p.ty) else {
+            // A struct passed by value: a byte array in parameter space, as nvcc declares
+            // it, copied field by field into the variable's home.
+            let (Ty::Struct(_), crate::ir::Home::Private(home)) = (&p.ty, p.home) else {
+                return Err(g.unsupported(
+                    kernel.loc,
+                    format!(
+                        "kernel parameter '{}' passed by value as an aggregate that is not a struct",
+                        p.name
+                    ),
+                ));
+            };
+            let (size, align) = (prog.structs.size(&p.ty), prog.structs.align(&p.ty));
+            params.push(format!("\t.param .align {align} .b8 param_{i}[{size}]"));
+            let a = g.private_addr(home)?;
+            for (_, off, fty) in prog.structs.scalar_parts(&p.ty, usize::MAX) {
+                if let Some(fsc) = scalar(&fty) {
+                    let v = g.load_param(i, off, fsc)?;
+                    g.store_scalar(&a, off, &fty, &v, None)?;
+                }
+            }
+            continue;
         };
-        params.push(format!("\t.param .{pty} param_{i}"));
-        let v = g.reg(sc.class);
-        g.ins(format!("ld.param.{pty} {}, [param_{i}]", v.text))?;
-        let v = if sc.half {
-            let f = g.reg(Class::F32);
-            g.ins(format!("cvt.f32.f16 {}, {}", f.text, v.text))?;
-            f
-        } else if sc.bytes < 4 && sc.class == Class::B32 && sc.signed {
-            let d = g.reg(Class::B32);
-            g.ins(format!("cvt.s32.s{} {}, {}", sc.bytes * 8, d.text, v.text))?;
-            d
-        } else {
-            v
-        };
+        params.push(format!("\t.param .{} param_{i}", param_type(sc)));
+        let v = g.load_param(i, 0, sc)?;
         g.assign_home(p.home, &p.ty, v)?;
     }
     let end = g.label();
