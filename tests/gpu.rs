@@ -995,3 +995,78 @@ fn stored_verify_results_agree() {
         assert_eq!(noisy, confirmed, "{name}");
     }
 }
+
+/// `verify` of a batch in which one launch fails planning and one fails in the profiled run
+/// (a 1-D CUDA array over the H100's 131,072-texel limit): both are reported FAILED with
+/// their reasons and the others are measured, the last one after the failed run (stored
+/// H100 output, tests/data/h100/verify/failures.out; scripts/h100/verify/failures.sh). The
+/// struct passed by value (`--arg p.FIELD=V`) is exact, and the model still predicts it.
+#[test]
+fn stored_verify_batch_with_failures() {
+    let out = std::fs::read_to_string("tests/data/h100/verify/failures.out").unwrap();
+    let row = |n: usize| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{n}  ")))
+            .unwrap_or_else(|| panic!("no row {n}: {out}"))
+    };
+    assert!(row(1).contains("2,048   16,384   2,048    8,192") && row(1).ends_with("exact"));
+    assert!(
+        row(2).ends_with("FAILED") && row(3).ends_with("FAILED"),
+        "{out}"
+    );
+    assert!(row(4).ends_with("exact"), "{out}");
+    assert!(out
+        .contains("#2: examples/texture.cu gather_texture: kernel parameter n (int) has no value"));
+    assert!(out.contains("#3: --texture t: width 4000000 is over this GPU's limit of 131072"));
+    assert!(out.contains("2 of 4 launches exact, 0 noisy, 0 differ, 2 failed"));
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string("tests/data/h100/verify/failures.json").unwrap(),
+    )
+    .unwrap();
+    let verdicts: Vec<&str> = v["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["comparison"]["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["exact", "failed", "failed", "exact"]);
+    let (code, json, err) = warpscope(&[
+        "analyze",
+        "tests/kernels/struct_arg.cu",
+        "--kernel",
+        "scaled_copy",
+        "--grid",
+        "256",
+        "--block",
+        "256",
+        "--arg",
+        "p.n=65536",
+        "--arg",
+        "p.stride=2",
+        "--arg",
+        "p.scale=2",
+        "--arg",
+        "p.offset=1",
+        "--alloc",
+        "in=131080",
+        "--alloc",
+        "out=65536",
+        "--cc",
+        "9.0",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let a: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let t = &a["architectures"][0]["totals"];
+    let f = |k: &str, m: &str| t[k][m].as_u64().unwrap();
+    assert_eq!(
+        (
+            f("global_load", "requests"),
+            f("global_load", "sectors"),
+            f("global_store", "requests"),
+            f("global_store", "sectors")
+        ),
+        (2_048, 16_384, 2_048, 8_192)
+    );
+}

@@ -765,23 +765,30 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
         .map_err(gpu_err)?;
     let planned = plan_all(&specs, Some(&cc));
     // The child process gets every allocation size explicitly: it need not interpret again.
+    // A launch that cannot be planned or analyzed fails alone; the others are measured.
     let tmp = TempDir::new("verify")?;
     let batch = tmp.0.join("launches.txt");
-    let mut lines = String::new();
-    let mut analyses = Vec::new();
-    for (s, (p, an)) in specs.iter().zip(planned) {
-        let p = p?;
-        let an = an.expect("analysis requested")?;
-        let mut child = s.clone();
-        child.allocs = p.alloc_elements();
-        lines += &child.to_line();
-        lines.push('\n');
-        analyses.push(an);
+    let mut child_lines = vec![String::new(); specs.len()];
+    let mut analyses: Vec<Option<Analysis>> = Vec::new();
+    let mut failed: Vec<Option<String>> = vec![None; specs.len()];
+    for (i, (s, (p, an))) in specs.iter().zip(planned).enumerate() {
+        let an = an.unwrap_or_else(|| Err(anyhow!("no analysis was asked for")));
+        match (p, an) {
+            (Ok(p), Ok(an)) => {
+                let mut child = s.clone();
+                child.allocs = p.alloc_elements();
+                child_lines[i] = child.to_line();
+                analyses.push(Some(an));
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                failed[i] = Some(format!("{e:#}"));
+                analyses.push(None);
+            }
+        }
     }
-    std::fs::write(&batch, &lines).with_context(|| format!("cannot write {}", batch.display()))?;
     let exe = std::env::current_exe().context("cannot find warpscope's own executable")?;
-    let child_args = |extra: &[&str]| {
-        let mut v: Vec<String> = vec![
+    let child_args = |batch: &std::path::Path| -> Vec<String> {
+        vec![
             "run".into(),
             "--batch".into(),
             batch.display().to_string(),
@@ -790,9 +797,14 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
             a.launch.device.to_string(),
             "--timeout".into(),
             a.launch.timeout.to_string(),
-        ];
-        v.extend(extra.iter().map(|s| s.to_string()));
-        v
+        ]
+    };
+    let write_batch = |path: &std::path::Path, which: &[usize]| -> Result<()> {
+        let text: String = which
+            .iter()
+            .map(|&i| format!("{}\n", child_lines[i]))
+            .collect();
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
     };
     let clock = match a.clock_control {
         ClockControl::None => "none",
@@ -812,61 +824,99 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
     .map(|s| s.to_string())
     .chain([ncu::metrics_list()])
     .collect();
-    let r = ncu::run(&ncu_path, &ncu_args, &exe, &child_args(&[])).map_err(gpu_err)?;
-    if let Some(f) = &a.ncu_csv {
-        std::fs::write(f, &r.stdout).with_context(|| format!("cannot write {f}"))?;
-    }
-    let results = ncu::parse_csv(&r.stdout)
-        .map_err(|e| anyhow!("{e}\nncu's standard error ends:\n{}", tail(&r.stderr, 15)))?;
-    // Match launches to results in order, skipping results of other kernels.
-    let mut reports = Vec::new();
-    let mut j = 0;
-    for (s, an) in specs.iter().zip(&analyses) {
-        while j < results.len() && !ncu::name_matches(&s.kernel, &results[j].name) {
+    // Measure the launches in one profiled run; when the run stops at a launch (a kernel
+    // fault, a timeout, a launch the GPU refuses), that launch fails and a fresh run
+    // measures the rest. Results match launches in order, skipping other kernels'.
+    let mut measured: Vec<Option<BTreeMap<String, f64>>> = vec![None; specs.len()];
+    let mut ncu_names: Vec<String> = vec![String::new(); specs.len()];
+    let mut csv = String::new();
+    let mut pending: Vec<usize> = (0..specs.len()).filter(|&i| failed[i].is_none()).collect();
+    while !pending.is_empty() {
+        write_batch(&batch, &pending)?;
+        let r =
+            ncu::run_unchecked(&ncu_path, &ncu_args, &exe, &child_args(&batch)).map_err(gpu_err)?;
+        csv += &r.stdout;
+        let results = ncu::parse_csv(&r.stdout).unwrap_or_default();
+        let mut j = 0;
+        let mut done = 0;
+        for &i in &pending {
+            while j < results.len() && !ncu::name_matches(&specs[i].kernel, &results[j].name) {
+                j += 1;
+            }
+            if j >= results.len() {
+                break;
+            }
+            measured[i] = Some(results[j].metrics.clone());
+            ncu_names[i] = results[j].name.clone();
             j += 1;
+            done += 1;
         }
-        if j >= results.len() {
+        if done == pending.len() {
+            break;
+        }
+        let why = child_error(&r);
+        if done == 0 && why.is_none() {
             bail!(
-                "ncu gave no result for {} {} (the profiled run stopped early?); its standard error ends:\n{}",
-                s.file,
-                s.label(),
-                tail(&r.stderr, 15)
+                "ncu gave no result for {} {} (the profiled run stopped early?); its output ends:\n{}",
+                specs[pending[0]].file,
+                specs[pending[0]].label(),
+                tail(&format!("{}\n{}", r.stdout, r.stderr), 15)
             );
         }
-        let res = &results[j];
-        j += 1;
+        let stopped = pending[done];
+        failed[stopped] = Some(why.unwrap_or_else(|| {
+            format!(
+                "the profiled run stopped at this launch; its output ends:\n{}",
+                tail(&r.stderr, 8)
+            )
+        }));
+        pending.drain(..=done);
+    }
+    if let Some(f) = &a.ncu_csv {
+        std::fs::write(f, &csv).with_context(|| format!("cannot write {f}"))?;
+    }
+    let mut reports = Vec::new();
+    for (i, s) in specs.iter().enumerate() {
+        let comparison = match (&failed[i], &measured[i], &analyses[i]) {
+            (None, Some(m), Some(an)) => ncu::compare(&predicted(an), m, None),
+            (Some(why), _, _) => ncu::Comparison::failed(why.clone()),
+            _ => ncu::Comparison::failed("not measured".into()),
+        };
         reports.push(VerifyReport {
             file: s.file.clone(),
             kernel: s.kernel.clone(),
             args: s.args.clone(),
             grid: s.grid,
             block: s.block,
-            ncu_kernel: res.name.clone(),
-            comparison: ncu::compare(&predicted(an), &res.metrics, None),
+            ncu_kernel: ncu_names[i].clone(),
+            comparison,
             lines: Vec::new(),
-            hardware: res.metrics.clone(),
+            hardware: measured[i].clone().unwrap_or_default(),
         });
     }
     // Launches the hardware counters leave undecided (shared-load wavefronts above the model)
     // get ncu's instrumented counts: a second, deterministic measurement.
-    let single_lines = a.lines && specs.len() == 1;
+    let single_lines = a.lines && specs.len() == 1 && failed[0].is_none();
     let undecided: Vec<usize> = (0..reports.len())
         .filter(|&i| !single_lines && Verdict::needs_instrumented(&reports[i].comparison))
         .collect();
     if !undecided.is_empty() {
         let sub = tmp.0.join("undecided.txt");
-        let all: Vec<&str> = lines.lines().collect();
-        let text: String = undecided.iter().map(|&i| format!("{}\n", all[i])).collect();
-        std::fs::write(&sub, text).with_context(|| format!("cannot write {}", sub.display()))?;
-        let mut args = child_args(&[]);
-        args[2] = sub.display().to_string();
-        let sc = ncu::run(&ncu_path, &source_args(clock, "sass"), &exe, &args)
-            .and_then(|r| ncu::parse_sass_page(&r.stdout, undecided.len()));
+        write_batch(&sub, &undecided)?;
+        let sc = ncu::run(
+            &ncu_path,
+            &source_args(clock, "sass"),
+            &exe,
+            &child_args(&sub),
+        )
+        .and_then(|r| ncu::parse_sass_page(&r.stdout, undecided.len()));
         match sc {
             Ok(counts) => {
                 for (&i, c) in undecided.iter().zip(&counts) {
-                    let hw = reports[i].hardware.clone();
-                    reports[i].comparison = ncu::compare(&predicted(&analyses[i]), &hw, Some(c));
+                    if let Some(an) = &analyses[i] {
+                        let hw = reports[i].hardware.clone();
+                        reports[i].comparison = ncu::compare(&predicted(an), &hw, Some(c));
+                    }
                 }
             }
             Err(e) => {
@@ -879,26 +929,27 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
             }
         }
     }
-    if a.lines && !single_lines && !super::quiet() {
+    if a.lines && specs.len() > 1 && !super::quiet() {
         eprintln!("warpscope: --lines compares single launches only; skipped for the batch");
     }
-    if single_lines {
+    if let (true, Some(an)) = (single_lines, &analyses[0]) {
+        write_batch(&batch, &[0])?;
         let r = ncu::run(
             &ncu_path,
             &source_args(clock, "cuda,sass"),
             &exe,
-            &child_args(&[]),
+            &child_args(&batch),
         )
         .map_err(gpu_err)?;
         let sc = ncu::parse_cuda_sass_page(&r.stdout, &specs[0].file).map_err(gpu_err)?;
-        reports[0].lines = line_reports(&analyses[0], &sc);
+        reports[0].lines = line_reports(an, &sc);
         let hw = reports[0].hardware.clone();
-        reports[0].comparison = ncu::compare(&predicted(&analyses[0]), &hw, Some(&sc));
+        reports[0].comparison = ncu::compare(&predicted(an), &hw, Some(&sc));
     }
     drop(tmp);
     let differs = reports
         .iter()
-        .filter(|r| r.comparison.verdict == Verdict::Differs)
+        .filter(|r| matches!(r.comparison.verdict, Verdict::Differs | Verdict::Failed))
         .count();
     let noisy = reports
         .iter()
@@ -913,7 +964,7 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
     }
     if differs > 0 || (a.strict && noisy > 0) || lines_bad {
         bail!(
-            "{} of {} launches disagree with Nsight Compute{}{}",
+            "{} of {} launches disagree with Nsight Compute or could not be measured{}{}",
             differs + if a.strict { noisy } else { 0 },
             reports.len(),
             if a.strict && noisy > 0 {
@@ -929,6 +980,23 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Why the profiled `run --once` child stopped: its `error:` lines (the launch it was at),
+/// or `None` when it printed none.
+fn child_error(r: &ncu::Run) -> Option<String> {
+    let lines: Vec<&str> = r
+        .stderr
+        .lines()
+        .chain(r.stdout.lines())
+        .filter_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("error:")
+                .or_else(|| l.strip_prefix("Error:"))
+                .map(str::trim)
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
 /// A scratch folder removed when dropped.
@@ -1003,6 +1071,9 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
                 label(&r.kernel, &r.args)
             ),
         ];
+        if r.comparison.verdict == Verdict::Failed {
+            row.extend(shown.iter().map(|_| "-".to_string()));
+        }
         for c in shown.iter().filter_map(|&k| r.comparison.rows.get(k)) {
             let m = c.measured.map(|m| m.round() as u64);
             row.push(match (c.compared, c.predicted, m) {
@@ -1022,6 +1093,7 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
                 Verdict::KnownNoise if strict => "NOISY (fails: --strict)",
                 Verdict::KnownNoise => "noisy",
                 Verdict::Differs => "DIFFERS",
+                Verdict::Failed => "FAILED",
             }
             .into(),
         );
@@ -1087,10 +1159,14 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
         .count();
     let count = |v: Verdict| reports.iter().filter(|r| r.comparison.verdict == v).count();
     t += &format!(
-        "{exact} of {} launches exact, {} noisy, {} differ. Cells: the measured value where it equals the prediction, predicted≠measured where not; DRAM bytes and shared-load instructions are shown, not compared.\n",
+        "{exact} of {} launches exact, {} noisy, {} differ{}. Cells: the measured value where it equals the prediction, predicted≠measured where not; DRAM bytes and shared-load instructions are shown, not compared.\n",
         reports.len(),
         count(Verdict::KnownNoise),
-        count(Verdict::Differs)
+        count(Verdict::Differs),
+        match count(Verdict::Failed) {
+            0 => String::new(),
+            n => format!(", {n} failed (their notes say why)"),
+        }
     );
     t += &format!(
         "Rule: requests, sectors and wavefronts must be equal, no tolerance; 'noisy' = only the hardware shared-load wavefronts differ, above the model, while ncu's instrumented count (SourceCounters) equals the prediction: the H100's known overcount for loads at block start{}.\n",

@@ -297,6 +297,21 @@ pub struct Run {
 /// Errors: [`Error::Ncu`] when ncu cannot be started or reports an error,
 /// [`Error::NcuPermission`].
 pub fn run(ncu: &Path, ncu_args: &[String], program: &Path, args: &[String]) -> Result<Run> {
+    let run = run_unchecked(ncu, ncu_args, program, args)?;
+    check_output(&format!("{}\n{}", run.stdout, run.stderr))?;
+    Ok(run)
+}
+
+/// [`run`] without [`check_output`]: the output of a run that reported errors (a profiled
+/// program that stopped part way), for the caller to read what it measured.
+///
+/// Errors: [`Error::Ncu`] when ncu cannot be started; [`Error::NcuPermission`].
+pub fn run_unchecked(
+    ncu: &Path,
+    ncu_args: &[String],
+    program: &Path,
+    args: &[String],
+) -> Result<Run> {
     let mut cmd = Command::new(ncu);
     cmd.args(ncu_args).arg(program).args(args);
     let mut command = vec![ncu.display().to_string()];
@@ -312,7 +327,11 @@ pub fn run(ncu: &Path, ncu_args: &[String], program: &Path, args: &[String]) -> 
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         status: out.status.code(),
     };
-    check_output(&format!("{}\n{}", run.stdout, run.stderr))?;
+    if let Err(e @ Error::NcuPermission(_)) =
+        check_output(&format!("{}\n{}", run.stdout, run.stderr))
+    {
+        return Err(e);
+    }
     Ok(run)
 }
 
@@ -344,6 +363,9 @@ pub enum Verdict {
     KnownNoise,
     /// Anything else.
     Differs,
+    /// The launch could not be planned, run or measured (its note says why); nothing was
+    /// compared.
+    Failed,
 }
 
 impl Verdict {
@@ -365,6 +387,19 @@ pub struct Comparison {
     pub instrumented: Option<BTreeMap<&'static str, f64>>,
     /// Sentences explaining a noisy or differing verdict.
     pub notes: Vec<String>,
+}
+
+impl Comparison {
+    /// The comparison of a launch that could not be measured: no rows, verdict
+    /// [`Verdict::Failed`], `why` as its note.
+    pub fn failed(why: String) -> Comparison {
+        Comparison {
+            rows: Vec::new(),
+            verdict: Verdict::Failed,
+            instrumented: None,
+            notes: vec![why],
+        }
+    }
 }
 
 /// Compares `predicted` with one kernel's hardware counters `measured` (and, when collected,
