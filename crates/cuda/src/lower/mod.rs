@@ -24,6 +24,7 @@ mod ops;
 mod place;
 mod stmt;
 mod texture;
+mod unroll;
 
 pub(crate) use host::is_host_function_body;
 pub(crate) use literal::parse_float_literal;
@@ -132,6 +133,8 @@ struct FnState {
     depth: usize,
     /// An `auto` declaration's initializer, lowered once to learn its type: (node id, value).
     auto_init: Option<(usize, Expr)>,
+    /// Induction variables of the enclosing `for` loops nvcc unrolls fully ([`unroll`]).
+    unrolled: Vec<Slot>,
 }
 
 /// Deepest nesting of statements and expressions inside one function that the front end

@@ -194,7 +194,7 @@ impl<'t> Lowerer<'t> {
                         read_only,
                     }) => {
                         if let ExprKind::PrivateAddr(off) = addr.kind {
-                            if const_eval(&idx).is_none() {
+                            if const_eval(&idx).is_none() && !self.constant_when_unrolled(&idx) {
                                 let at = self.loc(arg);
                                 self.mark_local(
                                     off,

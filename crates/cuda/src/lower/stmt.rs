@@ -98,11 +98,18 @@ impl<'t> Lowerer<'t> {
                     Some(u) => Some(self.rvalue(u, src)?),
                     None => None,
                 };
+                let unrolled =
+                    self.unrolled_induction(n, init.as_ref(), cond.as_ref(), step.as_ref(), src);
+                self.st.unrolled.extend(unrolled);
                 let body = self.stmt(
                     n.child_by_field_name("body")
                         .ok_or_else(|| self.err_at(n, "for without a body"))?,
                     src,
-                )?;
+                );
+                if unrolled.is_some() {
+                    self.st.unrolled.pop();
+                }
+                let body = body?;
                 self.st.scopes.pop();
                 let lp = Stmt::Loop {
                     cond,
