@@ -128,3 +128,26 @@ fn explain_draws_every_word_of_a_wide_local_access() {
         }
     }
 }
+
+/// PTX without `.loc` has no source line: the table names the file alone (the PTX column
+/// gives the instruction's line), not `file:0:0`.
+#[test]
+fn sites_without_a_source_line_name_the_file_alone() {
+    let (ok, out, err) = warpscope(&[
+        "analyze",
+        &format!("{DIR}local_wide.ptx"),
+        "--kernel",
+        "local_f32",
+        "--grid",
+        "64",
+        "--block",
+        "256",
+        "--arg",
+        "param_1=3",
+        "--cc",
+        "9.0",
+    ]);
+    assert!(ok, "{err}");
+    assert!(!out.contains(":0:0"), "{out}");
+    assert!(out.contains("local_wide.ptx ┆ st.local.f32"), "{out}");
+}

@@ -170,11 +170,10 @@ fn site_table(a: &Analysis, archs: &[usize], color: bool) -> Table {
         };
         let mut row = vec![
             Cell::new(i).set_alignment(CellAlignment::Right),
-            Cell::new(format!(
-                "{}:{}:{}",
+            Cell::new(position(
                 s0.file.as_deref().unwrap_or(&a.source),
                 s0.line,
-                s0.column
+                s0.column,
             )),
             Cell::new(&s0.text),
             Cell::new(format!("{:?}", s0.op).to_lowercase()),
@@ -353,11 +352,9 @@ pub fn render_advice(a: &Analysis, color: bool) -> String {
     for s in &a.advice {
         for adv in &s.advice {
             out.push_str(&format!(
-                "{bold}advice{reset} #{} {}:{}:{} {} ({} B {}) — {}: {}\n",
+                "{bold}advice{reset} #{} {} {} ({} B {}) — {}: {}\n",
                 s.row,
-                a.source,
-                s.line,
-                s.column,
+                position(&a.source, s.line, s.column),
                 s.text,
                 s.width,
                 format!("{:?}", s.space).to_lowercase(),
@@ -442,5 +439,15 @@ fn cells(c: &Counters, space: Space, color: bool) -> [Cell; 3] {
             }
             [req, tx, eff]
         }
+    }
+}
+
+/// `file:line:col`, or `file` alone for an instruction the compiler gave no source line
+/// (PTX without `.loc`, or nvcc's line 0): the PTX column then says where it is.
+fn position(file: &str, line: u32, column: u32) -> String {
+    if line == 0 {
+        file.to_string()
+    } else {
+        format!("{file}:{line}:{column}")
     }
 }
