@@ -890,46 +890,37 @@ fn build_launch(
             });
             continue;
         }
-        if let Some(fs) = fields.get(k).and_then(Option::as_ref) {
-            let bytes =
-                encode_aggregate(&name(k), &label(k), fs, p.bytes, args[k], &field_args[k])?;
-            descs.push(ParamDesc {
-                name: name(k),
-                ty,
-                alloc: None,
-                elem_size: 0,
-                bytes: bytes.clone(),
-            });
-            launch.args.push(bytes);
-            continue;
-        }
-        if let Some((path, _)) = field_args[k].first() {
-            bail!(
-                "--arg {}.{path}: kernel parameter {} is not a struct whose fields warpscope \
-                 can find in the source; pass --arg {}=VALUE",
-                name(k),
-                label(k),
-                name(k)
-            );
-        }
-        let Some(v) = args[k] else {
-            bail!(
-                "kernel parameter {} has no value: pass --arg {}=VALUE",
-                label(k),
-                name(k)
-            );
+        let bytes = if let Some(fs) = fields.get(k).and_then(Option::as_ref) {
+            encode_aggregate(&name(k), &label(k), fs, p.bytes, args[k], &field_args[k])?
+        } else {
+            if let Some((path, _)) = field_args[k].first() {
+                bail!(
+                    "--arg {}.{path}: kernel parameter {} is not a struct whose fields warpscope \
+                     can find in the source; pass --arg {}=VALUE",
+                    name(k),
+                    label(k),
+                    name(k)
+                );
+            }
+            let Some(v) = args[k] else {
+                bail!(
+                    "kernel parameter {} has no value: pass --arg {}=VALUE",
+                    label(k),
+                    name(k)
+                );
+            };
+            let float = p.ty.starts_with('f')
+                || types.get(k).is_some_and(|t| t == "float" || t == "double");
+            encode_scalar(v, p.bytes, float).ok_or_else(|| {
+                anyhow!(
+                    "--arg {}={v}: {} takes a {}-byte {}; '{v}' is not one",
+                    name(k),
+                    label(k),
+                    p.bytes,
+                    if float { "float" } else { "integer" }
+                )
+            })?
         };
-        let float =
-            p.ty.starts_with('f') || types.get(k).is_some_and(|t| t == "float" || t == "double");
-        let bytes = encode_scalar(v, p.bytes, float).ok_or_else(|| {
-            anyhow!(
-                "--arg {}={v}: {} takes a {}-byte {}; '{v}' is not one",
-                name(k),
-                label(k),
-                p.bytes,
-                if float { "float" } else { "integer" }
-            )
-        })?;
         descs.push(ParamDesc {
             name: name(k),
             ty,
