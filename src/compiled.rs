@@ -891,7 +891,18 @@ fn build_launch(
             continue;
         }
         let bytes = if let Some(fs) = fields.get(k).and_then(Option::as_ref) {
-            encode_aggregate(&name(k), &label(k), fs, p.bytes, args[k], &field_args[k])?
+            let given: Vec<(String, &str)> = field_args[k]
+                .iter()
+                .map(|&(path, v)| (path.to_string(), v))
+                .collect();
+            warpscope_cuda::encode_struct_arg(
+                &name(k),
+                types.get(k).map_or("", String::as_str),
+                p.bytes,
+                fs,
+                args[k].is_some(),
+                &given,
+            )?
         } else {
             if let Some((path, _)) = field_args[k].first() {
                 bail!(
@@ -971,74 +982,6 @@ fn declared_as_object(source: &str, name: &str) -> bool {
                 ident == name
             })
         })
-}
-
-/// The bytes of a struct parameter passed by value (`bytes` long, as the PTX declares it)
-/// from `--arg NAME.FIELD=V` for its scalars (`fields`, the source's layout); fields not
-/// given are 0.
-///
-/// Errors: a whole-value `--arg NAME=V`, no field given, an unknown field (the fields are
-/// listed), a value that does not fit its field.
-fn encode_aggregate(
-    name: &str,
-    label: &str,
-    fields: &[warpscope_cuda::ScalarField],
-    bytes: u64,
-    whole: Option<&str>,
-    given: &[(&str, &str)],
-) -> Result<Vec<u8>> {
-    let listing = || {
-        let mut v: Vec<String> = fields
-            .iter()
-            .take(12)
-            .map(|f| {
-                format!(
-                    "{name}.{} ({}-byte {} at +{})",
-                    f.path,
-                    f.bytes,
-                    if f.float { "float" } else { "integer" },
-                    f.offset
-                )
-            })
-            .collect();
-        if fields.len() > 12 {
-            v.push(format!("… {} more", fields.len() - 12));
-        }
-        v.join(", ")
-    };
-    if whole.is_some() || given.is_empty() {
-        bail!(
-            "kernel parameter {label} is a struct passed by value ({bytes} bytes): give the \
-             fields the kernel reads as --arg {name}.FIELD=VALUE (the others are 0); its \
-             fields: {}",
-            listing()
-        );
-    }
-    let mut out = vec![0u8; bytes as usize];
-    for (path, v) in given {
-        let f = fields.iter().find(|f| f.path == *path).ok_or_else(|| {
-            anyhow!(
-                "--arg {name}.{path}: the struct has no field '{path}'; its fields: {}",
-                listing()
-            )
-        })?;
-        let enc = encode_scalar(v, f.bytes, f.float).ok_or_else(|| {
-            anyhow!(
-                "--arg {name}.{path}={v}: the field is a {}-byte {}; '{v}' is not one",
-                f.bytes,
-                if f.float { "float" } else { "integer" }
-            )
-        })?;
-        let at = f.offset as usize;
-        let Some(slot) = out.get_mut(at..at + enc.len()) else {
-            bail!(
-                "--arg {name}.{path}: the field at +{at} lies past the {bytes}-byte parameter \
-                 the PTX declares (the source's layout and the compiled one differ)"
-            );
-        };
-        slot.copy_from_slice(&enc);
-    }
-    Ok(out)
 }
 
 fn encode_scalar(v: &str, bytes: u64, float: bool) -> Option<Vec<u8>> {

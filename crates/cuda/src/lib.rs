@@ -475,61 +475,6 @@ impl Kernel {
         matches!(p.ty, Ty::Float(_) | Ty::Bool | Ty::Int { .. }).then(|| scalar_bytes(v, &p.ty))
     }
 
-    /// The bytes of struct parameter `name` of type `ty` from `--arg NAME.FIELD=V` for its
-    /// scalars (`given`: path, value); fields not given are 0.
-    ///
-    /// Errors ([`Error::Argument`]): a whole value (`whole`), no field given, an unknown
-    /// field (the fields are listed with their offsets), a value its field cannot hold.
-    fn encode_struct(
-        &self,
-        name: &str,
-        ty: &Ty,
-        whole: bool,
-        given: &[(String, &str)],
-    ) -> Result<Vec<u8>> {
-        let structs = &self.prog.structs;
-        let parts = structs.scalar_parts(ty, usize::MAX);
-        let listing = || {
-            let mut v: Vec<String> = parts
-                .iter()
-                .take(12)
-                .map(|(path, off, t)| format!("{name}.{path} ({} at +{off})", structs.name(t)))
-                .collect();
-            if parts.len() > 12 {
-                v.push(format!("… {} more", parts.len() - 12));
-            }
-            v.join(", ")
-        };
-        if whole || given.is_empty() {
-            return Err(Error::Argument(format!(
-                "kernel parameter '{name}' is a struct {} passed by value ({} bytes): give the fields the kernel reads as --arg {name}.FIELD=VALUE (the others are 0); its fields: {}",
-                structs.name(ty),
-                structs.size(ty),
-                listing()
-            )));
-        }
-        let mut out = vec![0u8; structs.size(ty) as usize];
-        for (path, v) in given {
-            let Some((_, off, t)) = parts.iter().find(|(p, _, _)| p == path) else {
-                return Err(Error::Argument(format!(
-                    "--arg {name}.{path}: {} has no field '{path}'; its fields: {}",
-                    structs.name(ty),
-                    listing()
-                )));
-            };
-            let bits = parse_scalar(v, t).ok_or_else(|| {
-                Error::Argument(format!(
-                    "--arg {name}.{path}={v}: the field is a {}; '{v}' is not one",
-                    structs.name(t)
-                ))
-            })?;
-            let bytes = scalar_bytes(bits, t);
-            let at = *off as usize;
-            out[at..at + bytes.len()].copy_from_slice(&bytes);
-        }
-        Ok(out)
-    }
-
     /// Builds a launch configuration from user input: scalar arguments by parameter name
     /// (`args`: name, value text), allocation sizes of pointer parameters in elements
     /// (`allocs`), the grid and block shape, `extern __shared__` bytes and the loop limit.
@@ -599,7 +544,15 @@ impl Kernel {
                     })
                     .collect();
                 let whole = args.iter().any(|(n, _)| n == &p.name);
-                aggregates[i] = Some(self.encode_struct(&p.name, &p.ty, whole, &given)?);
+                let structs = &self.prog.structs;
+                aggregates[i] = Some(encode_struct_arg(
+                    &p.name,
+                    &structs.name(&p.ty),
+                    structs.size(&p.ty),
+                    &structs.scalar_fields(&p.ty, usize::MAX),
+                    whole,
+                    &given,
+                )?);
                 values.push(0);
                 continue;
             }
@@ -1061,6 +1014,65 @@ fn strip_tag(name: &str) -> &str {
         .find_map(|k| name.strip_prefix(k))
         .unwrap_or(name)
         .trim()
+}
+
+/// The bytes (`size` long) of the struct kernel parameter `param`, of type `struct_name`,
+/// passed by value, from `--arg PARAM.FIELD=V` for its scalars (`given`: field path, value
+/// text; `fields` as [`Source::type_fields`] gives them); fields not given are 0. Both front
+/// ends encode struct arguments with it.
+///
+/// Errors ([`Error::Argument`]): a whole value (`whole`), no field given, an unknown field
+/// (the fields are listed with their types and offsets), a value its field cannot hold, a
+/// field past `size` bytes.
+pub fn encode_struct_arg(
+    param: &str,
+    struct_name: &str,
+    size: u64,
+    fields: &[ScalarField],
+    whole: bool,
+    given: &[(String, &str)],
+) -> Result<Vec<u8>> {
+    let listing = || {
+        let mut v: Vec<String> = fields
+            .iter()
+            .take(12)
+            .map(|f| format!("{param}.{} ({} at +{})", f.path, f.type_name, f.offset))
+            .collect();
+        if fields.len() > 12 {
+            v.push(format!("… {} more", fields.len() - 12));
+        }
+        v.join(", ")
+    };
+    if whole || given.is_empty() {
+        return Err(Error::Argument(format!(
+            "kernel parameter '{param}' is a struct {struct_name} passed by value ({size} bytes): give the fields the kernel reads as --arg {param}.FIELD=VALUE (the others are 0); its fields: {}",
+            listing()
+        )));
+    }
+    let mut out = vec![0u8; size as usize];
+    for (path, v) in given {
+        let Some(f) = fields.iter().find(|f| &f.path == path) else {
+            return Err(Error::Argument(format!(
+                "--arg {param}.{path}: {struct_name} has no field '{path}'; its fields: {}",
+                listing()
+            )));
+        };
+        let bits = parse_scalar(v, &f.ty).ok_or_else(|| {
+            Error::Argument(format!(
+                "--arg {param}.{path}={v}: the field is a {}; '{v}' is not one",
+                f.type_name
+            ))
+        })?;
+        let bytes = scalar_bytes(bits, &f.ty);
+        let at = f.offset as usize;
+        let Some(slot) = out.get_mut(at..at + bytes.len()) else {
+            return Err(Error::Argument(format!(
+                "--arg {param}.{path}: the field at +{at} lies past the parameter's {size} bytes (the source's layout and the compiled one differ)"
+            )));
+        };
+        slot.copy_from_slice(&bytes);
+    }
+    Ok(out)
 }
 
 /// The bytes of scalar value `v` of type `t` as the kernel receives it, little-endian (values

@@ -332,6 +332,10 @@ pub struct ScalarField {
     pub offset: u64,
     pub bytes: u64,
     pub float: bool,
+    /// Its type (a scalar: integer, float, bool or pointer).
+    pub ty: Ty,
+    /// The type as C spells it (`int`, `float`).
+    pub type_name: String,
 }
 
 impl Structs {
@@ -345,6 +349,8 @@ impl Structs {
                 offset,
                 bytes: self.size(&ty),
                 float: ty.is_float(),
+                type_name: self.name(&ty),
+                ty,
             })
             .collect()
     }
