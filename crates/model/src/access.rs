@@ -93,4 +93,11 @@ impl WarpAccess {
     pub fn active_lanes(&self) -> u32 {
         self.mask.count_ones()
     }
+
+    /// Whether this access starts a warp instruction's execution: false for the further
+    /// requests of a texture fetch or surface access and the further words of a wide local
+    /// access (see [`WarpAccess::read_only`]).
+    pub fn starts_execution(&self) -> bool {
+        !(self.read_only && self.space != Space::Global)
+    }
 }

@@ -113,7 +113,7 @@ pub fn cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
         Space::Constant => crate::constant::cost(arch, access),
         Space::Texture | Space::Surface => crate::texture::cost(access),
     };
-    c.executions = u64::from(!(access.read_only && access.space != Space::Global));
+    c.executions = u64::from(access.starts_execution());
     c.bytes_requested = access.active_lanes() as u64 * access.width as u64;
     c.misaligned_lanes = access
         .active()

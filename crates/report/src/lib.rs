@@ -684,7 +684,9 @@ pub struct SiteTraffic {
     pub space: Space,
     /// Load, store or atomic.
     pub op: Op,
-    /// Bytes the L1 served (0 where the access bypasses L1).
+    /// Bytes the SM's first-level cache served: the L1, or on 1.x–3.x the separate texture
+    /// cache for texture fetches (and `__ldg` loads on 3.5/3.7); 0 where the access bypasses
+    /// both.
     pub l1_bytes: u64,
     /// Bytes asked of L2 (32 per sector).
     pub l2_bytes: u64,

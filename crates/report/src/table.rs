@@ -272,7 +272,7 @@ pub fn render_traffic(t: &crate::TrafficReport) -> String {
     tb.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
         .force_no_tty();
-    tb.set_header(vec!["site", "access", "op", "L1", "L2", "DRAM (reads)"]);
+    tb.set_header(vec!["site", "access", "op", "L1/tex", "L2", "DRAM (reads)"]);
     for s in &t.sites {
         tb.add_row(vec![
             Cell::new(format!("{}:{}", s.line, s.column)),
@@ -293,10 +293,21 @@ pub fn render_traffic(t: &crate::TrafficReport) -> String {
             String::new()
         }
     };
+    // From 5.x on the texture cache is the L1; before, a cache of its own.
+    let texture = if l.texture.hits + l.texture.misses > 0 {
+        format!(
+            "; texture cache{} {}{}",
+            if l.cc.major >= 5 { " (in L1)" } else { "" },
+            bytes(l.texture.bytes),
+            hit(l.texture.hits, l.texture.misses)
+        )
+    } else {
+        String::new()
+    };
     let b = &l.bounds;
     format!(
         "\ntraffic below the request on {} (CC {}), {} profile, {:.0} GB/s achievable DRAM:\n{tb}\n\
-         launch: requested {}, transactions {}; L1 {}{}; L2 {}{}; DRAM read {} (of which \
+         launch: requested {}, transactions {}; L1 {}{}{texture}; L2 {}{}; DRAM read {} (of which \
          read-modify-write {}), written {}\n\
          time bounds: DRAM {:.2} µs, L2 {:.2} µs, L1 {:.2} µs, latency {:.2} µs → predicted {:.2} µs \
          ({}-bound), effective bandwidth {:.1} GB/s (bytes requested ÷ time)\n",

@@ -15,6 +15,9 @@
 //!   192 on A100, 256 on H100/H200/B200, 128 on Ada and RTX Blackwell): with no shared memory
 //!   in use, the driver's carveout leaves (almost) all of it to L1. A kernel that uses shared
 //!   memory has less; the model does not know the carveout and says so.
+//!
+//! What `texture_cache` holds: the texture cache where it is not the L1 (see
+//! [`TextureCache`]); from 5.x on textures share the unified L1/texture cache.
 
 use crate::Error;
 use serde::Serialize;
@@ -81,6 +84,9 @@ pub struct Gpu {
     /// L1 data-cache capacity per SM that the model simulates, bytes (see the module doc for
     /// what is taken on each generation; 0 = no L1 for global memory).
     pub l1_bytes_per_sm: u64,
+    /// The texture cache, where it is a cache of its own (1.x–3.x); `None` from 5.x on, where
+    /// texture fetches go through the unified L1/texture cache of `l1_bytes_per_sm`.
+    pub texture_cache: Option<TextureCache>,
     /// L2 capacity, bytes, shared by all SMs (0 on 1.x, which has no L2 for global memory).
     pub l2_bytes: u64,
     /// DRAM peak bandwidth, GB/s (1e9 B/s), as the datasheet states it.
@@ -93,6 +99,25 @@ pub struct Gpu {
     pub clock_mhz: u32,
     /// Where the row's numbers come from (datasheet / whitepaper titles, measurements).
     pub source: &'static str,
+}
+
+/// A texture cache separate from the L1: one per `sms` SMs (a TPC on 1.x, an SM on 2.x/3.x),
+/// of `bytes` bytes, caching texture fetches (and on 3.5/3.7 `__ldg` loads: the read-only
+/// data cache is the texture cache [PG "Compute Capability 3.x", Global Memory]).
+///
+/// Sizes: [PG] table "Technical Specifications per Compute Capability", row "Cache working
+/// set per multiprocessor for texture memory": 6–8 KB on 1.x (taken as 8 KB for each SM the
+/// TPC's cache serves), 12 KB on 2.x [PG "Compute Capability 2.x": the texture cache is
+/// independent of the L1], 48 KB on 3.5/3.7 (the read-only data cache [PG "Compute Capability
+/// 3.x"]). Not measured here (no such GPU is lent): associativity and line size are assumed
+/// as the L1's (4 ways, 128-byte lines of 32-byte sectors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct TextureCache {
+    /// Capacity of one cache, bytes.
+    pub bytes: u64,
+    /// SMs sharing one cache (SM *k* uses cache *k* / `sms`): 2 on G80 and 3 on GT200 (a TPC
+    /// [G80 and GT200 technical briefs]), 1 on 2.x and 3.x.
+    pub sms: u32,
 }
 
 impl Gpu {
@@ -143,6 +168,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(1, 0),
         sms: 16,
         l1_bytes_per_sm: 0,
+        texture_cache: Some(TextureCache { bytes: 16 * KIB, sms: 2 }),
         l2_bytes: 0,
         dram_gbps: 76.8,
         bus_bits: 384,
@@ -159,6 +185,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(1, 3),
         sms: 30,
         l1_bytes_per_sm: 0,
+        texture_cache: Some(TextureCache { bytes: 24 * KIB, sms: 3 }),
         l2_bytes: 0,
         dram_gbps: 102.4,
         bus_bits: 512,
@@ -175,6 +202,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(2, 0),
         sms: 14,
         l1_bytes_per_sm: 16 * KIB,
+        texture_cache: Some(TextureCache { bytes: 12 * KIB, sms: 1 }),
         l2_bytes: 768 * KIB,
         dram_gbps: 144.0,
         bus_bits: 384,
@@ -191,6 +219,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(3, 5),
         sms: 15,
         l1_bytes_per_sm: 16 * KIB,
+        texture_cache: Some(TextureCache { bytes: 48 * KIB, sms: 1 }),
         l2_bytes: 1536 * KIB,
         dram_gbps: 288.0,
         bus_bits: 384,
@@ -206,6 +235,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(6, 0),
         sms: 56,
         l1_bytes_per_sm: 24 * KIB,
+        texture_cache: None,
         l2_bytes: 4 * MIB,
         dram_gbps: 732.0,
         bus_bits: 4096,
@@ -221,6 +251,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(7, 0),
         sms: 80,
         l1_bytes_per_sm: 128 * KIB,
+        texture_cache: None,
         l2_bytes: 6 * MIB,
         dram_gbps: 900.0,
         bus_bits: 4096,
@@ -236,6 +267,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(7, 5),
         sms: 40,
         l1_bytes_per_sm: 96 * KIB,
+        texture_cache: None,
         l2_bytes: 4 * MIB,
         dram_gbps: 320.0,
         bus_bits: 256,
@@ -251,6 +283,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(8, 0),
         sms: 108,
         l1_bytes_per_sm: 192 * KIB,
+        texture_cache: None,
         l2_bytes: 40 * MIB,
         dram_gbps: 2039.0,
         bus_bits: 5120,
@@ -266,6 +299,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(8, 0),
         sms: 108,
         l1_bytes_per_sm: 192 * KIB,
+        texture_cache: None,
         l2_bytes: 40 * MIB,
         dram_gbps: 1555.0,
         bus_bits: 5120,
@@ -281,6 +315,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(9, 0),
         sms: 132,
         l1_bytes_per_sm: 256 * KIB,
+        texture_cache: None,
         l2_bytes: 50 * MIB,
         dram_gbps: 3350.0,
         bus_bits: 5120,
@@ -297,6 +332,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(9, 0),
         sms: 114,
         l1_bytes_per_sm: 256 * KIB,
+        texture_cache: None,
         l2_bytes: 50 * MIB,
         dram_gbps: 2039.0,
         bus_bits: 5120,
@@ -314,6 +350,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(9, 0),
         sms: 132,
         l1_bytes_per_sm: 256 * KIB,
+        texture_cache: None,
         l2_bytes: 50 * MIB,
         dram_gbps: 4800.0,
         bus_bits: 6144,
@@ -330,6 +367,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(8, 9),
         sms: 142,
         l1_bytes_per_sm: 128 * KIB,
+        texture_cache: None,
         l2_bytes: 96 * MIB,
         dram_gbps: 864.0,
         bus_bits: 384,
@@ -347,6 +385,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(10, 0),
         sms: 148,
         l1_bytes_per_sm: 256 * KIB,
+        texture_cache: None,
         l2_bytes: 126 * MIB,
         dram_gbps: 8000.0,
         bus_bits: 8192,
@@ -364,6 +403,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(8, 9),
         sms: 128,
         l1_bytes_per_sm: 128 * KIB,
+        texture_cache: None,
         l2_bytes: 72 * MIB,
         dram_gbps: 1008.0,
         bus_bits: 384,
@@ -379,6 +419,7 @@ static GPUS: [Gpu; 16] = [
         cc: cc(12, 0),
         sms: 170,
         l1_bytes_per_sm: 128 * KIB,
+        texture_cache: None,
         l2_bytes: 96 * MIB,
         dram_gbps: 1792.0,
         bus_bits: 512,
@@ -463,6 +504,11 @@ mod tests {
                 g.name
             );
             assert!((500..=3000).contains(&g.clock_mhz), "{}", g.name);
+            // A texture cache of its own before 5.x, the unified L1/texture cache after.
+            assert_eq!(g.texture_cache.is_some(), g.cc.major < 5, "{}", g.name);
+            if let Some(tc) = g.texture_cache {
+                assert!(g.sms % tc.sms == 0 && tc.bytes >= 8 * KIB, "{}", g.name);
+            }
             if g.cc.major == 1 {
                 assert_eq!((g.l1_bytes_per_sm, g.l2_bytes), (0, 0), "{}", g.name);
             } else {

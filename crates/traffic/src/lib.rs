@@ -1,9 +1,10 @@
 //! warpscope's traffic model: below the request. Given the warp accesses of a kernel launch
 //! in the order warps are scheduled, it predicts the bytes moved at each level — per-SM L1
-//! (where the capability and flags cache the access), the GPU's shared L2, DRAM reads and
-//! writes — and a time and effective bandwidth for a named GPU.
+//! (where the capability and flags cache the access), the texture cache (the L1 from 5.x
+//! on, a cache per TPC or SM before), the GPU's shared L2, DRAM reads and writes — and a
+//! time and effective bandwidth for a named GPU.
 //!
-//! - [`gpus`]: the GPU table (CC, SMs, L1/L2 sizes, DRAM peak and bus width) with sources;
+//! - [`gpus`]: the GPU table (CC, SMs, L1/texture/L2 sizes, DRAM peak and bus width) with sources;
 //!   [`gpus::lookup`] finds a GPU by name or alias.
 //! - [`profile`]: the achievable rates and DRAM behaviour of a GPU ([`Profile`]): datasheet
 //!   defaults, or a calibration read from JSON.
@@ -66,7 +67,7 @@ pub mod profile;
 #[cfg(test)]
 mod experiments;
 
-pub use gpus::{Gpu, MemoryType};
+pub use gpus::{Gpu, MemoryType, TextureCache};
 pub use model::{AccessTraffic, Bounds, Level, Limit, Traffic, TrafficModel};
 pub use profile::Profile;
 

@@ -33,6 +33,10 @@
 //!     request, no extra DRAM bytes].
 //! - **1.x** has no cache for global memory [PG5 F.3]: every transaction of the coalescing
 //!   rules ([`warpscope_model::cost()`]) goes to DRAM, loads as reads and stores as writes.
+//! - **Texture cache**: from 5.x on it is the L1 above. On 1.x–3.x it is a cache of its own
+//!   ([`Gpu::texture_cache`]: one per TPC on 1.x, where a miss reads its 32-byte sector from
+//!   DRAM; one per SM on 2.x/3.x, missing to L2) for texture fetches and surface loads, and
+//!   on 3.5/3.7 for `__ldg` loads, which read through it [PG "Compute Capability 3.x"].
 //!
 //! The L2 sees accesses in the order given (block order, which is dispatch order); the
 //! interleaving of concurrently running blocks is not modelled, nor are L2 partitions (H100
@@ -51,7 +55,8 @@
 //!   warps, one dependent load per warp per round, each round one `latency_ns`: time = the
 //!   busiest SM's warp-loads / min(resident warps, warps it runs) × latency. This is what
 //!   keeps a one-float-per-thread copy below the streaming bandwidth (2393 vs 2854 GB/s on
-//!   H100). Loads are assumed dependent, stores fire-and-forget.
+//!   H100). Loads are assumed dependent, stores fire-and-forget; a texture fetch is one
+//!   load however many requests it takes.
 //!
 //! Overlap between the levels is assumed perfect (max, not sum). On 1.x the DRAM bound is
 //! transaction bytes / `copy_gbps`, which gives Harris's 1/8 on CC 1.0 \[HB\].
@@ -67,6 +72,8 @@ use warpscope_model::{Arch, ComputeCapability, Config, L1Mode, Op, Space, WarpAc
 const SECTOR: u64 = 32;
 const FULL: u32 = u32::MAX;
 const L1_WAYS: usize = 4;
+/// Ways of a separate texture cache (1.x–3.x): assumed as the L1's.
+const TEXTURE_WAYS: usize = 4;
 const L2_WAYS: usize = 16;
 
 /// Bytes, hits and misses at one cache level. `hits` and `misses` count 32-byte sectors
@@ -136,9 +143,12 @@ pub struct Traffic {
     pub transaction_bytes: u64,
     /// Per-SM L1s, summed (global, local, texture and surface accesses).
     pub l1: Level,
-    /// Of [`Traffic::l1`], the lookups of texture fetches and surface loads: Nsight
-    /// Compute's `l1tex__t_sectors_pipe_tex_lookup_hit`/`_miss`; `bytes` are their
-    /// sectors' bytes (`l1tex__t_sectors_pipe_tex` × 32, surface stores included).
+    /// Lookups of the texture cache: texture fetches and surface loads (and on 3.5/3.7
+    /// `__ldg` loads, which read through it); `bytes` are their sectors' bytes (surface
+    /// stores included). From 5.x on the texture cache is the L1, so these are part of
+    /// [`Traffic::l1`] and equal Nsight Compute's `l1tex__t_sectors_pipe_tex_lookup_hit`/
+    /// `_miss` (`l1tex__t_sectors_pipe_tex` × 32); on 1.x–3.x it is a cache of its own
+    /// ([`crate::TextureCache`]) and not part of [`Traffic::l1`].
     pub texture: Level,
     /// The shared L2.
     pub l2: Level,
@@ -178,7 +188,8 @@ impl Traffic {
 /// Write-backs happen later, at eviction, and are counted per launch only (in [`Traffic`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct AccessTraffic {
-    /// Bytes the L1 served for it.
+    /// Bytes the SM's first-level cache served for it: the L1, or on 1.x–3.x the separate
+    /// texture cache for texture fetches (and `__ldg` loads on 3.5/3.7).
     pub l1_bytes: u64,
     /// Sector bytes it asked of L2.
     pub l2_bytes: u64,
@@ -206,6 +217,9 @@ enum Route {
     L1Lines,
     /// Load through L1 (or the read-only cache), missing sectors fetched.
     L1Sectors,
+    /// Load through the separate texture cache of 1.x–3.x, missing sectors fetched from L2
+    /// (from DRAM on 1.x).
+    TextureCache,
     /// Load served by L2 directly.
     L2Load,
     /// Store to L2.
@@ -223,6 +237,10 @@ pub struct TrafficModel {
     config: Config,
     profile: Profile,
     l1: Vec<LineCache<u8>>,
+    /// The separate texture caches of 1.x–3.x (one per `sms_per_texture_cache` SMs); empty
+    /// where textures go through the L1.
+    texture_caches: Vec<LineCache<u8>>,
+    sms_per_texture_cache: usize,
     l2: Option<LineCache<L2Line>>,
     // Per SM: warp-level global loads, blocks seen, last block seen.
     loads_per_sm: Vec<u64>,
@@ -246,12 +264,24 @@ impl TrafficModel {
         };
         let l2 = (has_caches && gpu.l2_bytes > 0).then(|| LineCache::new(gpu.l2_bytes, L2_WAYS));
         let sms = gpu.sms.max(1) as usize;
+        let (texture_caches, sms_per_texture_cache) = match gpu.texture_cache {
+            Some(tc) if tc.bytes > 0 => {
+                let per = tc.sms.max(1) as usize;
+                let caches = (0..sms.div_ceil(per))
+                    .map(|_| LineCache::new(tc.bytes, TEXTURE_WAYS))
+                    .collect();
+                (caches, per)
+            }
+            _ => (Vec::new(), 1),
+        };
         TrafficModel {
             gpu: *gpu,
             arch: *arch,
             config: *config,
             profile: profile.clone(),
             l1,
+            texture_caches,
+            sms_per_texture_cache,
             l2,
             loads_per_sm: vec![0; sms],
             blocks_per_sm: vec![0; sms],
@@ -303,10 +333,11 @@ impl TrafficModel {
     /// (here block *b* runs on SM *b* mod SMs, one after the other): `examples/texture.cu`'s
     /// conv_texture is 30 lookups off in 11.8 million (243,588 misses against 243,558), the
     /// random tex1Dfetch gather 6, the iota gather exact (`tests/texture.rs`).
-    /// Assumed, not measured: 2.x–4.x textures use the same per-SM cache as L1 (their
-    /// texture cache was separate); on 1.x textures go to DRAM like other accesses (the
-    /// per-TPC texture cache of 1.x is not modelled); surface store lookups (ncu counts
-    /// them as hits/misses too) are not counted.
+    /// On 1.x–3.x texture fetches (and `__ldg` loads on 3.5/3.7) go through the GPU's separate
+    /// texture cache instead ([`crate::TextureCache`]: one per TPC on 1.x, where a miss reads
+    /// its 32-byte sector from DRAM; one per SM on 2.x/3.x, missing to L2), sector by sector
+    /// as above; sizes from the Programming Guide, the rest assumed (no such GPU measured).
+    /// Surface store lookups (ncu counts them as hits/misses too) are not counted.
     pub fn add(&mut self, block_linear: u64, warp: u32, a: &WarpAccess) -> AccessTraffic {
         if a.mask == 0
             || !matches!(
@@ -323,7 +354,8 @@ impl TrafficModel {
             self.blocks_per_sm[sm] += 1;
         }
         self.warps_per_block = self.warps_per_block.max(warp + 1);
-        if a.op == Op::Load {
+        // The latency bound counts warp instructions, not the requests of one.
+        if a.op == Op::Load && a.starts_execution() {
             self.loads_per_sm[sm] += 1;
         }
         let mut buf = [(0u64, 0u32); 2 * WARP_SIZE];
@@ -342,12 +374,36 @@ impl TrafficModel {
         self.t.requests += requests;
         self.t.bytes_requested += u64::from(a.active_lanes()) * u64::from(a.width);
         self.t.transaction_bytes += transaction_bytes;
-        if texture_path {
+        let route = self.route(a);
+        if texture_path || route == Route::TextureCache {
             self.t.texture.bytes += transaction_bytes;
         }
 
         let mut out = AccessTraffic::default();
-        let route = self.route(a);
+        if route == Route::TextureCache {
+            out.l1_bytes = transaction_bytes;
+            let unit = sm / self.sms_per_texture_cache;
+            for &(s, _) in sectors {
+                let cache = &mut self.texture_caches[unit];
+                let acc = cache.access(s >> 2);
+                let bit = 1u8 << (s & 3);
+                let p = cache.payload_mut(acc.slot);
+                if *p & bit != 0 {
+                    self.t.texture.hits += 1;
+                    continue;
+                }
+                *p |= bit;
+                self.t.texture.misses += 1;
+                if self.l2.is_some() {
+                    self.l2_read(s, &mut out);
+                } else {
+                    self.t.dram_read_bytes += SECTOR;
+                    self.t.dram_time_bytes += SECTOR;
+                    out.dram_bytes += SECTOR;
+                }
+            }
+            return out;
+        }
         if route == Route::Uncached || self.l2.is_none() {
             let b = transaction_bytes;
             match a.op {
@@ -424,18 +480,26 @@ impl TrafficModel {
                     }
                 }
             }
-            Route::Uncached => unreachable!("handled above"),
+            Route::Uncached | Route::TextureCache => unreachable!("handled above"),
         }
         out
     }
 
     /// How `a` goes through the hierarchy on this capability.
     fn route(&self, a: &WarpAccess) -> Route {
-        if matches!(a.space, Space::Texture | Space::Surface) && self.arch.cc.major >= 2 {
+        if matches!(a.space, Space::Texture | Space::Surface) {
             return if a.op.writes() {
-                Route::Store
-            } else {
+                if self.l2.is_some() {
+                    Route::Store
+                } else {
+                    Route::Uncached
+                }
+            } else if !self.texture_caches.is_empty() {
+                Route::TextureCache
+            } else if self.arch.cc.major >= 2 {
                 Route::L1Sectors
+            } else {
+                Route::Uncached
             };
         }
         let local = a.space == Space::Local;
@@ -446,6 +510,8 @@ impl TrafficModel {
             GlobalPath::Uncached => Route::Uncached,
             _ if a.op.writes() => Route::Store,
             GlobalPath::L1Lines => Route::L1Lines,
+            // 3.5/3.7's read-only data cache is the texture cache.
+            GlobalPath::ReadOnly if !self.texture_caches.is_empty() => Route::TextureCache,
             GlobalPath::ReadOnly => Route::L1Sectors,
             GlobalPath::L2Segments => Route::L2Load,
             GlobalPath::Sectors => {
@@ -951,5 +1017,90 @@ mod tests {
             (0, 0, 4 * 32 * 2)
         );
         assert_eq!(t.l1.hits + t.l1.misses, 0);
+    }
+
+    /// One warp fetching texels 0–31 of row 0: 8 requests of one sector each, 8 distinct.
+    fn row_fetch() -> Vec<WarpAccess> {
+        texture_fetch(false, Op::Load, |l| (l, 0))
+    }
+
+    /// `(block, warp 0, access)` for every access of `reqs`.
+    fn in_block(block: u64, reqs: Vec<WarpAccess>) -> impl Iterator<Item = (u64, u32, WarpAccess)> {
+        reqs.into_iter().map(move |a| (block, 0, a))
+    }
+
+    /// 1.x: one texture cache per TPC (2 SMs on G80, 3 on GT200); a miss reads its 32-byte
+    /// sector from DRAM (no L2). Blocks on SMs of one TPC hit what a neighbour fetched.
+    #[test]
+    fn texture_cache_is_shared_by_the_sms_of_a_tpc_on_1x() {
+        let blocks = |n: u64| -> Vec<_> { (0..n).flat_map(|b| in_block(b, row_fetch())).collect() };
+        // C870: blocks 0 and 1 share TPC 0 (8 misses, then 8 hits), block 2 is on TPC 1.
+        let t = run("c870", &blocks(3));
+        assert_eq!((t.texture.hits, t.texture.misses), (8, 16));
+        assert_eq!((t.dram_read_bytes, t.texture.bytes), (16 * 32, 24 * 32));
+        assert_eq!((t.l1.hits + t.l1.misses, t.l2.bytes), (0, 0));
+        // C1060: blocks 0–2 share TPC 0, block 3 is on TPC 1.
+        let t = run("c1060", &blocks(4));
+        assert_eq!((t.texture.hits, t.texture.misses), (16, 16));
+        assert_eq!(t.dram_read_bytes, 16 * 32);
+    }
+
+    /// 2.x: the texture cache is independent of the L1 [PG "Compute Capability 2.x"]: 32 KB of
+    /// cached global loads thrash the 16 KB L1 but leave the texture cache's lines alone. On
+    /// P100 (6.0) the same texels live in the unified L1/texture cache, and 32 KB of `__ldg`
+    /// loads through its 24 KB evict them.
+    #[test]
+    fn texture_cache_is_apart_from_l1_before_5x() {
+        let sweep = |read_only: bool| {
+            (0..256u64).map(move |k| {
+                let mut a = access(Op::Load, 4, |l| BASE + (1 << 20) + 128 * k + 4 * l);
+                a.read_only = read_only;
+                (0, 0, a)
+            })
+        };
+        let seq = |read_only: bool| -> Vec<_> {
+            in_block(0, row_fetch())
+                .chain(sweep(read_only))
+                .chain(in_block(0, row_fetch()))
+                .collect()
+        };
+        let t = run("c2050", &seq(false));
+        assert_eq!((t.texture.hits, t.texture.misses), (8, 8));
+        // The sweep's 256 lines all miss L1 (counted per sector, 4 a line); no texel in L1.
+        assert_eq!((t.l1.hits, t.l1.misses), (0, 1024));
+        let t = run("p100", &seq(true));
+        assert_eq!((t.texture.hits, t.texture.misses), (0, 16));
+        assert_eq!(t.l1.misses, 16 + 1024);
+    }
+
+    /// 3.5: `__ldg` reads through the 48 KB read-only data (texture) cache [PG "Compute
+    /// Capability 3.x"], not the 16 KB L1: a 32 KB read-only working set read twice hits the
+    /// second time (1,024 sectors), and the L1 sees none of it.
+    #[test]
+    fn ldg_reads_through_the_texture_cache_on_3_5() {
+        let pass = (0..256u64).map(|k| {
+            let mut a = access(Op::Load, 4, |l| BASE + 128 * k + 4 * l);
+            a.read_only = true;
+            (0, 0, a)
+        });
+        let v: Vec<_> = pass.clone().chain(pass).collect();
+        let t = run("k40", &v);
+        assert_eq!((t.texture.hits, t.texture.misses), (1024, 1024));
+        assert_eq!(t.texture.bytes, 2 * 32 * 1024);
+        assert_eq!(t.l1.hits + t.l1.misses + t.l1.bytes, 0);
+        assert_eq!(t.l2.hits + t.l2.misses, 1024);
+    }
+
+    /// The latency bound counts warp instructions: a texture fetch is 8 requests but one load.
+    #[test]
+    fn latency_bound_counts_a_texture_fetch_once() {
+        let v: Vec<_> = in_block(0, row_fetch()).collect();
+        let t = run("h100", &v);
+        assert_eq!(t.requests, 8);
+        assert!(
+            (t.bounds.latency_s - 900e-9).abs() < 1e-12,
+            "{:?}",
+            t.bounds
+        );
     }
 }
