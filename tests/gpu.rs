@@ -806,11 +806,12 @@ fn gpu_fault_names_the_cuda_error_and_kernel() {
     if gpu("gpu_fault_names_the_cuda_error_and_kernel").is_none() {
         return;
     }
-    // The interpreter sees idx = 0 (zero memory) and sizes b to one element; on the GPU idx
-    // holds 0, 1, 2, … and the scatter lands gigabytes away.
+    // The planner's clock reads 0, so it sizes b to one element; on the GPU clock64() counts
+    // cycles and the scatter lands up to 64 GB away. (A fault the planner can see, such as an
+    // index from --init, stops before the launch: the planner names the thread instead.)
     let d = scratch("fault");
     let f = d.join("fault.cu");
-    std::fs::write(&f, "__global__ void scatter(const int* idx, float* b)\n{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    b[(long long)idx[i] * 100000000LL] = 1.0f;\n}\n").unwrap();
+    std::fs::write(&f, "__global__ void scatter(float* b)\n{\n    long long t = clock64();\n    b[(t & 0xffffff) * 1000LL] = 1.0f;\n}\n").unwrap();
     let (rc, _, err) = warpscope(&[
         "run",
         f.to_str().unwrap(),
@@ -820,8 +821,6 @@ fn gpu_fault_names_the_cuda_error_and_kernel() {
         "4",
         "--block",
         "256",
-        "--init",
-        "idx=iota",
         "--warmup",
         "0",
         "--repeat",
