@@ -6,7 +6,7 @@
 use crate::instr::{Inst, Instr, Reg, Src};
 
 /// Registers an instruction writes, and the registers it reads as values.
-fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
+pub(crate) fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
     use Instr::*;
     match i {
         Alu { d, a, b, c, e, .. } => (vec![*d], vec![*a, *b, *c, *e]),

@@ -787,6 +787,7 @@ impl<'m> Decoder<'m> {
                         atomic: k.atomic,
                         loc: ctx.loc,
                         inlined_at: self.outer_call(ctx.loc, ctx.inlined_at),
+                        sass: Default::default(),
                     });
                 }
                 match &mut x {

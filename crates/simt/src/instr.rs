@@ -275,6 +275,8 @@ pub struct Site {
     pub loc: Option<(u32, u32, u32)>,
     /// `inlined_at` of that `.loc`: where the inlined function was called.
     pub inlined_at: Option<(u32, u32, u32)>,
+    /// What ptxas made of it, once [`crate::Program::apply_sass`] has run.
+    pub sass: crate::sass::SassFate,
 }
 
 /// How an address operand is formed: `[reg + off]` or `[imm]`.

@@ -20,6 +20,7 @@ pub mod error;
 mod exec;
 pub mod instr;
 pub mod memory;
+pub mod sass;
 mod special;
 
 pub use decode::{GlobalVar, Param, Program, TextureRef};

@@ -8,9 +8,11 @@ use std::path::PathBuf;
 /// `nvidia-cuda-nvcc-cu12`, ships only `ptxas`); `-runtime` and `-crt` bring the headers
 /// every `.cu` file includes, `-cccl` the `<nv/target>`, `<cuda/…>`, CUB and Thrust headers
 /// that `cuda_fp16.h` and `cuda_bf16.h` include, `-nvrtc` the runtime compiler,
-/// `-profiler-api` the `cuda_profiler_api.h` that cuda-samples host code includes.
+/// `-profiler-api` the `cuda_profiler_api.h` that cuda-samples host code includes,
+/// `-nvdisasm` the disassembler that checks what ptxas made of the PTX.
 pub const PIP_INSTALL: &str = "pip install nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-crt \
-                               nvidia-cuda-cccl nvidia-cuda-nvrtc nvidia-cuda-profiler-api";
+                               nvidia-cuda-cccl nvidia-cuda-nvrtc nvidia-cuda-profiler-api \
+                               nvidia-cuda-nvdisasm";
 
 /// Everything that can go wrong while finding the CUDA compiler or compiling with it.
 #[derive(Debug, thiserror::Error)]

@@ -18,6 +18,7 @@ mod cache;
 mod compile;
 mod error;
 mod find;
+mod sass;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -26,6 +27,7 @@ pub use cache::default_cache_dir;
 pub use compile::{CompileOptions, Compiled};
 pub use error::{ToolkitError, PIP_INSTALL};
 pub use find::{find, Source};
+pub use sass::{parse_nvdisasm, tag_lines, SassMemory, SassTools};
 
 /// A CUDA compiler (`nvcc`) found on this machine, as [`find`] describes it.
 #[derive(Debug, Clone)]

@@ -8,6 +8,7 @@ use crate::decode::window;
 use crate::error::{Error, Result};
 use crate::instr::*;
 use crate::memory::{self, Global, Placement};
+use crate::sass::SassFate;
 
 impl<'a> BlockCtx<'a> {
     pub(super) fn addresses(&self, warp: &Warp, a: Addr, exec: u32) -> [u64; WARP_SIZE] {
@@ -272,6 +273,21 @@ impl<'a> BlockCtx<'a> {
         let origin = WarpOrigin {
             block: self.block,
             warp: warp.index,
+        };
+        // What ptxas made of the instruction (the lanes were checked at the PTX width).
+        let widened;
+        let a = match self.prog.sites[site as usize].sass {
+            SassFate::AsWritten => a,
+            SassFate::Merged => return Ok(()),
+            SassFate::Widened { width, delta, .. } => {
+                let mut w = *a;
+                w.width = width;
+                for lane in lanes(a.mask) {
+                    w.addrs[lane] = a.addrs[lane].wrapping_add_signed(delta);
+                }
+                widened = w;
+                &widened
+            }
         };
         if a.space == Space::Local && a.width > 4 {
             // Local memory interleaves 4-byte words across the block's threads, so a wide

@@ -1,0 +1,233 @@
+//! What ptxas made of the PTX memory instructions: merged groups applied to a [`Program`]'s
+//! sites, so that the executor emits the accesses the hardware runs.
+//!
+//! ptxas merges PTX loads (and stores) of consecutive addresses from one base register into
+//! one wider SASS instruction when it can prove the alignment: on the H100 the 16 scalar
+//! `ld.shared.f32` of a row of a 16-wide tile become 4 `LDS.128` (measured:
+//! `tests/data/h100/compiled/sass-vs-ptx.txt`, matmul_rows executes 20 shared loads per tile
+//! where the PTX has 32). The SASS instruction carries the PTX line of the group's member at
+//! its lowest address; the other members have no SASS instruction of their own.
+
+use crate::decode::Program;
+use crate::instr::{Instr, MemSpace};
+
+/// What ptxas made of one PTX memory instruction (a [`crate::Site`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SassFate {
+    /// Emitted as written (or not checked).
+    #[default]
+    AsWritten,
+    /// The member a wider SASS instruction is tied to: `width` bytes per lane from this
+    /// instruction's address + `delta` bytes, standing for `members` PTX instructions.
+    Widened {
+        width: u32,
+        delta: i64,
+        members: u32,
+    },
+    /// Part of a wider SASS instruction at another site: no access of its own.
+    Merged,
+}
+
+/// One SASS load or store: the PTX line it came from, bytes per lane, and whether it stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SassInst {
+    pub ptx_line: u32,
+    pub width: u32,
+    pub store: bool,
+}
+
+/// A group of PTX instructions that ptxas merged into one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergedGroup {
+    /// PTX lines of the members, lowest address first.
+    pub ptx_lines: Vec<u32>,
+    /// Bytes per lane of each PTX member and of the SASS instruction.
+    pub ptx_width: u32,
+    pub sass_width: u32,
+    pub store: bool,
+}
+
+/// What [`Program::apply_sass`] found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SassReport {
+    pub groups: Vec<MergedGroup>,
+    /// PTX loads/stores with no SASS instruction at their line that no group explains: left
+    /// as written (ptxas may have removed them, or tied their SASS to another line).
+    pub unexplained: Vec<u32>,
+}
+
+/// A PTX load or store as the grouping needs it.
+struct Mem {
+    inst: usize,
+    line: u32,
+    site: u32,
+    space: MemSpace,
+    store: bool,
+    width: u32,
+    base: Option<crate::instr::Reg>,
+    offset: i64,
+    guard: Option<(crate::instr::Reg, bool)>,
+}
+
+impl Program {
+    /// Ties the SASS loads and stores of this entry (`sass`, in any order) to its PTX loads
+    /// and stores by line, and marks each group that ptxas merged into one wider instruction
+    /// ([`SassFate`]). A group is accepted only when its members are loads (or stores) of
+    /// one space, width and guard, from one base register not written between them, in one
+    /// basic block, at consecutive offsets covering the SASS instruction's bytes, and none
+    /// of the others has a SASS instruction of its own; anything else stays as written.
+    pub fn apply_sass(&mut self, sass: &[SassInst]) -> SassReport {
+        use std::collections::{HashMap, HashSet};
+        let mut at_line: HashMap<u32, Vec<SassInst>> = HashMap::new();
+        for s in sass {
+            at_line.entry(s.ptx_line).or_default().push(*s);
+        }
+        let targets: HashSet<u32> = self
+            .insts
+            .iter()
+            .filter_map(|i| match i.instr {
+                Instr::Bra { target } => Some(target),
+                _ => None,
+            })
+            .collect();
+        let mems: Vec<Mem> = self
+            .insts
+            .iter()
+            .enumerate()
+            .filter_map(|(k, i)| {
+                let (space, store, width, addr, site) = match &i.instr {
+                    Instr::Ld {
+                        space,
+                        ty,
+                        ds,
+                        addr,
+                        site,
+                    } => (
+                        *space,
+                        false,
+                        ty.bytes as u32 * ds.len() as u32,
+                        addr,
+                        *site,
+                    ),
+                    Instr::St {
+                        space,
+                        ty,
+                        srcs,
+                        addr,
+                        site,
+                    } => (
+                        *space,
+                        true,
+                        ty.bytes as u32 * srcs.len() as u32,
+                        addr,
+                        *site,
+                    ),
+                    _ => return None,
+                };
+                (space != MemSpace::Param).then_some(Mem {
+                    inst: k,
+                    line: i.ptx_line,
+                    site,
+                    space,
+                    store,
+                    width,
+                    base: addr.base,
+                    offset: addr.offset,
+                    guard: i.guard,
+                })
+            })
+            .collect();
+        let has_sass = |line: u32, store: bool| {
+            at_line
+                .get(&line)
+                .is_some_and(|v| v.iter().any(|s| s.store == store))
+        };
+        let mut taken = vec![false; mems.len()];
+        let mut report = SassReport::default();
+        for (a, m) in mems.iter().enumerate() {
+            let Some(wide) = at_line.get(&m.line).and_then(|v| {
+                v.iter()
+                    .find(|s| s.store == m.store && s.width > m.width && s.width % m.width == 0)
+            }) else {
+                continue;
+            };
+            if taken[a] || m.width == 0 {
+                continue;
+            }
+            // Members other than `m`: same kind, no SASS of their own, not yet in a group.
+            let partners: Vec<usize> = (0..mems.len())
+                .filter(|&b| {
+                    let n = &mems[b];
+                    b != a
+                        && !taken[b]
+                        && n.space == m.space
+                        && n.store == m.store
+                        && n.width == m.width
+                        && n.base == m.base
+                        && n.guard == m.guard
+                        && !has_sass(n.line, n.store)
+                })
+                .collect();
+            let w = m.width as i64;
+            let count = (wide.width / m.width) as i64;
+            let group = (0..count).find_map(|k| {
+                let lo = m.offset - k * w;
+                let mut members = Vec::new();
+                for j in 0..count {
+                    let off = lo + j * w;
+                    if off == m.offset {
+                        members.push(a);
+                    } else {
+                        members.push(*partners.iter().find(|&&b| mems[b].offset == off)?);
+                    }
+                }
+                self.one_block(&mems, &members, &targets)
+                    .then_some((lo, members))
+            });
+            let Some((lo, members)) = group else {
+                continue;
+            };
+            for &b in &members {
+                taken[b] = true;
+                self.sites[mems[b].site as usize].sass = SassFate::Merged;
+            }
+            self.sites[m.site as usize].sass = SassFate::Widened {
+                width: wide.width,
+                delta: lo - m.offset,
+                members: members.len() as u32,
+            };
+            report.groups.push(MergedGroup {
+                ptx_lines: members.iter().map(|&b| mems[b].line).collect(),
+                ptx_width: m.width,
+                sass_width: wide.width,
+                store: m.store,
+            });
+        }
+        for (b, n) in mems.iter().enumerate() {
+            if !taken[b] && !at_line.contains_key(&n.line) {
+                report.unexplained.push(n.line);
+            }
+        }
+        report
+    }
+
+    /// Whether the instructions `members` of `mems` lie in one basic block (no branch
+    /// target after the first, no terminator before the last) with their base register
+    /// unwritten between the first and the last.
+    fn one_block(
+        &self,
+        mems: &[Mem],
+        members: &[usize],
+        targets: &std::collections::HashSet<u32>,
+    ) -> bool {
+        let first = members.iter().map(|&b| mems[b].inst).min().unwrap_or(0);
+        let last = members.iter().map(|&b| mems[b].inst).max().unwrap_or(0);
+        let base = mems[members[0]].base;
+        (first..last).all(|k| {
+            let i = &self.insts[k].instr;
+            let writes_base = base.is_some_and(|r| crate::dataflow::defs_uses(i).0.contains(&r));
+            !i.is_terminator() && !writes_base && (k == first || !targets.contains(&(k as u32)))
+        }) && !targets.contains(&(last as u32))
+            || first == last
+    }
+}

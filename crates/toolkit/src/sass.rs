@@ -1,0 +1,290 @@
+//! What ptxas makes of PTX: the SASS memory instructions of each function, each tied to the
+//! PTX line it came from.
+//!
+//! ptxas keeps no PTX positions of its own, so the PTX is first tagged: every instruction
+//! line gets `.loc 1 LINE 0` naming its own line in a `.file 1 "ptx"` (the compiler's own
+//! `.loc`/`.file` are dropped). `ptxas -lineinfo` then writes a line table whose "source" is
+//! the PTX, and `nvdisasm -g -c` prints `//## File "ptx", line N` before the SASS of line N.
+//! Measured on the H100's PTX of `tests/kernels/compiled/matmul_tiled.cu` (nvcc 13.0): ptxas
+//! merges the PTX loads `ld.shared.f32 [%r7]`, `[%r7+4]`, `[%r7+8]`, `[%r7+12]` into one
+//! `LDS.128`, tied to the line of `[%r7]`; the other three lines get no SASS at all
+//! (`tests/data/h100/compiled/sass-vs-ptx.txt`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::{Toolkit, ToolkitError};
+
+/// ptxas and nvdisasm, found beside a toolkit's nvcc.
+#[derive(Debug, Clone)]
+pub struct SassTools {
+    /// The PTX assembler (`ptxas`, in the `nvidia-cuda-nvcc` wheel).
+    pub ptxas: PathBuf,
+    /// The disassembler (`nvdisasm`, in the `nvidia-cuda-nvdisasm` wheel).
+    pub nvdisasm: PathBuf,
+}
+
+/// One SASS memory instruction, as [`SassTools::memory`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SassMemory {
+    /// The function (mangled PTX name) it belongs to.
+    pub function: String,
+    /// The 1-based line of the PTX instruction it came from.
+    pub ptx_line: u32,
+    /// The opcode with its modifiers, e.g. `LDS.128`, `LDG.E.64.CONSTANT`, `STG.E`.
+    pub opcode: String,
+    /// Bytes per lane: 1, 2, 4 (no size modifier), 8 (`.64`) or 16 (`.128`).
+    pub width: u32,
+    /// A store (`ST*`) rather than a load.
+    pub store: bool,
+}
+
+impl Toolkit {
+    /// `ptxas` and `nvdisasm` from nvcc's own folder, else from `PATH`.
+    ///
+    /// Errors: [`ToolkitError::NotFound`] naming the missing tool and the wheel that brings
+    /// it (`nvidia-cuda-nvdisasm`).
+    pub fn sass_tools(&self) -> Result<SassTools, ToolkitError> {
+        let find = |name: &str| -> Option<PathBuf> {
+            let exe = format!("{name}{}", std::env::consts::EXE_SUFFIX);
+            self.nvcc
+                .parent()
+                .map(|bin| bin.join(&exe))
+                .filter(|p| p.is_file())
+                .or_else(|| {
+                    std::env::split_paths(&std::env::var_os("PATH")?)
+                        .map(|d| d.join(&exe))
+                        .find(|p| p.is_file())
+                })
+        };
+        let missing = |name: &str, wheel: &str| ToolkitError::NotFound {
+            searched: vec![format!(
+                "{name} beside {} and on PATH (none; `pip install {wheel}` brings it)",
+                self.nvcc.display()
+            )],
+        };
+        Ok(SassTools {
+            ptxas: find("ptxas").ok_or_else(|| missing("ptxas", "nvidia-cuda-nvcc"))?,
+            nvdisasm: find("nvdisasm")
+                .ok_or_else(|| missing("nvdisasm", "nvidia-cuda-nvdisasm"))?,
+        })
+    }
+}
+
+impl SassTools {
+    /// Assembles `ptx` for `sm` (`"sm_90"`) with line tags on `instruction_lines` (the
+    /// 1-based lines of its instructions, as the PTX parser gives them) and returns every
+    /// SASS memory instruction with the PTX line it came from, in SASS order.
+    ///
+    /// Errors: [`ToolkitError::Spawn`] if a tool does not start, [`ToolkitError::Compile`]
+    /// with its command and output if ptxas or nvdisasm fails (an `sm` this ptxas does not
+    /// know, PTX newer than it reads).
+    pub fn memory(
+        &self,
+        ptx: &str,
+        instruction_lines: &[u32],
+        sm: &str,
+    ) -> Result<Vec<SassMemory>, ToolkitError> {
+        let dir = tempfile::tempdir().map_err(|source| ToolkitError::Read {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+        let ptx_path = dir.path().join("tagged.ptx");
+        let cubin = dir.path().join("tagged.cubin");
+        std::fs::write(&ptx_path, tag_lines(ptx, instruction_lines)).map_err(|source| {
+            ToolkitError::Read {
+                path: ptx_path.clone(),
+                source,
+            }
+        })?;
+        let arch = format!("-arch={sm}");
+        run(
+            &self.ptxas,
+            &[
+                arch.as_ref(),
+                "-lineinfo".as_ref(),
+                ptx_path.as_os_str(),
+                "-o".as_ref(),
+                cubin.as_os_str(),
+            ],
+        )?;
+        let text = run(
+            &self.nvdisasm,
+            &["-g".as_ref(), "-c".as_ref(), cubin.as_os_str()],
+        )?;
+        Ok(parse_nvdisasm(&text))
+    }
+}
+
+/// Runs `tool` with `args`; its standard output, or the error with the command line.
+fn run(tool: &Path, args: &[&std::ffi::OsStr]) -> Result<String, ToolkitError> {
+    let command = std::iter::once(tool.as_os_str())
+        .chain(args.iter().copied())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = Command::new(tool)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|source| ToolkitError::Spawn {
+            command: command.clone(),
+            source,
+        })?;
+    if !out.status.success() {
+        let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        stderr.push_str(&String::from_utf8_lossy(&out.stdout));
+        return Err(ToolkitError::Compile { command, stderr });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `ptx` with its `.loc`/`.file` lines emptied, `.file 1 "ptx"` after `.address_size` (or
+/// `.target`), and a line `.loc 1 N 0` put before each line `N` of `instruction_lines` (the
+/// `.loc` carries the original number, so the lines it adds do not matter).
+pub fn tag_lines(ptx: &str, instruction_lines: &[u32]) -> String {
+    let mut lines: Vec<String> = ptx.lines().map(str::to_string).collect();
+    let mut file_at = None;
+    for (i, l) in lines.iter_mut().enumerate() {
+        let t = l.trim_start();
+        if t.starts_with(".loc") || t.starts_with(".file") {
+            l.clear();
+        } else if t.starts_with(".address_size") || (file_at.is_none() && t.starts_with(".target"))
+        {
+            file_at = Some(i);
+        }
+    }
+    for &n in instruction_lines {
+        if let Some(l) = lines.get_mut(n as usize - 1).filter(|_| n > 0) {
+            *l = format!("\t.loc 1 {n} 0\n{l}");
+        }
+    }
+    if let Some(i) = file_at {
+        lines[i].push_str(" .file 1 \"ptx\"");
+    }
+    let mut s = lines.join("\n");
+    s.push('\n');
+    s
+}
+
+/// The memory instructions of `nvdisasm -g -c` output, each with the PTX line of the last
+/// `//## File "...", line N` before it and the function whose `.text.NAME` section holds it.
+/// Instructions before any line marker are skipped.
+pub fn parse_nvdisasm(text: &str) -> Vec<SassMemory> {
+    let mut out = Vec::new();
+    let mut function = String::new();
+    let mut line = None;
+    for l in text.lines() {
+        let t = l.trim();
+        if let Some(rest) = t.strip_prefix(".text.") {
+            function = rest.trim_end_matches(':').to_string();
+            line = None;
+            continue;
+        }
+        if let Some(pos) = t.strip_prefix("//## File") {
+            line = pos
+                .rsplit_once("line ")
+                .and_then(|(_, n)| n.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok());
+            continue;
+        }
+        // `/*0240*/ @!P0 LDG.E R26, desc[UR8][R26.64] ;`
+        let Some(rest) = t.strip_prefix("/*").and_then(|r| r.split_once("*/")) else {
+            continue;
+        };
+        let mut words = rest.1.split_whitespace();
+        let mut opcode = words.next().unwrap_or("");
+        if opcode.starts_with('@') {
+            opcode = words.next().unwrap_or("");
+        }
+        let (Some(ptx_line), Some((width, store))) = (line, memory_kind(opcode)) else {
+            continue;
+        };
+        out.push(SassMemory {
+            function: function.clone(),
+            ptx_line,
+            opcode: opcode.trim_end_matches(';').to_string(),
+            width,
+            store,
+        });
+    }
+    out
+}
+
+/// Bytes per lane and whether it stores, for the SASS loads and stores of global, shared,
+/// local and generic memory (`LDG`, `LDS`, `LDL`, `LD`, `STG`, `STS`, `STL`, `ST`); `None`
+/// for every other opcode (atomics, texture, `LDGSTS`, `LDSM`, constant loads `LDC`).
+fn memory_kind(opcode: &str) -> Option<(u32, bool)> {
+    let mut parts = opcode.trim_end_matches(';').split('.');
+    let store = match parts.next()? {
+        "LDG" | "LDS" | "LDL" | "LD" => false,
+        "STG" | "STS" | "STL" | "ST" => true,
+        _ => return None,
+    };
+    let mut width = 4;
+    for p in parts {
+        width = match p {
+            "U8" | "S8" => 1,
+            "U16" | "S16" => 2,
+            "64" => 8,
+            "128" => 16,
+            _ => continue,
+        };
+    }
+    Some((width, store))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_instruction_lines_and_drops_the_compilers_positions() {
+        let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.file 1 \"a.cu\"\n\
+                   .visible .entry k()\n{\n.loc 1 3 5\nret;\n}\n";
+        let t = tag_lines(ptx, &[8]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[2], ".address_size 64 .file 1 \"ptx\"");
+        assert_eq!((lines[3], lines[6]), ("", ""));
+        assert_eq!((lines[7], lines[8]), ("\t.loc 1 8 0", "ret;"));
+        assert_eq!(lines.len(), 10);
+    }
+
+    #[test]
+    fn reads_widths_lines_and_functions() {
+        let text = "\
+//--------------------- .text._Z1kPf --------------------------
+.text._Z1kPf:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+\t//## File \"ptx\", line 240
+        /*02a0*/                   LDS R6, [R16] ;
+\t//## File \"ptx\", line 241
+        /*02b0*/                   LDS.128 R8, [R18] ;
+\t//## File \"ptx\", line 250
+        /*02c0*/              @!P0 STG.E.64 desc[UR8][R2.64], R4 ;
+        /*02d0*/                   LDG.E.U8.CONSTANT R3, desc[UR8][R2.64] ;
+        /*02e0*/                   ATOMS.POPC.INC.32 RZ, [R3+URZ] ;
+";
+        let m = parse_nvdisasm(text);
+        let got: Vec<_> = m
+            .iter()
+            .map(|s| {
+                (
+                    s.function.as_str(),
+                    s.ptx_line,
+                    s.opcode.as_str(),
+                    s.width,
+                    s.store,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("_Z1kPf", 240, "LDS", 4, false),
+                ("_Z1kPf", 241, "LDS.128", 16, false),
+                ("_Z1kPf", 250, "STG.E.64", 8, true),
+                ("_Z1kPf", 250, "LDG.E.U8.CONSTANT", 1, false),
+            ]
+        );
+    }
+}
