@@ -8,12 +8,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${WARPSCOPE_VENV:-.venv-cuda}
-wheels="nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-crt nvidia-cuda-nvrtc nvidia-cuda-cccl nvidia-cuda-profiler-api"
+wheels="nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-crt nvidia-cuda-nvrtc nvidia-cuda-cccl nvidia-cuda-profiler-api nvidia-cuda-nvdisasm"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 if ! "$venv/bin/python" -c 'import nvidia' 2>/dev/null || [ -z "$(ls -d "$venv"/lib/python*/site-packages/nvidia/cu*/bin/nvcc 2>/dev/null)" ] \
-    || [ -z "$(ls "$venv"/lib/python*/site-packages/nvidia/cu*/include/cuda_profiler_api.h 2>/dev/null)" ]; then
+    || [ -z "$(ls "$venv"/lib/python*/site-packages/nvidia/cu*/include/cuda_profiler_api.h 2>/dev/null)" ] \
+    || [ -z "$(ls "$venv"/lib/python*/site-packages/nvidia/cu*/bin/nvdisasm 2>/dev/null)" ]; then
     "$venv/bin/pip" install --quiet --disable-pip-version-check $wheels
 fi
 export VIRTUAL_ENV="$PWD/$venv"

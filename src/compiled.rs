@@ -37,6 +37,8 @@ pub struct CompileRequest {
     pub std: Option<String>,
     /// `-O` level (`3`).
     pub opt_level: Option<String>,
+    /// `--no-sass`: analyze the PTX as written, without applying ptxas's merges.
+    pub no_sass: bool,
 }
 
 /// A kernel of the compiled path, ready to run.
@@ -147,7 +149,8 @@ pub fn compile_and_load(
     let compiled = tk
         .compile_ptx(compile_path, &target, &opts)
         .map_err(|e| anyhow!("{e}"))?;
-    let mut k = load_ptx(req, &compiled.ptx, &format!("{} ({})", req.file, target.sm))?;
+    let label = format!("{} ({})", req.file, target.sm);
+    let mut k = load_entry(req, &compiled.ptx, &label, &req.kernel, Some(tk))?;
     // The other CCs' own targets: compiled too, and their memory instructions compared with
     // the analyzed code's; where they are the same, every CC's figures are those of its own
     // code.
@@ -269,6 +272,7 @@ pub fn nvrtc_compile_and_load(
         &ptx,
         &format!("{} (NVRTC compute_{}{})", req.file, cc.0, cc.1),
         &entry,
+        None,
     )?;
     notes.push(format!(
         "compiled with NVRTC for compute_{}{} (no nvcc found)",
@@ -306,14 +310,52 @@ fn instantiation_wrapper(path: &Path, kernel: &str) -> Result<PathBuf> {
 /// listed), an unsupported instruction (its PTX line), arguments that do not match the
 /// entry's parameters.
 pub fn load_ptx(req: &AnalyzeRequest, ptx: &str, label: &str) -> Result<CompiledKernel> {
-    load_entry(req, ptx, label, &req.kernel)
+    load_entry(req, ptx, label, &req.kernel, None)
 }
 
 /// [`load_ptx`] of the entry named `entry` (its mangled name, when the compiler said it).
-fn load_entry(req: &AnalyzeRequest, ptx: &str, label: &str, entry: &str) -> Result<CompiledKernel> {
+///
+/// Unless `--no-sass`, ptxas's merges of loads and stores are applied ([`crate::sass`]),
+/// with `tk` (found here when `None`) for the CC the analysis costs first (9.0 when asked
+/// for, else the newest).
+fn load_entry(
+    req: &AnalyzeRequest,
+    ptx: &str,
+    label: &str,
+    entry: &str,
+    tk: Option<&Toolkit>,
+) -> Result<CompiledKernel> {
     let module = warpscope_ptx::parse(ptx).map_err(|e| anyhow!("{label}:{e}"))?;
     let entry = warpscope_ptx::find_entry(&module, entry).map_err(|e| anyhow!("{e}"))?;
-    let prog = Program::decode(&module, entry).map_err(|e| anyhow!("{label}: {e}"))?;
+    let mut prog = Program::decode(&module, entry).map_err(|e| anyhow!("{label}: {e}"))?;
+    let mut notes = Vec::new();
+    if !req.compile.no_sass {
+        let found;
+        let tk = match tk {
+            Some(t) => Some(t),
+            None => {
+                found = toolkit(&req.compile).ok();
+                found.as_ref()
+            }
+        };
+        match tk {
+            Some(tk) => {
+                let archs = req.archs.clone().unwrap_or_else(warpscope_model::arch::default_set);
+                let first = archs
+                    .iter()
+                    .find(|a| a.cc.major == 9 && a.cc.minor == 0)
+                    .or_else(|| archs.iter().max_by_key(|a| (a.cc.major, a.cc.minor)));
+                let sm = first.map_or_else(
+                    || "sm_90".to_string(),
+                    |a| tk.target_for_cc(a.cc.major as u32, a.cc.minor as u32).sm,
+                );
+                notes.extend(crate::sass::check(&mut prog, ptx, &module, tk, &sm));
+            }
+            None => notes.push(
+                "SASS not checked (figures for the PTX as written; ptxas may merge loads): no CUDA toolkit found for ptxas and nvdisasm".to_string(),
+            ),
+        }
+    }
     let demangled = warpscope_ptx::demangle(&entry.name);
     let mut types = param_types(&demangled);
     // Parameter names come from the CUDA source: the request's, or for a .ptx file the
@@ -392,7 +434,7 @@ fn load_entry(req: &AnalyzeRequest, ptx: &str, label: &str, entry: &str) -> Resu
         launch,
         params,
         sites,
-        notes: Vec::new(),
+        notes,
     })
 }
 
@@ -516,7 +558,13 @@ fn site_infos(req: &AnalyzeRequest, prog: &Program) -> Vec<SiteInfo> {
                 op: s.op,
                 read_only: s.read_only,
                 file,
-                ptx: Some(s.ptx.clone()),
+                // ptxas merged this and the next members into one wider instruction.
+                ptx: Some(match s.sass {
+                    warpscope_simt::sass::SassFate::Widened { members, .. } => {
+                        format!("{} ×{members}", s.ptx)
+                    }
+                    _ => s.ptx.clone(),
+                }),
                 ptx_line: Some(s.ptx_line),
             }
         })

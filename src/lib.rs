@@ -20,6 +20,7 @@ pub mod budget;
 pub mod compiled;
 pub mod diff;
 mod explain;
+mod sass;
 pub mod schema;
 pub mod sweep;
 
@@ -314,7 +315,8 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
                 req.file
             );
         }
-        let k = compiled::load_ptx(req, &req.source, &req.file)?;
+        let mut k = compiled::load_ptx(req, &req.source, &req.file)?;
+        notes.append(&mut k.notes);
         return Ok(Loaded::Compiled(Box::new(k)));
     }
     let try_compiled = req.compile.frontend != Frontend::Source && Path::new(&req.file).exists();

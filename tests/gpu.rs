@@ -995,6 +995,57 @@ fn stored_verify_results_agree() {
     }
 }
 
+/// `verify` of the kernels where ptxas merges PTX loads into wider SASS ones, with the SASS
+/// checked (stored H100 output, tests/data/h100/verify/sass.out, from
+/// tests/data/h100/verify/sass.txt): Parboil sgemm exact; the tiled matmul's global figures
+/// and its 5,242,880 executed shared loads (20 per warp and tile: 16 LDS + 4 LDS.128, where
+/// the PTX has 32) as predicted, its shared wavefronts above the prediction only by the
+/// hardware counters' known overcount (ncu's instrumented counts in
+/// tests/data/h100/compiled/compiled.csv equal the prediction: tests/h100_compiled.rs).
+#[test]
+fn stored_verify_of_ptxas_merges() {
+    let out = std::fs::read_to_string("tests/data/h100/verify/sass.out").unwrap();
+    let row = |k: &str| {
+        out.lines()
+            .find(|l| l.contains(k))
+            .unwrap_or_else(|| panic!("{k}: {out}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    let sgemm = row("mysgemmNT");
+    assert_eq!(sgemm.last(), Some(&"exact"));
+    assert_eq!(
+        sgemm[4..11],
+        ["10,240", "40,960", "1,024", "4,096", "65,536", "1,024", "32,768"]
+    );
+    for (k, wf) in [
+        ("matmul_rows", "6,291,456≠"),
+        ("matmul_cols", "20,971,520≠"),
+    ] {
+        let r = row(k);
+        assert_eq!(
+            r[4..8],
+            [
+                "524,288",
+                if k == "matmul_rows" {
+                    "2,097,152"
+                } else {
+                    "8,388,608"
+                },
+                "8,192",
+                if k == "matmul_rows" {
+                    "32,768"
+                } else {
+                    "131,072"
+                }
+            ],
+            "{k}"
+        );
+        assert!(r[8].starts_with(wf), "{k}: {r:?}");
+        assert_eq!(r[10], "5,242,880", "{k}: shared-load instructions");
+    }
+}
+
 /// `verify` of a batch in which one launch fails planning and one fails in the profiled run
 /// (a 1-D CUDA array over the H100's 131,072-texel limit): both are reported FAILED with
 /// their reasons and the others are measured, the last one after the failed run (stored

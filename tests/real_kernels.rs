@@ -124,7 +124,32 @@ fn both_front_ends_agree_on_real_kernels() {
     for (args, want) in &cases {
         assert_eq!(totals(args, "source"), *want, "source: {args:?}");
         if ptx {
-            assert_eq!(totals(args, "ptx"), *want, "ptx: {args:?}");
+            // The PTX as written; ptxas's merges are the next test's.
+            let mut a = args.clone();
+            a.push("--no-sass");
+            assert_eq!(totals(&a, "ptx"), *want, "ptx: {args:?}");
+        }
+    }
+    // Parboil sgemm as the H100 runs it: ptxas merges the 16 `b_s` reads of each `i` step
+    // into 4 LDS.128, so the compiled path (SASS checked) differs from the source here;
+    // measured on the H100 (tests/data/h100/verify/sass.out, exact): global 10,240 load
+    // requests of 40,960 sectors and 1,024 stores of 4,096, shared 32,768 loads of 65,536
+    // wavefronts and 1,024 stores of 1,024.
+    if ptx {
+        let v = json(&[&cases[2].0[..], &["--frontend", "ptx", "--cc", "9.0"]].concat());
+        if v["notes"].to_string().contains("SASS checked") {
+            let sgemm = totals(&cases[2].0, "ptx");
+            assert_eq!(
+                sgemm,
+                (
+                    10_240 + 1_024 + 32_768 + 1_024,
+                    40_960 + 4_096 + 65_536 + 1_024
+                )
+            );
+        } else {
+            eprintln!(
+                "skipped sgemm's SASS figures: no ptxas/nvdisasm (scripts/test.sh installs them)"
+            );
         }
     }
 }

@@ -110,6 +110,11 @@ pub struct LaunchArgs {
     /// Optimization level for the compiler (nvcc's default is 3).
     #[arg(short = 'O', value_name = "LEVEL")]
     opt_level: Option<String>,
+    /// Analyze the PTX as written. By default the compiled path asks ptxas (and nvdisasm)
+    /// what it made of the PTX and costs loads and stores it merged into one wider SASS
+    /// instruction (LDS.128 from four ld.shared.f32) as that instruction.
+    #[arg(long)]
+    no_sass: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -376,6 +381,7 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
         include_dirs: l.include_dirs.clone(),
         std: l.std.clone(),
         opt_level: l.opt_level.clone(),
+        no_sass: l.no_sass,
     };
     req.config = Config {
         l1: match l.l1 {

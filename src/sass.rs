@@ -1,0 +1,123 @@
+//! The compiled path checked against the SASS: ptxas assembles the PTX that was analyzed,
+//! and the groups of PTX loads and stores it merged into one wider instruction are run as
+//! that instruction ([`warpscope_simt::Program::apply_sass`]), so the figures are those of
+//! the code the GPU executes. Needs `ptxas` and `nvdisasm` beside nvcc (the
+//! `nvidia-cuda-nvcc` and `nvidia-cuda-nvdisasm` wheels); without them, or with
+//! `--no-sass`, the PTX is analyzed as written and a note says so.
+
+use warpscope_ptx::ast::{Module, Statement};
+use warpscope_simt::sass::{SassInst, SassReport};
+use warpscope_simt::Program;
+use warpscope_toolkit::Toolkit;
+
+/// Applies ptxas's merges for `sm` (`"sm_90"`) to `prog`, decoded from `ptx`. Returns the
+/// note for the report: what was merged, or why the SASS was not checked. Never fails: a
+/// tool that is missing or refuses the PTX leaves the PTX as written.
+pub fn check(
+    prog: &mut Program,
+    ptx: &str,
+    module: &Module,
+    tk: &Toolkit,
+    sm: &str,
+) -> Option<String> {
+    let tools = match tk.sass_tools() {
+        Ok(t) => t,
+        Err(e) => {
+            return Some(format!(
+                "SASS not checked (figures for the PTX as written; ptxas may merge loads): {e}"
+            ))
+        }
+    };
+    let mut lines = Vec::new();
+    for f in &module.functions {
+        if let Some(body) = &f.body {
+            instruction_lines(body, &mut lines);
+        }
+    }
+    // PTX made for an `a`/`f` target (wgmma, setmaxnreg) assembles only for that target.
+    let own = module
+        .target
+        .iter()
+        .find(|t| t.starts_with("sm_"))
+        .filter(|t| t.ends_with('a') || t.ends_with('f'));
+    let sm = own.map_or(sm, String::as_str);
+    let mem = match tools.memory(ptx, &lines, sm) {
+        Ok(m) => m,
+        Err(e) => {
+            let first = e.to_string();
+            let first = first.lines().take(2).collect::<Vec<_>>().join(" ");
+            return Some(format!(
+                "SASS not checked (figures for the PTX as written): {first}"
+            ));
+        }
+    };
+    let insts: Vec<SassInst> = mem
+        .iter()
+        .map(|m| SassInst {
+            ptx_line: m.ptx_line,
+            width: m.width,
+            store: m.store,
+        })
+        .collect();
+    let report = prog.apply_sass(&insts);
+    summary(&report, sm)
+}
+
+/// Every instruction's line, nested blocks included.
+fn instruction_lines(body: &[Statement], out: &mut Vec<u32>) {
+    for s in body {
+        match s {
+            Statement::Instruction(i) => out.push(i.pos.line),
+            Statement::Block(b, _) => instruction_lines(b, out),
+            _ => {}
+        }
+    }
+}
+
+/// One sentence on the merges, e.g. "ptxas (sm_90) merged 64 PTX loads into 16 of 16 bytes
+/// (PTX lines 241+244+247+250, …): analyzed as the SASS runs them (--no-sass: as written)".
+fn summary(r: &SassReport, sm: &str) -> Option<String> {
+    if r.groups.is_empty() {
+        return None;
+    }
+    let members: usize = r.groups.iter().map(|g| g.ptx_lines.len()).sum();
+    let mut kinds: Vec<(bool, u32, u32, usize)> = Vec::new();
+    for g in &r.groups {
+        match kinds
+            .iter_mut()
+            .find(|k| (k.0, k.1, k.2) == (g.store, g.ptx_width, g.sass_width))
+        {
+            Some(k) => k.3 += 1,
+            None => kinds.push((g.store, g.ptx_width, g.sass_width, 1)),
+        }
+    }
+    let what = kinds
+        .iter()
+        .map(|(store, w, sw, n)| {
+            format!(
+                "{n} {} of {sw} bytes from {}-byte ones",
+                if *store { "stores" } else { "loads" },
+                w
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let shown = r
+        .groups
+        .iter()
+        .take(3)
+        .map(|g| {
+            g.ptx_lines
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("+")
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let more = if r.groups.len() > 3 { ", …" } else { "" };
+    Some(format!(
+        "SASS checked: ptxas ({sm}) merged {members} PTX memory instructions into {} wider ones ({what}; PTX lines {shown}{more}); the figures are for the SASS (--no-sass: for the PTX as written)",
+        r.groups.len()
+    ))
+}
