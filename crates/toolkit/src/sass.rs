@@ -76,6 +76,9 @@ impl SassTools {
     /// 1-based lines of its instructions, as the PTX parser gives them) and returns every
     /// SASS memory instruction with the PTX line it came from, in SASS order.
     ///
+    /// The disassembly is kept in the cache beside the PTX ([`crate::default_cache_dir`]'s
+    /// `../sass/`), keyed by the tagged PTX, `sm` and the two tools (path, size, time).
+    ///
     /// Errors: [`ToolkitError::Spawn`] if a tool does not start, [`ToolkitError::Compile`]
     /// with its command and output if ptxas or nvdisasm fails (an `sm` this ptxas does not
     /// know, PTX newer than it reads).
@@ -85,17 +88,54 @@ impl SassTools {
         instruction_lines: &[u32],
         sm: &str,
     ) -> Result<Vec<SassMemory>, ToolkitError> {
+        let tagged = tag_lines(ptx, instruction_lines);
+        let cache = crate::default_cache_dir().and_then(|d| Some(d.parent()?.join("sass")));
+        let key = {
+            let mut k = crate::cache::KeyBuilder::new();
+            for tool in [&self.ptxas, &self.nvdisasm] {
+                k.field("tool", tool.as_os_str().as_encoded_bytes());
+                if let Ok(m) = std::fs::metadata(tool) {
+                    k.field("size", &m.len().to_le_bytes());
+                    let t = m
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                    k.field("time", &t.map_or(0, |d| d.as_nanos()).to_le_bytes());
+                }
+            }
+            k.field("sm", sm.as_bytes());
+            k.field("tagged ptx", tagged.as_bytes());
+            k.finish()
+        };
+        if let Some(text) = cache
+            .as_ref()
+            .and_then(|d| std::fs::read_to_string(d.join(format!("{key}.sass"))).ok())
+            .filter(|t| t.contains(".text."))
+        {
+            return Ok(parse_nvdisasm(&text));
+        }
+        let text = self.disassemble(&tagged, sm)?;
+        if let Some(dir) = &cache {
+            // A failure to keep it costs only the next call's time.
+            let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
+            if std::fs::create_dir_all(dir).is_ok() && std::fs::write(&tmp, &text).is_ok() {
+                let _ = std::fs::rename(&tmp, dir.join(format!("{key}.sass")));
+            }
+        }
+        Ok(parse_nvdisasm(&text))
+    }
+
+    /// `ptxas -lineinfo` of `tagged`, then `nvdisasm -g -c` of the cubin: the text.
+    fn disassemble(&self, tagged: &str, sm: &str) -> Result<String, ToolkitError> {
         let dir = tempfile::tempdir().map_err(|source| ToolkitError::Read {
             path: std::env::temp_dir(),
             source,
         })?;
         let ptx_path = dir.path().join("tagged.ptx");
         let cubin = dir.path().join("tagged.cubin");
-        std::fs::write(&ptx_path, tag_lines(ptx, instruction_lines)).map_err(|source| {
-            ToolkitError::Read {
-                path: ptx_path.clone(),
-                source,
-            }
+        std::fs::write(&ptx_path, tagged).map_err(|source| ToolkitError::Read {
+            path: ptx_path.clone(),
+            source,
         })?;
         let arch = format!("-arch={sm}");
         run(
@@ -108,11 +148,10 @@ impl SassTools {
                 cubin.as_os_str(),
             ],
         )?;
-        let text = run(
+        run(
             &self.nvdisasm,
             &["-g".as_ref(), "-c".as_ref(), cubin.as_os_str()],
-        )?;
-        Ok(parse_nvdisasm(&text))
+        )
     }
 }
 
