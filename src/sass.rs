@@ -51,16 +51,43 @@ pub fn check(
             ));
         }
     };
+    let spills: Vec<String> = mem
+        .resources
+        .iter()
+        .filter(|r| r.spill_store_bytes + r.spill_load_bytes > 0)
+        .map(|r| {
+            format!(
+                "{}: {} bytes spill stores, {} bytes spill loads per thread ({}-byte stack frame, {} registers)",
+                warpscope_ptx::demangle(&r.function),
+                r.spill_store_bytes,
+                r.spill_load_bytes,
+                r.stack_bytes,
+                r.registers
+            )
+        })
+        .collect();
     let insts: Vec<SassInst> = mem
+        .memory
         .iter()
         .map(|m| SassInst {
             ptx_line: m.ptx_line,
             width: m.width,
             store: m.store,
+            local_offset: m.local_offset,
+            spill_marked: m.spill_marked,
         })
         .collect();
     let report = prog.apply_sass(&insts);
-    summary(&report, sm)
+    let merges = summary(&report, sm);
+    if spills.is_empty() {
+        return merges;
+    }
+    let spill = format!(
+        "ptxas ({sm}) spills registers to local memory — {}; its {} spill and refill instructions (LDL/STL, not in the PTX) are in these figures as local loads and stores at the PTX line ptxas ties them to",
+        spills.join("; "),
+        report.spills
+    );
+    Some(merges.map_or(spill.clone(), |m| format!("{m}. {spill}")))
 }
 
 /// Every instruction's line, nested blocks included.

@@ -750,3 +750,60 @@ fn struct_by_value_takes_its_fields() {
         }
     }
 }
+
+/// ptxas's register spills (tests/kernels/compiled/spill.cu: `__launch_bounds__(1024, 2)`
+/// leaves 32 registers for 40 live values) run as local loads and stores: one request of 4
+/// sectors per 4-byte word and warp, so the launch's local figures are the spill and refill
+/// bytes `ptxas -v` reports (quoted in the note) over 4, times the 128 warps. Measured on the
+/// H100 (tests/data/h100/verify/sass.out): 3,968 store and 5,504 load requests, exact. With
+/// `--no-sass` there is no local traffic: the PTX keeps all 40 values in registers.
+#[test]
+fn register_spills_are_local_accesses() {
+    if !compiler() {
+        return;
+    }
+    let args = [
+        "analyze",
+        "tests/kernels/compiled/spill.cu",
+        "--kernel",
+        "spill",
+        "--grid",
+        "4",
+        "--block",
+        "1024",
+        "--arg",
+        "n=4096",
+        "--alloc",
+        "in=163840",
+        "--alloc",
+        "out=4096",
+        "--frontend",
+        "ptx",
+        "--cc",
+        "9.0",
+    ];
+    let v = json(&args);
+    let notes = v["notes"].to_string();
+    if !notes.contains("spills registers") {
+        eprintln!("skipped: no ptxas/nvdisasm, or this ptxas does not spill here: {notes}");
+        return;
+    }
+    let bytes = |what: &str| -> u64 {
+        let at = notes.find(what).unwrap();
+        notes[..at]
+            .split_whitespace()
+            .last()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (st, ld) = (bytes(" bytes spill stores"), bytes(" bytes spill loads"));
+    assert_eq!(totals(&v, "local_store"), (st / 4 * 128, st / 4 * 128 * 4));
+    assert_eq!(totals(&v, "local_load"), (ld / 4 * 128, ld / 4 * 128 * 4));
+    let mut plain = args.to_vec();
+    plain.push("--no-sass");
+    let v = json(&plain);
+    assert!(v["architectures"][0]["totals"]["local_store"]["requests"]
+        .as_u64()
+        .is_none_or(|r| r == 0));
+}

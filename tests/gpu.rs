@@ -274,11 +274,12 @@ fn ncu_csv_sample_parses() {
         r[1].name
     );
     assert!(!ncu::name_matches("offset", &r[1].name));
-    // The sample was recorded before verify read the texture and surface counters.
-    for c in ncu::COUNTERS
-        .iter()
-        .filter(|c| !c.column.starts_with("texture_") && !c.column.starts_with("surface_"))
-    {
+    // The sample was recorded before verify read the local, texture and surface counters.
+    for c in ncu::COUNTERS.iter().filter(|c| {
+        !["texture_", "surface_", "local_"]
+            .iter()
+            .any(|p| c.column.starts_with(p))
+    }) {
         assert!(first.metrics.contains_key(c.metric), "{} missing", c.metric);
     }
     let g = |m: &str| first.metrics[m];
@@ -1005,44 +1006,70 @@ fn stored_verify_results_agree() {
 #[test]
 fn stored_verify_of_ptxas_merges() {
     let out = std::fs::read_to_string("tests/data/h100/verify/sass.out").unwrap();
-    let row = |k: &str| {
-        out.lines()
+    // Cells by column: the header's names are joined by single spaces ("ld req").
+    let header = out.lines().find(|l| l.starts_with("#  launch")).unwrap();
+    let names: Vec<String> = header
+        .split("  ")
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .skip(2)
+        .map(String::from)
+        .collect();
+    let cell = |k: &str, col: &str| -> String {
+        let row: Vec<&str> = out
+            .lines()
             .find(|l| l.contains(k))
             .unwrap_or_else(|| panic!("{k}: {out}"))
             .split_whitespace()
-            .collect::<Vec<_>>()
+            .skip(4)
+            .collect();
+        let at = names
+            .iter()
+            .position(|n| n == col)
+            .unwrap_or_else(|| panic!("{col}: {names:?}"));
+        row[at].to_string()
     };
-    let sgemm = row("mysgemmNT");
-    assert_eq!(sgemm.last(), Some(&"exact"));
-    assert_eq!(
-        sgemm[4..11],
-        ["10,240", "40,960", "1,024", "4,096", "65,536", "1,024", "32,768"]
-    );
-    for (k, wf) in [
-        ("matmul_rows", "6,291,456≠"),
-        ("matmul_cols", "20,971,520≠"),
+    let verdict = |k: &str| {
+        out.lines()
+            .find(|l| l.contains(k))
+            .unwrap()
+            .split_whitespace()
+            .last()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(verdict("mysgemmNT"), "exact");
+    for (col, v) in [
+        ("ld req", "10,240"),
+        ("ld sect", "40,960"),
+        ("st req", "1,024"),
+        ("sh ld wf", "65,536"),
+        ("sh ld inst", "32,768"),
     ] {
-        let r = row(k);
+        assert_eq!(cell("mysgemmNT", col), v, "sgemm {col}");
+    }
+    for (k, wf, sect) in [
+        ("matmul_rows", "6,291,456≠", "2,097,152"),
+        ("matmul_cols", "20,971,520≠", "8,388,608"),
+    ] {
+        assert_eq!(cell(k, "ld req"), "524,288", "{k}");
+        assert_eq!(cell(k, "ld sect"), sect, "{k}");
+        assert!(cell(k, "sh ld wf").starts_with(wf), "{k}");
         assert_eq!(
-            r[4..8],
-            [
-                "524,288",
-                if k == "matmul_rows" {
-                    "2,097,152"
-                } else {
-                    "8,388,608"
-                },
-                "8,192",
-                if k == "matmul_rows" {
-                    "32,768"
-                } else {
-                    "131,072"
-                }
-            ],
-            "{k}"
+            cell(k, "sh ld inst"),
+            "5,242,880",
+            "{k}: shared-load instructions"
         );
-        assert!(r[8].starts_with(wf), "{k}: {r:?}");
-        assert_eq!(r[10], "5,242,880", "{k}: shared-load instructions");
+    }
+    // ptxas's spills: 31 spill stores and 43 refill loads of 4 bytes per thread, 128 warps.
+    assert_eq!(verdict("spill.cu"), "exact");
+    for (col, v) in [
+        ("loc st req", "3,968"),
+        ("loc st sect", "15,872"),
+        ("loc ld req", "5,504"),
+        ("loc ld sect", "22,016"),
+    ] {
+        assert_eq!(cell("spill.cu", col), v, "spill {col}");
     }
 }
 

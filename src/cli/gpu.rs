@@ -682,7 +682,10 @@ fn site_figures(s: &warpscope::report::SiteReport) -> Vec<(&'static str, u64)> {
 /// warpscope's counts per line and counter, next to the instrumented ones (the compared
 /// counters: those ncu's source page counts).
 fn line_reports(an: &Analysis, sc: &ncu::SourceCounts) -> Vec<LineReport> {
-    let compared = |k: &str| ncu::COUNTERS.iter().any(|c| c.column == k && c.compared);
+    // The source page's columns (global and shared; no local ones are read from it).
+    let compared = |k: &str| {
+        !k.starts_with("local_") && ncu::COUNTERS.iter().any(|c| c.column == k && c.compared)
+    };
     let mut pred: BTreeMap<(u32, &'static str), u64> = BTreeMap::new();
     for s in &an.architectures[0].sites {
         for (k, v) in site_figures(s) {
@@ -1022,7 +1025,8 @@ fn tail(s: &str, n: usize) -> String {
 }
 
 fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> String {
-    // Texture and surface columns only where a launch predicts or measures something there.
+    // Local, texture and surface columns only where a launch predicts or measures something
+    // there.
     let used = |k: usize| {
         reports.iter().any(|r| {
             r.comparison.rows.get(k).is_some_and(|c| {
@@ -1033,7 +1037,8 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
     let shown: Vec<usize> = (0..ncu::COUNTERS.len())
         .filter(|&k| {
             let c = ncu::COUNTERS[k].column;
-            !(c.starts_with("texture_") || c.starts_with("surface_")) || used(k)
+            !(c.starts_with("texture_") || c.starts_with("surface_") || c.starts_with("local_"))
+                || used(k)
         })
         .collect();
     let cols: Vec<&ncu::Counter> = shown.iter().map(|&k| &ncu::COUNTERS[k]).collect();
@@ -1046,6 +1051,10 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
             "shared_ld_wavefronts" => "sh ld wf",
             "shared_st_wavefronts" => "sh st wf",
             "shared_ld_instructions" => "sh ld inst",
+            "local_ld_requests" => "loc ld req",
+            "local_ld_sectors" => "loc ld sect",
+            "local_st_requests" => "loc st req",
+            "local_st_sectors" => "loc st sect",
             "texture_ld_requests" => "tex req",
             "texture_ld_sectors" => "tex sect",
             "surface_ld_requests" => "surf ld req",

@@ -71,6 +71,38 @@ use Figure::*;
 use NcuOp::*;
 use Space::{Global, Local, Shared, Surface, Texture};
 
+/// Local-memory loads: requests (register spills included).
+pub const LOCAL_LD_REQUESTS: Metric = m(
+    "local_ld_requests",
+    "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum",
+    Local,
+    Ld,
+    Requests,
+);
+/// Local-memory loads: sectors (register spills included).
+pub const LOCAL_LD_SECTORS: Metric = m(
+    "local_ld_sectors",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+    Local,
+    Ld,
+    Sectors,
+);
+/// Local-memory stores: requests (register spills included).
+pub const LOCAL_ST_REQUESTS: Metric = m(
+    "local_st_requests",
+    "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
+    Local,
+    St,
+    Requests,
+);
+/// Local-memory stores: sectors (register spills included).
+pub const LOCAL_ST_SECTORS: Metric = m(
+    "local_st_sectors",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+    Local,
+    St,
+    Sectors,
+);
 /// Global-load requests.
 pub const GLOBAL_LD_REQUESTS: Metric = m(
     "global_ld_requests",
@@ -247,20 +279,8 @@ pub const METRICS: &[Metric] = &[
         Ld,
         Instructions,
     ),
-    m(
-        "local_ld_requests",
-        "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum",
-        Local,
-        Ld,
-        Requests,
-    ),
-    m(
-        "local_ld_sectors",
-        "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
-        Local,
-        Ld,
-        Sectors,
-    ),
+    LOCAL_LD_REQUESTS,
+    LOCAL_LD_SECTORS,
     m(
         "local_st_instructions",
         "smsp__inst_executed_op_local_st.sum",
@@ -268,20 +288,8 @@ pub const METRICS: &[Metric] = &[
         St,
         Instructions,
     ),
-    m(
-        "local_st_requests",
-        "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
-        Local,
-        St,
-        Requests,
-    ),
-    m(
-        "local_st_sectors",
-        "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
-        Local,
-        St,
-        Sectors,
-    ),
+    LOCAL_ST_REQUESTS,
+    LOCAL_ST_SECTORS,
     SHARED_LD_INSTRUCTIONS,
     SHARED_LD_WAVEFRONTS,
     m(

@@ -107,6 +107,10 @@ pub struct Program {
     /// Per instruction: skipped when `needs_memory` is false (its result matters to no
     /// access; see `dataflow::dead_values`).
     pub(crate) dead: Vec<bool>,
+    /// Per instruction, the index in `spills` of the register spills ptxas ties to it
+    /// (`u32::MAX`: none); empty when there are none ([`Program::apply_sass`]).
+    pub(crate) spill_at: Vec<u32>,
+    pub(crate) spills: Vec<Vec<crate::sass::Spill>>,
 }
 
 struct FuncInfo {
@@ -335,6 +339,8 @@ impl Program {
             needs_memory,
             local_reported: None,
             dead,
+            spill_at: Vec::new(),
+            spills: Vec::new(),
         })
     }
 

@@ -28,12 +28,26 @@ pub enum SassFate {
     Merged,
 }
 
-/// One SASS load or store: the PTX line it came from, bytes per lane, and whether it stores.
+/// One SASS load or store: the PTX line it came from, bytes per lane, whether it stores,
+/// for a local one (`LDL`/`STL`) its offset in the thread's stack frame, and whether the
+/// disassembler marked it a register spill or refill.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SassInst {
     pub ptx_line: u32,
     pub width: u32,
     pub store: bool,
+    pub local_offset: Option<i64>,
+    pub spill_marked: bool,
+}
+
+/// A spill or refill run with the instruction it is tied to: `width` bytes at `offset` of
+/// each lane's local frame, reported at `site`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Spill {
+    pub site: u32,
+    pub store: bool,
+    pub width: u32,
+    pub offset: u64,
 }
 
 /// A group of PTX instructions that ptxas merged into one.
@@ -51,6 +65,8 @@ pub struct MergedGroup {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SassReport {
     pub groups: Vec<MergedGroup>,
+    /// Spill stores and refill loads tied to a PTX instruction, run as local accesses.
+    pub spills: usize,
     /// PTX loads/stores with no SASS instruction at their line that no group explains: left
     /// as written. Not a sign of removal: ptxas often ties a load to the line of an address
     /// computation it folded into it (examples/texture.cu's conv_global: 25 such loads, every
@@ -80,8 +96,9 @@ impl Program {
     /// of the others has a SASS instruction of its own; anything else stays as written.
     pub fn apply_sass(&mut self, sass: &[SassInst]) -> SassReport {
         use std::collections::{HashMap, HashSet};
+        let spill = self.spill_rule();
         let mut at_line: HashMap<u32, Vec<SassInst>> = HashMap::new();
-        for s in sass {
+        for s in sass.iter().filter(|s| spill(s).is_none()) {
             at_line.entry(s.ptx_line).or_default().push(*s);
         }
         let targets: HashSet<u32> = self
@@ -210,7 +227,85 @@ impl Program {
                 report.unexplained.push(n.line);
             }
         }
+        let spills: Vec<(SassInst, u64)> =
+            sass.iter().filter_map(|s| Some((*s, spill(s)?))).collect();
+        report.spills = self.add_spills(&spills);
         report
+    }
+
+    /// Which SASS instructions are ptxas's register spills and refills, with their frame
+    /// offsets: those the disassembler marks, and every `LDL`/`STL` where the PTX has no
+    /// local (or generic) load or store of its own, so that none can be the PTX's.
+    fn spill_rule(&self) -> impl Fn(&SassInst) -> Option<u64> {
+        let ptx_local = self
+            .sites
+            .iter()
+            .any(|s| s.space.is_none_or(|sp| sp == warpscope_model::Space::Local));
+        move |s: &SassInst| {
+            let off = u64::try_from(s.local_offset?).ok()?;
+            (s.spill_marked || !ptx_local).then_some(off)
+        }
+    }
+
+    /// Ties each spill or refill (with its frame offset) to the first PTX instruction of its
+    /// line, one site per line and direction (`STL (spill)`, `LDL (refill)`), and grows the
+    /// local frame to hold them. Returns how many were tied.
+    fn add_spills(&mut self, spills: &[(SassInst, u64)]) -> usize {
+        let mut first_at: std::collections::HashMap<u32, usize> = Default::default();
+        for (k, i) in self.insts.iter().enumerate() {
+            first_at.entry(i.ptx_line).or_insert(k);
+        }
+        let mut site_of: std::collections::HashMap<(u32, bool), u32> = Default::default();
+        let mut tied = 0;
+        for &(s, offset) in spills {
+            let Some(&pc) = first_at.get(&s.ptx_line) else {
+                continue;
+            };
+            let site = *site_of.entry((s.ptx_line, s.store)).or_insert_with(|| {
+                let loc = self.insts[pc].loc;
+                self.sites.push(crate::Site {
+                    ptx_line: s.ptx_line,
+                    ptx: if s.store {
+                        "STL (spill)"
+                    } else {
+                        "LDL (refill)"
+                    }
+                    .to_string(),
+                    op: if s.store {
+                        warpscope_model::Op::Store
+                    } else {
+                        warpscope_model::Op::Load
+                    },
+                    space: Some(warpscope_model::Space::Local),
+                    read_only: false,
+                    atomic: false,
+                    loc,
+                    inlined_at: None,
+                    sass: SassFate::AsWritten,
+                });
+                self.sites.len() as u32 - 1
+            });
+            if self.spill_at.is_empty() {
+                self.spill_at = vec![u32::MAX; self.insts.len()];
+            }
+            let list = match self.spill_at[pc] {
+                u32::MAX => {
+                    self.spill_at[pc] = self.spills.len() as u32;
+                    self.spills.push(Vec::new());
+                    self.spills.len() - 1
+                }
+                k => k as usize,
+            };
+            self.spills[list].push(Spill {
+                site,
+                store: s.store,
+                width: s.width,
+                offset,
+            });
+            self.local_bytes = self.local_bytes.max(offset + u64::from(s.width));
+            tied += 1;
+        }
+        tied
     }
 
     /// Whether the instructions `members` of `mems` lie in one basic block (no branch

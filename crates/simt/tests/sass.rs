@@ -56,7 +56,57 @@ fn ld(ptx_line: u32, width: u32) -> SassInst {
         ptx_line,
         width,
         store: false,
+        local_offset: None,
+        spill_marked: false,
     }
+}
+
+/// ptxas's spills tied to the PTX line they came from: each runs as a local access of its
+/// width at its frame offset, interleaved across the block's threads like any local word
+/// (a warp's 4-byte spill: 1 request of 4 sectors at CC 9.0), at a site of its own.
+#[test]
+fn spills_run_as_local_accesses_at_their_line() {
+    let mut p = program("");
+    // Unmarked: the PTX has no local access, so every LDL/STL is ptxas's.
+    let spill = |k: usize, store: bool, width: u32, off: i64| SassInst {
+        ptx_line: line(&p, k),
+        width,
+        store,
+        local_offset: Some(off),
+        spill_marked: false,
+    };
+    let sass = [
+        spill(0, true, 4, 0x30),
+        spill(0, true, 8, 0),
+        spill(3, false, 4, 0x30),
+    ];
+    let sites = p.sites.len() as u32;
+    let r = p.apply_sass(&sass);
+    assert_eq!(r.spills, 3);
+    assert_eq!(p.sites.len(), 6, "a spill site and a refill site");
+    assert_eq!(p.sites[4].ptx, "STL (spill)");
+    assert_eq!(p.local_bytes, 0x34);
+    let l = Launch {
+        grid: [1, 1, 1],
+        block: [64, 1, 1],
+        max_steps: 1 << 20,
+        ..Default::default()
+    };
+    let mut local = Vec::new();
+    p.run(&l, &mut |s, a, _| {
+        if a.space == Space::Local {
+            local.push((s, a.op, a.width, a.addrs[0], a.addrs[1]));
+        }
+    })
+    .unwrap();
+    // Per warp: the 4-byte spill, the 8-byte one as two words, the refill.
+    assert_eq!(local.len(), 2 * 4);
+    let threads = 64u64;
+    let (s, op, w, a0, a1) = local[0];
+    assert_eq!((s, op, w), (sites, warpscope_model::Op::Store, 4));
+    // Word 12 (offset 0x30) of thread 0, then thread 1 four bytes on.
+    assert_eq!((a0, a1 - a0), (4 * 12 * threads, 4));
+    assert_eq!(local[3].0, sites + 1);
 }
 
 #[test]

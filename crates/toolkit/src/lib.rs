@@ -27,7 +27,10 @@ pub use cache::default_cache_dir;
 pub use compile::{CompileOptions, Compiled};
 pub use error::{ToolkitError, PIP_INSTALL};
 pub use find::{find, Source};
-pub use sass::{parse_nvdisasm, tag_lines, SassMemory, SassTools};
+pub use sass::{
+    parse_nvdisasm, parse_ptxas_report, tag_lines, FunctionResources, SassListing, SassMemory,
+    SassTools,
+};
 
 /// A CUDA compiler (`nvcc`) found on this machine, as [`find`] describes it.
 #[derive(Debug, Clone)]

@@ -37,6 +37,35 @@ pub struct SassMemory {
     pub width: u32,
     /// A store (`ST*`) rather than a load.
     pub store: bool,
+    /// For a local load or store (`LDL`/`STL`): its byte offset in the thread's stack frame
+    /// (`[R1+0x30]` → 48).
+    pub local_offset: Option<i64>,
+    /// Marked as a register spill or refill by nvdisasm (`SpillRefill`; nvdisasm 13.5 marks
+    /// them, older ones may not).
+    pub spill_marked: bool,
+}
+
+/// What `ptxas -v` reports of one function it compiled.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FunctionResources {
+    /// The function (mangled PTX name).
+    pub function: String,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Bytes of the per-thread stack frame (local memory), and of the register spills
+    /// ptxas stores there and loads back: LDL/STL the PTX does not show.
+    pub stack_bytes: u32,
+    pub spill_store_bytes: u32,
+    pub spill_load_bytes: u32,
+}
+
+/// The SASS of a PTX module as [`SassTools::memory`] reads it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SassListing {
+    /// Every SASS load and store, in SASS order.
+    pub memory: Vec<SassMemory>,
+    /// Per function, what ptxas reported.
+    pub resources: Vec<FunctionResources>,
 }
 
 impl Toolkit {
@@ -74,7 +103,8 @@ impl Toolkit {
 impl SassTools {
     /// Assembles `ptx` for `sm` (`"sm_90"`) with line tags on `instruction_lines` (the
     /// 1-based lines of its instructions, as the PTX parser gives them) and returns every
-    /// SASS memory instruction with the PTX line it came from, in SASS order.
+    /// SASS memory instruction with the PTX line it came from, in SASS order, and what
+    /// `ptxas -v` said of each function's registers and spills.
     ///
     /// The disassembly is kept in the cache beside the PTX ([`crate::default_cache_dir`]'s
     /// `../sass/`), keyed by the tagged PTX, `sm` and the two tools (path, size, time).
@@ -87,7 +117,7 @@ impl SassTools {
         ptx: &str,
         instruction_lines: &[u32],
         sm: &str,
-    ) -> Result<Vec<SassMemory>, ToolkitError> {
+    ) -> Result<SassListing, ToolkitError> {
         let tagged = tag_lines(ptx, instruction_lines);
         let cache = crate::default_cache_dir().and_then(|d| Some(d.parent()?.join("sass")));
         let key = {
@@ -103,6 +133,7 @@ impl SassTools {
                     k.field("time", &t.map_or(0, |d| d.as_nanos()).to_le_bytes());
                 }
             }
+            k.field("listing", b"ptxas -v report, then nvdisasm -g -c");
             k.field("sm", sm.as_bytes());
             k.field("tagged ptx", tagged.as_bytes());
             k.finish()
@@ -112,7 +143,7 @@ impl SassTools {
             .and_then(|d| std::fs::read_to_string(d.join(format!("{key}.sass"))).ok())
             .filter(|t| t.contains(".text."))
         {
-            return Ok(parse_nvdisasm(&text));
+            return Ok(listing(&text));
         }
         let text = self.disassemble(&tagged, sm)?;
         if let Some(dir) = &cache {
@@ -122,10 +153,11 @@ impl SassTools {
                 let _ = std::fs::rename(&tmp, dir.join(format!("{key}.sass")));
             }
         }
-        Ok(parse_nvdisasm(&text))
+        Ok(listing(&text))
     }
 
-    /// `ptxas -lineinfo` of `tagged`, then `nvdisasm -g -c` of the cubin: the text.
+    /// `ptxas -v -lineinfo` of `tagged`, then `nvdisasm -g -c` of the cubin: ptxas's report
+    /// (each line as a `//` comment), then the disassembly.
     fn disassemble(&self, tagged: &str, sm: &str) -> Result<String, ToolkitError> {
         let dir = tempfile::tempdir().map_err(|source| ToolkitError::Read {
             path: std::env::temp_dir(),
@@ -138,20 +170,23 @@ impl SassTools {
             source,
         })?;
         let arch = format!("-arch={sm}");
-        run(
+        let report = run(
             &self.ptxas,
             &[
                 arch.as_ref(),
+                "-v".as_ref(),
                 "-lineinfo".as_ref(),
                 ptx_path.as_os_str(),
                 "-o".as_ref(),
                 cubin.as_os_str(),
             ],
         )?;
-        run(
+        let mut text: String = report.lines().map(|l| format!("// {l}\n")).collect();
+        text.push_str(&run(
             &self.nvdisasm,
             &["-g".as_ref(), "-c".as_ref(), cubin.as_os_str()],
-        )
+        )?);
+        Ok(text)
     }
 }
 
@@ -175,7 +210,52 @@ fn run(tool: &Path, args: &[&std::ffi::OsStr]) -> Result<String, ToolkitError> {
         stderr.push_str(&String::from_utf8_lossy(&out.stdout));
         return Err(ToolkitError::Compile { command, stderr });
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    // ptxas -v reports on standard error.
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    Ok(text)
+}
+
+/// The memory instructions and the `ptxas -v` report of a cached or fresh listing.
+fn listing(text: &str) -> SassListing {
+    SassListing {
+        memory: parse_nvdisasm(text),
+        resources: parse_ptxas_report(text),
+    }
+}
+
+/// The functions of a `ptxas -v` report (its lines may carry a leading `// `):
+/// `Function properties for NAME` / `N bytes stack frame, N bytes spill stores, N bytes
+/// spill loads` / `Used N registers, …`.
+pub fn parse_ptxas_report(text: &str) -> Vec<FunctionResources> {
+    let mut out: Vec<FunctionResources> = Vec::new();
+    let number_before = |l: &str, what: &str| -> Option<u32> {
+        let at = l.find(what)?;
+        l[..at].split_whitespace().last()?.parse().ok()
+    };
+    for l in text.lines() {
+        let l = l.trim_start_matches("//").trim();
+        if let Some(name) = l.split("Function properties for ").nth(1) {
+            out.push(FunctionResources {
+                function: name.trim().to_string(),
+                ..Default::default()
+            });
+        } else if let Some(f) = out.last_mut() {
+            if let Some(n) = number_before(l, "bytes stack frame") {
+                f.stack_bytes = n;
+                f.spill_store_bytes = number_before(l, "bytes spill stores").unwrap_or(0);
+                f.spill_load_bytes = number_before(l, "bytes spill loads").unwrap_or(0);
+            } else if let Some(n) = l
+                .split("Used ")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next()?.parse().ok())
+                .filter(|_| l.contains(" registers"))
+            {
+                f.registers = n;
+            }
+        }
+    }
+    out
 }
 
 /// `ptx` with its `.loc`/`.file` lines emptied, `.file 1 "ptx"` after `.address_size` (or
@@ -238,15 +318,30 @@ pub fn parse_nvdisasm(text: &str) -> Vec<SassMemory> {
         let (Some(ptx_line), Some((width, store))) = (line, memory_kind(opcode)) else {
             continue;
         };
+        let local = opcode.starts_with("LDL") || opcode.starts_with("STL");
         out.push(SassMemory {
             function: function.clone(),
             ptx_line,
             opcode: opcode.trim_end_matches(';').to_string(),
             width,
             store,
+            local_offset: local.then(|| frame_offset(t)).flatten(),
+            spill_marked: local && t.contains("SpillRefill"),
         });
     }
     out
+}
+
+/// The immediate of the first `[R+IMM]` (or `[R]`: 0) address operand of `text`.
+fn frame_offset(text: &str) -> Option<i64> {
+    let inner = text.split('[').nth(1)?.split(']').next()?;
+    let Some((_, imm)) = inner.split_once('+') else {
+        return Some(0);
+    };
+    let imm = imm.trim();
+    let (neg, imm) = imm.strip_prefix('-').map_or((false, imm), |r| (true, r));
+    let v = i64::from_str_radix(imm.strip_prefix("0x")?, 16).ok()?;
+    Some(if neg { -v } else { v })
 }
 
 /// Bytes per lane and whether it stores, for the SASS loads and stores of global, shared,
@@ -289,6 +384,25 @@ mod tests {
     }
 
     #[test]
+    fn reads_the_ptxas_report() {
+        let text = "// ptxas info    : 0 bytes gmem\n\
+// ptxas info    : Compiling entry function '_Z1kPf' for 'sm_90'\n\
+// ptxas info    : Function properties for _Z1kPf\n\
+//     24 bytes stack frame, 20 bytes spill stores, 12 bytes spill loads\n\
+// ptxas info    : Used 16 registers, used 1 barriers, 2048 bytes smem\n";
+        assert_eq!(
+            parse_ptxas_report(text),
+            [FunctionResources {
+                function: "_Z1kPf".into(),
+                registers: 16,
+                stack_bytes: 24,
+                spill_store_bytes: 20,
+                spill_load_bytes: 12,
+            }]
+        );
+    }
+
+    #[test]
     fn reads_widths_lines_and_functions() {
         let text = "\
 //--------------------- .text._Z1kPf --------------------------
@@ -302,6 +416,8 @@ mod tests {
         /*02c0*/              @!P0 STG.E.64 desc[UR8][R2.64], R4 ;
         /*02d0*/                   LDG.E.U8.CONSTANT R3, desc[UR8][R2.64] ;
         /*02e0*/                   ATOMS.POPC.INC.32 RZ, [R3+URZ] ;
+        /*02f0*/                   STL [R1+0x30], R24                 (*\"SpillRefill\"*);
+        /*0300*/                   LDL.LU.64 R26, [R1]                (*\"SpillRefill\"*);
 ";
         let m = parse_nvdisasm(text);
         let got: Vec<_> = m
@@ -323,6 +439,20 @@ mod tests {
                 ("_Z1kPf", 241, "LDS.128", 16, false),
                 ("_Z1kPf", 250, "STG.E.64", 8, true),
                 ("_Z1kPf", 250, "LDG.E.U8.CONSTANT", 1, false),
+                ("_Z1kPf", 250, "STL", 4, true),
+                ("_Z1kPf", 250, "LDL.LU.64", 8, false),
+            ]
+        );
+        let local: Vec<_> = m.iter().map(|s| (s.local_offset, s.spill_marked)).collect();
+        assert_eq!(
+            local,
+            [
+                (None, false),
+                (None, false),
+                (None, false),
+                (None, false),
+                (Some(48), true),
+                (Some(0), true)
             ]
         );
     }

@@ -319,6 +319,36 @@ impl<'a> BlockCtx<'a> {
         Ok(())
     }
 
+    /// The spills and refills tied to the instruction at `pc`
+    /// ([`crate::Program::apply_sass`]): each a local access of its width at its frame
+    /// offset for every lane of `exec`.
+    pub(super) fn spill(
+        &self,
+        warp: &Warp,
+        pc: u32,
+        exec: u32,
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+    ) -> Result<()> {
+        let list = &self.prog.spills[self.prog.spill_at[pc as usize] as usize];
+        for s in list {
+            let addrs = [s.offset; WARP_SIZE];
+            let op = if s.store { Op::Store } else { Op::Load };
+            self.emit(
+                warp,
+                pc,
+                s.site,
+                MemSpace::Local,
+                op,
+                s.width,
+                exec,
+                &addrs,
+                sink,
+                None,
+            )?;
+        }
+        Ok(())
+    }
+
     /// Whether every lane of `a` is aligned and inside memory (a quick test; `false` means
     /// look lane by lane).
     pub(super) fn access_ok(&self, a: &WarpAccess) -> bool {

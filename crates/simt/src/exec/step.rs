@@ -20,6 +20,10 @@ impl<'a> BlockCtx<'a> {
     ) -> Result<()> {
         let inst = &self.prog.insts[pc as usize];
         let values = self.prog.needs_memory;
+        // ptxas's register spills tied to this instruction: local accesses the PTX lacks.
+        if !self.prog.spill_at.is_empty() && self.prog.spill_at[pc as usize] != u32::MAX {
+            self.spill(warp, pc, exec, sink)?;
+        }
         if !values && self.prog.dead[pc as usize] {
             return Ok(());
         }
