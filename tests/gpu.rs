@@ -1002,7 +1002,8 @@ fn stored_verify_results_agree() {
 /// and its 5,242,880 executed shared loads (20 per warp and tile: 16 LDS + 4 LDS.128, where
 /// the PTX has 32) as predicted, its shared wavefronts above the prediction only by the
 /// hardware counters' known overcount (ncu's instrumented counts in
-/// tests/data/h100/compiled/compiled.csv equal the prediction: tests/h100_compiled.rs).
+/// tests/data/h100/compiled/compiled.csv equal the prediction: tests/h100_compiled.rs); the
+/// register spills of tests/kernels/compiled/spill.cu, LDL/STL the PTX does not have, exact.
 #[test]
 fn stored_verify_of_ptxas_merges() {
     let out = std::fs::read_to_string("tests/data/h100/verify/sass.out").unwrap();
