@@ -210,18 +210,7 @@ impl Toolkit {
                 source,
             })?;
         if !output.status.success() {
-            let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-            let stdout = String::from_utf8_lossy(&output.stdout);
-            if !stdout.trim().is_empty() {
-                if !stderr.is_empty() && !stderr.ends_with('\n') {
-                    stderr.push('\n');
-                }
-                stderr.push_str(&stdout);
-            }
-            if stderr.trim().is_empty() {
-                stderr = format!("(nvcc printed nothing; it exited with {})", output.status);
-            }
-            return Err(ToolkitError::Compile { command, stderr });
+            return Err(failed(command, "nvcc", &output));
         }
         std::fs::read_to_string(out).map_err(|source| ToolkitError::Read {
             path: out.to_path_buf(),
@@ -238,6 +227,23 @@ impl Toolkit {
             .collect::<Vec<_>>()
             .join(" ")
     }
+}
+
+/// The error of `tool`, run as `command`, that exited with a failure: what it printed
+/// (standard error, then standard output), or that it printed nothing.
+pub(crate) fn failed(command: String, tool: &str, output: &std::process::Output) -> ToolkitError {
+    let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !stdout.trim().is_empty() {
+        if !stderr.is_empty() && !stderr.ends_with('\n') {
+            stderr.push('\n');
+        }
+        stderr.push_str(&stdout);
+    }
+    if stderr.trim().is_empty() {
+        stderr = format!("({tool} printed nothing; it exited with {})", output.status);
+    }
+    ToolkitError::Compile { command, stderr }
 }
 
 /// `arg` as a POSIX shell reads it back: bare when safe, else in single quotes.

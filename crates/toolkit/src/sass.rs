@@ -206,9 +206,8 @@ fn run(tool: &Path, args: &[&std::ffi::OsStr]) -> Result<String, ToolkitError> {
             source,
         })?;
     if !out.status.success() {
-        let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        stderr.push_str(&String::from_utf8_lossy(&out.stdout));
-        return Err(ToolkitError::Compile { command, stderr });
+        let name = tool.file_name().unwrap_or_default().to_string_lossy();
+        return Err(crate::compile::failed(command, &name, &out));
     }
     // ptxas -v reports on standard error.
     let mut text = String::from_utf8_lossy(&out.stdout).into_owned();

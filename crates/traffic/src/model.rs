@@ -384,15 +384,10 @@ impl TrafficModel {
             out.l1_bytes = transaction_bytes;
             let unit = sm / self.sms_per_texture_cache;
             for &(s, _) in sectors {
-                let cache = &mut self.texture_caches[unit];
-                let acc = cache.access(s >> 2);
-                let bit = 1u8 << (s & 3);
-                let p = cache.payload_mut(acc.slot);
-                if *p & bit != 0 {
+                if lookup_sector(&mut self.texture_caches[unit], s) {
                     self.t.texture.hits += 1;
                     continue;
                 }
-                *p |= bit;
                 self.t.texture.misses += 1;
                 if self.l2.is_some() {
                     self.l2_read(s, &mut out);
@@ -443,15 +438,10 @@ impl TrafficModel {
             }
             Route::L1Sectors => {
                 for &(s, _) in sectors {
-                    let l1 = &mut self.l1[sm];
-                    let acc = l1.access(s >> 2);
-                    let bit = 1u8 << (s & 3);
-                    let p = l1.payload_mut(acc.slot);
-                    if *p & bit != 0 {
+                    if lookup_sector(&mut self.l1[sm], s) {
                         self.t.l1.hits += 1;
                         self.t.texture.hits += u64::from(texture_path);
                     } else {
-                        *p |= bit;
                         self.t.l1.misses += 1;
                         self.t.texture.misses += u64::from(texture_path);
                         self.l2_read(s, &mut out);
@@ -644,6 +634,17 @@ impl TrafficModel {
         t.predicted_seconds = best;
         t
     }
+}
+
+/// Looks sector `s` up in `cache` (a valid bit per sector of each line) and fills it on a
+/// miss; whether it hit.
+fn lookup_sector(cache: &mut LineCache<u8>, s: u64) -> bool {
+    let acc = cache.access(s >> 2);
+    let bit = 1u8 << (s & 3);
+    let p = cache.payload_mut(acc.slot);
+    let hit = *p & bit != 0;
+    *p |= bit;
+    hit
 }
 
 /// The distinct 32-byte sectors touched by the active lanes of `a`, ascending, each with the
