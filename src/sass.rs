@@ -83,7 +83,7 @@ pub fn check(
         return merges;
     }
     let spill = format!(
-        "ptxas ({sm}) spills registers to local memory — {}; its {} spill and refill instructions (LDL/STL, not in the PTX) are in these figures as local loads and stores at the PTX line ptxas ties them to",
+        "ptxas ({sm}) spills registers to local memory — {}; its {} spill and refill instructions (LDL/STL, not in the PTX) are in these figures as local loads and stores at the PTX line ptxas ties them to (sites 'STL (spill)', 'LDL (refill)'); to remove them, let ptxas use more registers per thread (a smaller minimum of blocks per SM in __launch_bounds__, a larger -maxrregcount) or keep fewer values live at once",
         spills.join("; "),
         report.spills
     );

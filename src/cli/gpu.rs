@@ -763,9 +763,21 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
     }
     let ncu_path = ncu::find(a.ncu.as_deref()).map_err(gpu_err)?;
     let cc = info.cc_string();
-    // NVRTC errors here, with their file:line, rather than from inside the profiled child.
-    warpscope_gpu::run::compile_groups(&specs.iter().collect::<Vec<_>>(), info.cc, false)
-        .map_err(gpu_err)?;
+    // NVRTC errors here, with their file:line, rather than from inside the profiled child;
+    // a launch whose file NVRTC cannot compile fails alone.
+    let all: Vec<&LaunchSpec> = specs.iter().collect();
+    let not_compiled: Vec<Option<String>> =
+        match warpscope_gpu::run::compile_groups(&all, info.cc, false) {
+            Ok(_) => vec![None; specs.len()],
+            Err(_) => specs
+                .iter()
+                .map(|s| {
+                    warpscope_gpu::run::compile_groups(&[s], info.cc, false)
+                        .err()
+                        .map(|e| e.to_string())
+                })
+                .collect(),
+        };
     let planned = plan_all(&specs, Some(&cc));
     // The child process gets every allocation size explicitly: it need not interpret again.
     // A launch that cannot be planned or analyzed fails alone; the others are measured.
@@ -776,6 +788,11 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
     let mut failed: Vec<Option<String>> = vec![None; specs.len()];
     for (i, (s, (p, an))) in specs.iter().zip(planned).enumerate() {
         let an = an.unwrap_or_else(|| Err(anyhow!("no analysis was asked for")));
+        if let Some(e) = &not_compiled[i] {
+            failed[i] = Some(e.clone());
+            analyses.push(None);
+            continue;
+        }
         match (p, an) {
             (Ok(p), Ok(an)) => {
                 let mut child = s.clone();
