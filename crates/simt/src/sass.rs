@@ -33,10 +33,15 @@ pub enum SassFate {
 /// disassembler marked it a register spill or refill.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SassInst {
+    /// 1-based line of the PTX instruction ptxas ties it to.
     pub ptx_line: u32,
+    /// Bytes per lane: 1, 2, 4, 8 or 16.
     pub width: u32,
+    /// A store (`STG`, `STS`, `STL`, `ST`), else a load.
     pub store: bool,
+    /// `LDL`/`STL`: bytes from the start of the thread's stack frame.
     pub local_offset: Option<i64>,
+    /// The disassembler's `SpillRefill` mark (nvdisasm 13.5 prints it, 13.0 does not).
     pub spill_marked: bool,
 }
 
@@ -55,15 +60,18 @@ pub(crate) struct Spill {
 pub struct MergedGroup {
     /// PTX lines of the members, lowest address first.
     pub ptx_lines: Vec<u32>,
-    /// Bytes per lane of each PTX member and of the SASS instruction.
+    /// Bytes per lane of each PTX member.
     pub ptx_width: u32,
+    /// Bytes per lane of the SASS instruction (members × `ptx_width`).
     pub sass_width: u32,
+    /// Stores, else loads.
     pub store: bool,
 }
 
 /// What [`Program::apply_sass`] found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SassReport {
+    /// The merged groups, in PTX order of the member each is tied to.
     pub groups: Vec<MergedGroup>,
     /// Spill stores and refill loads tied to a PTX instruction, run as local accesses.
     pub spills: usize,
