@@ -300,7 +300,17 @@ fn instantiation_wrapper(path: &Path, kernel: &str) -> Result<PathBuf> {
             .and_then(|s| s.to_str())
             .unwrap_or("kernel")
     ));
-    std::fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
+    // Launches planned in parallel share the file: never truncate one that nvcc may be
+    // reading (it compiled to a PTX without the kernel on the H100), write it whole aside
+    // and rename it into place.
+    if std::fs::read_to_string(&file).is_ok_and(|t| t == text) {
+        return Ok(file);
+    }
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{}.{n}.tmp", std::process::id()));
+    std::fs::write(&tmp, &text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, &file).with_context(|| format!("cannot write {}", file.display()))?;
     Ok(file)
 }
 

@@ -1003,7 +1003,8 @@ fn stored_verify_results_agree() {
 /// the PTX has 32) as predicted, its shared wavefronts above the prediction only by the
 /// hardware counters' known overcount (ncu's instrumented counts in
 /// tests/data/h100/compiled/compiled.csv equal the prediction: tests/h100_compiled.rs); the
-/// register spills of tests/kernels/compiled/spill.cu, LDL/STL the PTX does not have, exact.
+/// register spills of tests/kernels/compiled/spill.cu, LDL/STL the PTX does not have, exact;
+/// a launch whose file NVRTC refuses FAILED alone.
 #[test]
 fn stored_verify_of_ptxas_merges() {
     let out = std::fs::read_to_string("tests/data/h100/verify/sass.out").unwrap();
@@ -1062,6 +1063,10 @@ fn stored_verify_of_ptxas_merges() {
             "{k}: shared-load instructions"
         );
     }
+    // A file NVRTC cannot compile (host globals) fails alone; the launches before it were
+    // measured in the same batch.
+    assert_eq!(verdict("transposeNaive"), "FAILED");
+    assert!(out.contains("#5: NVRTC could not compile tests/kernels/real/cudasamples_transpose.cu"));
     // ptxas's spills: 31 spill stores and 43 refill loads of 4 bytes per thread, 128 warps.
     assert_eq!(verdict("spill.cu"), "exact");
     for (col, v) in [
