@@ -390,6 +390,33 @@ fn agreement_rule() {
         ncu::compare(&p, &m, Some(&instrumented(1001.0))).verdict,
         Verdict::Differs
     );
+    // Shared-store wavefronts above the model too (the tiled matmul's stores, H100): noise
+    // only when both instrumented counts equal the prediction.
+    m.insert(metric("shared_st_wavefronts"), 57.0);
+    let c = ncu::compare(&p, &m, None);
+    assert!(Verdict::needs_instrumented(&c));
+    let both = |ld: f64, st: f64| ncu::SourceCounts {
+        kernel: "k".into(),
+        totals: [
+            (col("shared_ld_wavefronts"), ld),
+            (col("shared_st_wavefronts"), st),
+        ]
+        .into_iter()
+        .collect(),
+        lines: BTreeMap::new(),
+    };
+    let c = ncu::compare(&p, &m, Some(&both(1000.0, 50.0)));
+    assert_eq!(c.verdict, Verdict::KnownNoise);
+    assert!(
+        c.notes[1].contains("shared stores at block start"),
+        "{:?}",
+        c.notes
+    );
+    assert_eq!(
+        ncu::compare(&p, &m, Some(&both(1000.0, 51.0))).verdict,
+        Verdict::Differs
+    );
+    m.insert(metric("shared_st_wavefronts"), 50.0);
     // Below the model is never noise.
     m.insert(metric("shared_ld_wavefronts"), 999.0);
     let c = ncu::compare(&p, &m, Some(&instrumented(1000.0)));

@@ -1195,7 +1195,7 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
         }
     );
     t += &format!(
-        "Rule: requests, sectors and wavefronts must be equal, no tolerance; 'noisy' = only the hardware shared-load wavefronts differ, above the model, while ncu's instrumented count (SourceCounters) equals the prediction: the H100's known overcount for loads at block start{}.\n",
+        "Rule: requests, sectors and wavefronts must be equal, no tolerance; 'noisy' = only the hardware shared-load (or -store) wavefronts differ, above the model, while ncu's instrumented counts (SourceCounters) equal the prediction: the H100's known overcount at block start{}.\n",
         if strict { ": fails under --strict" } else { ": passes (use --strict to fail)" }
     );
     t
