@@ -453,6 +453,34 @@ fn ncu_source_pages_parse() {
     assert_eq!(v[0].totals.get("shared_ld_wavefronts"), Some(&8192.0));
     assert_eq!(v[1].totals.get("shared_ld_wavefronts"), Some(&16384.0));
     assert!(ncu::parse_sass_page(&text, 3).is_err());
+    // Pages printed twice for some kernels and once for others (H100: matmul_rows and
+    // matmul_cols twice, reduce_cg once): each launch is its distinct block.
+    let block = |k: &str, wf: u32| {
+        format!(
+            "\"Kernel Name\",\"{k}\"\n\"Address\",\"Source\",\"Address Space\",\"Access Operation\",\"L1 Wavefronts Shared\"\n\"0x10\",\"LDS R1, [R2]\",\"Shared\",\"Load\",\"{wf}\"\n"
+        )
+    };
+    let page = [
+        block("matmul_rows", 6291456),
+        block("matmul_rows", 6291456),
+        block("matmul_cols", 20971520),
+        block("matmul_cols", 20971520),
+        block("reduce_cg", 4096),
+    ]
+    .concat();
+    let v = ncu::parse_sass_page(&page, 3).unwrap();
+    let got: Vec<_> = v
+        .iter()
+        .map(|b| (b.kernel.as_str(), b.totals["shared_ld_wavefronts"]))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("matmul_rows", 6291456.0),
+            ("matmul_cols", 20971520.0),
+            ("reduce_cg", 4096.0)
+        ]
+    );
     // CUDA + SASS page of transpose_coalesced: per line.
     let text = std::fs::read_to_string("tests/data/h100/ncu-source-cuda-sass.csv").unwrap();
     let sc = ncu::parse_cuda_sass_page(&text, "examples/transpose.cu").unwrap();
