@@ -312,11 +312,13 @@ fn triton_matmul_names_the_unsupported_wgmma() {
 /// `warpscope verify` on the H100 through the compiled path (its default for a `.cu` when nvcc
 /// is found; `scripts/h100/compiled/verify.sh`, outputs in tests/data/h100/verify/compiled/):
 /// every example launch exact; the shared-stride ground truth exact or known noise (the
-/// instrumented count equals the prediction); the compiler-changed kernels exact (the
-/// cooperative-groups reduction known noise; it, the histogram and the cp.async copy planned
-/// by the compiled path, which the source interpreter cannot read) but for the tiled matmul's
-/// shared loads, which ptxas merged into LDS.128 (see above), and its shared-store hardware
-/// counter, which overcounts as the H100's does for loads.
+/// instrumented count equals the prediction); the compiler-changed kernels exact or known
+/// noise (the cooperative-groups reduction's shared loads; it, the histogram and the
+/// cp.async copy planned by the compiled path, which the source interpreter cannot read).
+/// The tiled matmul, checked against the SASS (ptxas's LDS.128, see above), is known noise
+/// too: its hardware shared-load and shared-store wavefront counters read above the model,
+/// its instrumented counts equal it (compiled-kernels.out rerun 2026-11-26; the 2026-11-23
+/// run, before the SASS check, had both matmuls differ).
 #[test]
 fn verify_on_the_h100_through_the_compiled_path() {
     let read =
@@ -327,7 +329,7 @@ fn verify_on_the_h100_through_the_compiled_path() {
     assert!(read("shared-f32-stride.out").contains("1 of 33 launches exact, 32 noisy, 0 differ"));
     let k = read("compiled-kernels.out");
     assert!(
-        k.contains("5 of 8 launches exact, 1 noisy, 2 differ"),
+        k.contains("5 of 8 launches exact, 3 noisy, 0 differ"),
         "{k}"
     );
     for name in [
@@ -340,16 +342,19 @@ fn verify_on_the_h100_through_the_compiled_path() {
         let l = k.lines().find(|l| l.contains(name)).unwrap();
         assert!(l.trim_end().ends_with("exact"), "{l}");
     }
-    let l = k.lines().find(|l| l.contains("reduce_cg")).unwrap();
-    assert!(l.trim_end().ends_with("noisy"), "{l}");
-    let differing: Vec<&str> = k
+    for name in ["reduce_cg", "matmul_rows", "matmul_cols"] {
+        let l = k.lines().find(|l| l.contains(name)).unwrap();
+        assert!(l.trim_end().ends_with("noisy"), "{l}");
+    }
+    // Each noisy count settled by the instrumented one: the matmuls' loads and stores, the
+    // reduction's loads.
+    let settled = k
         .lines()
-        .filter(|l| l.starts_with('#') && l.contains("predicted"))
-        .collect();
-    assert_eq!(differing.len(), 4, "{k}");
-    assert!(differing
-        .iter()
-        .all(|l| l.contains("shared_ld_wavefronts") || l.contains("shared_st_wavefronts")));
+        .filter(|l| {
+            l.starts_with('#') && l.contains("instrumented count") && l.contains("equals it")
+        })
+        .count();
+    assert_eq!(settled, 5, "{k}");
 }
 
 /// ldmatrix/stmatrix, probed on the H100 (`scripts/h100/compiled/ldmatrix.sh`,
