@@ -290,6 +290,8 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
         op: target.op,
         width: target.width,
         read_only: target.read_only,
+        ptx: target.ptx.clone(),
+        ptx_line: target.ptx_line,
         execution,
         executions: count,
         chosen: match req.warp {

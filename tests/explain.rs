@@ -185,3 +185,66 @@ fn svg_is_standalone() {
     assert!(out.contains("xmlns=\"http://www.w3.org/2000/svg\""));
     assert!(!out.contains("<script"));
 }
+
+/// What ptxas made of the explained instruction, from the SASS check: the tiled matmul's
+/// `As` row read is one LDS.128 merged from 4 PTX loads; spill.cu's spills are STL the PTX
+/// does not have. The JSON names the PTX instruction and line.
+#[test]
+fn explain_says_what_ptxas_made_of_the_instruction() {
+    let (ok, text, err) = warpscope(&[
+        "explain",
+        "tests/data/h100/compiled/nvcc_matmul_tiled.ptx",
+        "--kernel",
+        "matmul_rows",
+        "--grid",
+        "32,32",
+        "--block",
+        "16,16",
+        "--arg",
+        "m=512",
+        "--arg",
+        "n=512",
+        "--arg",
+        "k=512",
+        "--cc",
+        "9.0",
+        "--site",
+        "5",
+    ]);
+    assert!(ok, "{err}");
+    if !text.contains("SASS checked") {
+        eprintln!("skipped: no ptxas/nvdisasm (scripts/test.sh installs them)");
+        return;
+    }
+    assert!(
+        text.contains("ptxas merged 4 PTX loads (from PTX line 93) into this 16-byte one"),
+        "{text}"
+    );
+    assert!(text.contains("load · shared · 16 bytes per lane"), "{text}");
+    let (ok, out, err) = warpscope(&[
+        "explain",
+        "tests/data/h100/compiled/nvcc_matmul_tiled.ptx",
+        "--kernel",
+        "matmul_rows",
+        "--grid",
+        "32,32",
+        "--block",
+        "16,16",
+        "--arg",
+        "m=512",
+        "--arg",
+        "n=512",
+        "--arg",
+        "k=512",
+        "--cc",
+        "9.0",
+        "--site",
+        "5",
+        "--format",
+        "json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["ptx"], "ld.shared.f32 ×4");
+    assert_eq!(v["ptx_line"], 93);
+}

@@ -103,6 +103,8 @@ fn explain(a: WarpAccess, text: &str, ccs: &[&str], config: Config) -> Explanati
         op: a.op,
         width: a.width,
         read_only: a.read_only,
+        ptx: None,
+        ptx_line: None,
         execution: 0,
         executions: 1,
         chosen: "the costliest".into(),

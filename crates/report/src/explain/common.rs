@@ -212,6 +212,36 @@ pub(crate) fn execution_line(e: &Explanation) -> String {
     )
 }
 
+/// What ptxas made of the explained instruction, when the SASS check changed it: "ptxas
+/// merged 4 PTX loads (from PTX line 93) into this 16-byte load", "a register spill ptxas
+/// added (STL, not in the PTX), tied to PTX line 56"; `None` otherwise.
+pub(crate) fn sass_line(e: &Explanation) -> Option<String> {
+    let ptx = e.ptx.as_deref()?;
+    let line = e
+        .ptx_line
+        .map_or(String::new(), |l| format!(" PTX line {l}"));
+    if let Some((_, n)) = ptx.rsplit_once(" ×") {
+        let what = match e.op {
+            warpscope_model::Op::Store => "stores",
+            _ => "loads",
+        };
+        return Some(format!(
+            "ptxas merged {n} PTX {what} (from{line}) into this {}-byte one (SASS checked)",
+            e.width
+        ));
+    }
+    let kind = if ptx.ends_with("(spill)") {
+        "spill (STL"
+    } else if ptx.ends_with("(refill)") {
+        "refill (LDL"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "a register {kind}, not in the PTX) ptxas added, tied to{line} (SASS checked)"
+    ))
+}
+
 /// "CC 9.0 (Hopper)".
 pub(crate) fn arch_title(a: &ExplainedArch) -> String {
     if a.name.is_empty() {

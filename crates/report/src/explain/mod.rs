@@ -102,6 +102,14 @@ pub struct Explanation {
     pub width: u32,
     /// Loads through the read-only (texture) path.
     pub read_only: bool,
+    /// The compiled path's PTX instruction, as the analysis table names it
+    /// (`ld.shared.f32 ×4`: ptxas merged 4 PTX loads into this one; `STL (spill)`: a
+    /// register spill ptxas added); absent for the source path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ptx: Option<String>,
+    /// The 1-based line of that PTX instruction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ptx_line: Option<u32>,
     /// 0-based index of this execution among the site's warp-level executions, in launch
     /// order (what `--warp` takes).
     pub execution: u64,

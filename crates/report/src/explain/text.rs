@@ -4,7 +4,7 @@ use warpscope_model::detail::{Breakdown, ConstantGroup, Phase};
 
 use super::common::{
     arch_title, bank_cell, cause_name, counters_line, counters_short, execution_line, group_label,
-    hex, lanes_phrase, op_name, per_lane, plural, space_name, tx_label, wrap, MemModel,
+    hex, lanes_phrase, op_name, per_lane, plural, sass_line, space_name, tx_label, wrap, MemModel,
 };
 use super::{ExplainedArch, Explanation};
 
@@ -90,6 +90,10 @@ pub fn render_text(e: &Explanation, color: bool) -> String {
     ));
     out.push_str(&execution_line(e));
     out.push('\n');
+    if let Some(s) = sass_line(e) {
+        out.push_str(&s);
+        out.push('\n');
+    }
     for a in &e.architectures {
         out.push('\n');
         out.push_str(&section(e, a, &st));
