@@ -51,10 +51,18 @@ pub fn check(
             ));
         }
     };
+    // This kernel's spills and its callees', not the other kernels' of the module.
+    let other_entry = |name: &str| {
+        name != prog.name
+            && module
+                .functions
+                .iter()
+                .any(|f| f.is_entry && f.name == name)
+    };
     let spills: Vec<String> = mem
         .resources
         .iter()
-        .filter(|r| r.spill_store_bytes + r.spill_load_bytes > 0)
+        .filter(|r| r.spill_store_bytes + r.spill_load_bytes > 0 && !other_entry(&r.function))
         .map(|r| {
             format!(
                 "{}: {} bytes spill stores, {} bytes spill loads per thread ({}-byte stack frame, {} registers)",

@@ -806,4 +806,14 @@ fn register_spills_are_local_accesses() {
     assert!(v["architectures"][0]["totals"]["local_store"]["requests"]
         .as_u64()
         .is_none_or(|r| r == 0));
+    // Another kernel of the same file: the spilling kernel's note is not its.
+    let source = std::fs::read_to_string("tests/kernels/compiled/spill.cu").unwrap();
+    let two = temp(
+        "two_kernels.cu",
+        &format!("{source}__global__ void plain(float* out) {{ out[threadIdx.x] = 1.0f; }}\n"),
+    );
+    let v = json(&[
+        "analyze", &two, "--kernel", "plain", "--grid", "1", "--block", "32", "--cc", "9.0",
+    ]);
+    assert!(!v["notes"].to_string().contains("spill"), "{}", v["notes"]);
 }
