@@ -191,7 +191,7 @@ fn svg_is_standalone() {
 /// does not have. The JSON names the PTX instruction and line.
 #[test]
 fn explain_says_what_ptxas_made_of_the_instruction() {
-    let (ok, text, err) = warpscope(&[
+    let args = [
         "explain",
         "tests/data/h100/compiled/nvcc_matmul_tiled.ptx",
         "--kernel",
@@ -210,7 +210,8 @@ fn explain_says_what_ptxas_made_of_the_instruction() {
         "9.0",
         "--site",
         "5",
-    ]);
+    ];
+    let (ok, text, err) = warpscope(&args);
     assert!(ok, "{err}");
     if !text.contains("SASS checked") {
         eprintln!("skipped: no ptxas/nvdisasm (scripts/test.sh installs them)");
@@ -221,28 +222,7 @@ fn explain_says_what_ptxas_made_of_the_instruction() {
         "{text}"
     );
     assert!(text.contains("load · shared · 16 bytes per lane"), "{text}");
-    let (ok, out, err) = warpscope(&[
-        "explain",
-        "tests/data/h100/compiled/nvcc_matmul_tiled.ptx",
-        "--kernel",
-        "matmul_rows",
-        "--grid",
-        "32,32",
-        "--block",
-        "16,16",
-        "--arg",
-        "m=512",
-        "--arg",
-        "n=512",
-        "--arg",
-        "k=512",
-        "--cc",
-        "9.0",
-        "--site",
-        "5",
-        "--format",
-        "json",
-    ]);
+    let (ok, out, err) = warpscope(&[&args[..], &["--format", "json"]].concat());
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["ptx"], "ld.shared.f32 ×4");
