@@ -202,13 +202,7 @@ impl Toolkit {
             }
         }
         let command = self.command_line(flags, file, out);
-        let output = cmd
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|source| ToolkitError::Spawn {
-                command: command.clone(),
-                source,
-            })?;
+        let output = spawn(&mut cmd, &command)?;
         if !output.status.success() {
             return Err(failed(command, "nvcc", &output));
         }
@@ -227,6 +221,20 @@ impl Toolkit {
             .collect::<Vec<_>>()
             .join(" ")
     }
+}
+
+/// Runs `cmd` (shell-quoted as `command` for the error) with no standard input and waits for
+/// its output.
+pub(crate) fn spawn(
+    cmd: &mut Command,
+    command: &str,
+) -> Result<std::process::Output, ToolkitError> {
+    cmd.stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|source| ToolkitError::Spawn {
+            command: command.to_string(),
+            source,
+        })
 }
 
 /// The error of `tool`, run as `command`, that exited with a failure: what it printed

@@ -197,14 +197,7 @@ fn run(tool: &Path, args: &[&std::ffi::OsStr]) -> Result<String, ToolkitError> {
         .map(|a| a.to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(" ");
-    let out = Command::new(tool)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|source| ToolkitError::Spawn {
-            command: command.clone(),
-            source,
-        })?;
+    let out = crate::compile::spawn(Command::new(tool).args(args), &command)?;
     if !out.status.success() {
         let name = tool.file_name().unwrap_or_default().to_string_lossy();
         return Err(crate::compile::failed(command, &name, &out));
