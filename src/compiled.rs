@@ -104,6 +104,19 @@ impl CompiledKernel {
     }
 }
 
+/// The one CC a compile (and its SASS check) serves for all of `archs`: the H100's 9.0
+/// when asked for (the code the ground truth was measured on), else the newest.
+///
+/// Errors: `archs` is empty.
+fn compile_arch(archs: &[&'static Arch]) -> Result<&'static Arch> {
+    archs
+        .iter()
+        .find(|a| a.cc.major == 9 && a.cc.minor == 0)
+        .or_else(|| archs.iter().max_by_key(|a| (a.cc.major, a.cc.minor)))
+        .copied()
+        .ok_or_else(|| anyhow!("no compute capability to compile for"))
+}
+
 /// The toolkit for `req`, or why there is none.
 pub fn toolkit(
     c: &CompileRequest,
@@ -119,11 +132,7 @@ pub fn compile_and_load(
 ) -> Result<CompiledKernel> {
     // One compile serves every CC: the H100's sm_90 when 9.0 is asked for (the code the
     // ground truth was measured on), else the newest CC's target.
-    let newest = archs
-        .iter()
-        .find(|a| a.cc.major == 9 && a.cc.minor == 0)
-        .or_else(|| archs.iter().max_by_key(|a| (a.cc.major, a.cc.minor)))
-        .ok_or_else(|| anyhow!("no compute capability to compile for"))?;
+    let newest = compile_arch(archs)?;
     let target = tk.target_for_cc(newest.cc.major as u32, newest.cc.minor as u32);
     let mut notes = Vec::new();
     if let Some(n) = &target.note {
@@ -227,11 +236,7 @@ pub fn nvrtc_compile_and_load(
     req: &AnalyzeRequest,
     archs: &[&'static Arch],
 ) -> Result<CompiledKernel> {
-    let arch = archs
-        .iter()
-        .find(|a| a.cc.major == 9 && a.cc.minor == 0)
-        .or_else(|| archs.iter().max_by_key(|a| (a.cc.major, a.cc.minor)))
-        .ok_or_else(|| anyhow!("no compute capability to compile for"))?;
+    let arch = compile_arch(archs)?;
     let mut cc = (arch.cc.major as u32, arch.cc.minor as u32);
     let mut notes = Vec::new();
     if cc < (7, 5) {
@@ -326,8 +331,7 @@ pub fn load_ptx(req: &AnalyzeRequest, ptx: &str, label: &str) -> Result<Compiled
 /// [`load_ptx`] of the entry named `entry` (its mangled name, when the compiler said it).
 ///
 /// Unless `--no-sass`, ptxas's merges of loads and stores are applied ([`crate::sass`]),
-/// with `tk` (found here when `None`) for the CC the analysis costs first (9.0 when asked
-/// for, else the newest).
+/// with `tk` (found here when `None`) for the target of [`compile_arch`].
 fn load_entry(
     req: &AnalyzeRequest,
     ptx: &str,
@@ -351,12 +355,8 @@ fn load_entry(
         match tk {
             Some(tk) => {
                 let archs = req.archs.clone().unwrap_or_else(warpscope_model::arch::default_set);
-                let first = archs
-                    .iter()
-                    .find(|a| a.cc.major == 9 && a.cc.minor == 0)
-                    .or_else(|| archs.iter().max_by_key(|a| (a.cc.major, a.cc.minor)));
-                let sm = first.map_or_else(
-                    || "sm_90".to_string(),
+                let sm = compile_arch(&archs).map_or_else(
+                    |_| "sm_90".to_string(),
                     |a| tk.target_for_cc(a.cc.major as u32, a.cc.minor as u32).sm,
                 );
                 notes.extend(crate::sass::check(&mut prog, ptx, &module, tk, &sm));
