@@ -21,6 +21,9 @@ pub(crate) fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
             (std::iter::once(*p).chain(*q).collect(), u)
         }
         Set { d, a, b, .. } => (vec![*d], vec![*a, *b]),
+        CvtFloat { d, a, b, .. } => (vec![*d], std::iter::once(*a).chain(*b).collect()),
+        AluHalf { d, a, b, c, .. } => (vec![*d], vec![*a, *b, *c]),
+        SetpHalf { p, q, a, b, .. } => (std::iter::once(*p).chain(*q).collect(), vec![*a, *b]),
         Selp { d, a, b, p } => (vec![*d], vec![*a, *b, *p]),
         Slct { d, a, b, c, .. } => (vec![*d], vec![*a, *b, *c]),
         Pack { d, parts, .. } => (vec![*d], parts.clone()),

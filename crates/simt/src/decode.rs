@@ -721,6 +721,43 @@ impl<'m> Decoder<'m> {
         })
     }
 
+    /// Whether `name` is a register declared in a scope (not a special register).
+    fn is_scoped_reg(name: &str, scopes: &[Scope]) -> bool {
+        scopes.iter().rev().any(|s| {
+            s.regs.contains_key(name) || {
+                let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+                let (p, n) = name.split_at(name.len() - digits);
+                digits > 0
+                    && matches!((s.ranges.get(p), n.parse::<u32>()), (Some(&(_, count)), Ok(k)) if k < count)
+            }
+        })
+    }
+
+    /// Whether an operand (or a part of it) is a symbol naming a register.
+    fn names_scoped_reg(&self, o: &Operand, scopes: &[Scope]) -> bool {
+        match o {
+            Operand::Symbol(n) => Self::is_scoped_reg(n, scopes),
+            Operand::Vector(v) | Operand::List(v) => {
+                v.iter().any(|x| self.names_scoped_reg(x, scopes))
+            }
+            Operand::Not(x) => self.names_scoped_reg(x, scopes),
+            Operand::Address { base: Some(b), .. } => self.names_scoped_reg(b, scopes),
+            _ => false,
+        }
+    }
+
+    fn symbols_to_regs(&self, o: &mut Operand, scopes: &[Scope]) {
+        match o {
+            Operand::Symbol(n) if Self::is_scoped_reg(n, scopes) => *o = Operand::Reg(n.clone()),
+            Operand::Vector(v) | Operand::List(v) => {
+                v.iter_mut().for_each(|x| self.symbols_to_regs(x, scopes))
+            }
+            Operand::Not(x) => self.symbols_to_regs(x, scopes),
+            Operand::Address { base: Some(b), .. } => self.symbols_to_regs(b, scopes),
+            _ => {}
+        }
+    }
+
     fn symbol(&self, name: &str, scopes: &[Scope]) -> Option<(StateSpace, u64)> {
         for s in scopes.iter().rev() {
             if let Some(&x) = s.symbols.get(name) {
@@ -756,6 +793,19 @@ impl<'m> Decoder<'m> {
         ctx: &Ctx,
     ) -> Result<Option<String>> {
         let a = at(i.pos, ctx.loc);
+        // Inline asm declares registers without `%` (`{.reg .f16 low; mov.b32 {low,high}, %r6;}`):
+        // the parser sees symbols; names of registers in scope are registers.
+        let renamed;
+        let i = if i.operands.iter().any(|o| self.names_scoped_reg(o, scopes)) {
+            let mut copy = i.clone();
+            for o in &mut copy.operands {
+                self.symbols_to_regs(o, scopes);
+            }
+            renamed = copy;
+            &renamed
+        } else {
+            i
+        };
         let guard = match &i.guard {
             Some(g) => Some((self.reg(&g.reg, scopes, &a)?, g.negated)),
             None => None,

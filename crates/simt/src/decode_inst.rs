@@ -7,6 +7,7 @@ use warpscope_ptx::ast::{self, Operand};
 use crate::decode::SiteKind;
 use crate::error::{At, Error, Result};
 use crate::instr::*;
+use crate::minifloat::Format;
 
 mod tex;
 
@@ -291,8 +292,22 @@ impl<'a> InstDecoder<'a> {
 
     fn alu(&self) -> Result<Instr> {
         let op = self.i.opcode.as_str();
+        let half2 = self.i.mods.iter().find_map(|m| match m.as_str() {
+            "f16x2" => Some(Ty {
+                kind: Kind::Float,
+                bytes: 2,
+            }),
+            "bf16x2" => Some(Ty {
+                kind: Kind::BFloat,
+                bytes: 2,
+            }),
+            _ => None,
+        });
         let ts = self.types();
-        let ty = *ts.last().ok_or_else(|| self.invalid("no type"))?;
+        let ty = match half2 {
+            Some(t) => t,
+            None => *ts.last().ok_or_else(|| self.invalid("no type"))?,
+        };
         let (alu, nsrc) = match op {
             "add" => (Alu::Add, 2),
             "sub" => (Alu::Sub, 2),
@@ -379,15 +394,50 @@ impl<'a> InstDecoder<'a> {
             }
             _ => return Err(self.unsupported(SUPPORTED)),
         };
-        if ty.kind == Kind::Float
-            && ty.bytes == 2
-            && matches!(alu, Alu::Mad | Alu::Add | Alu::Mul)
-            && self.i.mods.iter().any(|m| m.ends_with("x2"))
-        {
-            return Err(self.unsupported("packed f16x2/bf16x2 arithmetic is not supported"));
-        }
-        if self.i.mods.iter().any(|m| m == "f16x2" || m == "bf16x2") {
-            return Err(self.unsupported("packed f16x2/bf16x2 arithmetic is not supported"));
+        let relu = self.has("relu");
+        if half2.is_some() || relu && ty.bytes == 2 {
+            if !matches!(
+                alu,
+                Alu::Add
+                    | Alu::Sub
+                    | Alu::Mul
+                    | Alu::Mad
+                    | Alu::Min
+                    | Alu::Max
+                    | Alu::Neg
+                    | Alu::Abs
+                    | Alu::Ex2
+                    | Alu::Tanh
+                    | Alu::Rcp
+                    | Alu::Sqrt
+                    | Alu::Rsqrt
+                    | Alu::Lg2
+                    | Alu::Sin
+                    | Alu::Cos
+            ) {
+                return Err(self.invalid("not an operation on packed halves"));
+            }
+            // Bit-level forms (`and.b32` of a half2) take the integer path; here each source
+            // is one 32-bit register holding two halves (or one half with `.relu`).
+            let src_ty = Ty {
+                kind: Kind::Unsigned,
+                bytes: if half2.is_some() { 4 } else { 2 },
+            };
+            let mut srcs = [Src::Imm(0); 3];
+            for (k, s) in srcs.iter_mut().enumerate().take(nsrc) {
+                *s = self.s(k + 1, src_ty)?;
+            }
+            return Ok(Instr::AluHalf {
+                op: alu,
+                ty,
+                lanes: if half2.is_some() { 2 } else { 1 },
+                d: self.d(0)?,
+                a: srcs[0],
+                b: srcs[1],
+                c: srcs[2],
+                sat: self.has("sat"),
+                relu,
+            });
         }
         // Source types: shifts take a u32 amount; bfe/bfi take u32 position/length; dp4a
         // and prmt are 32-bit.
@@ -493,6 +543,24 @@ impl<'a> InstDecoder<'a> {
     }
 
     fn setp(&self) -> Result<Instr> {
+        let half2 = [("f16x2", Kind::Float), ("bf16x2", Kind::BFloat)]
+            .into_iter()
+            .find(|(m, _)| self.has(m));
+        if let Some((_, kind)) = half2 {
+            if self.i.operands.len() != 4 {
+                return Err(self.invalid(
+                    "expected p|q, a, b (a .and/.or/.xor form is not supported on halves)",
+                ));
+            }
+            return Ok(Instr::SetpHalf {
+                cmp: self.cmp()?,
+                ty: Ty { kind, bytes: 2 },
+                p: self.d(0)?,
+                q: self.d_opt(1)?,
+                a: self.s(2, Ty::U32)?,
+                b: self.s(3, Ty::U32)?,
+            });
+        }
         let ty = self.ty()?;
         let cmp = self.cmp()?;
         let bop = self.pick(&[
@@ -528,17 +596,70 @@ impl<'a> InstDecoder<'a> {
         })
     }
 
+    /// `cvt` between float formats the scalar path does not hold (packed `x2`, tf32, fp8,
+    /// fp6, fp4, ue8m0), or with `.relu`/`.satfinite`: the formats in the order written
+    /// (destination first), or `None` when the scalar path applies.
+    fn cvt_float(&self) -> Result<Option<Instr>> {
+        let fmts: Vec<(Format, bool)> = self
+            .i
+            .mods
+            .iter()
+            .filter_map(|m| {
+                let (base, packed) = match m.strip_suffix("x2") {
+                    Some(b) => (b, true),
+                    None => (m.as_str(), false),
+                };
+                Format::parse(base).map(|f| (f, packed))
+            })
+            .collect();
+        let narrow = fmts
+            .iter()
+            .any(|&(f, packed)| packed || !matches!(f, Format::F32 | Format::F16 | Format::BF16));
+        if !narrow && !self.has("relu") && !self.has("satfinite") {
+            return Ok(None);
+        }
+        if self.has("rs") {
+            return Err(self.unsupported("stochastic rounding (cvt.rs) is not supported"));
+        }
+        let [(dfmt, dpacked), (sfmt, spacked)] = fmts[..] else {
+            return Err(self.invalid("cvt needs a destination and a source float type"));
+        };
+        // Two scalar sources make a packed destination (`cvt.rn.f16x2.f32 d, a, b`).
+        let b = if dpacked && !spacked {
+            Some(self.s(2, Ty::U32)?)
+        } else {
+            None
+        };
+        if dpacked != spacked && b.is_none() || !dpacked && spacked {
+            return Err(self.invalid("a packed source needs a packed destination"));
+        }
+        let round = self.i.mods.iter().find_map(|m| match m.as_str() {
+            "rn" | "rna" => Some(Round::Nearest),
+            "rz" => Some(Round::Zero),
+            "rm" => Some(Round::Down),
+            "rp" => Some(Round::Up),
+            _ => None,
+        });
+        Ok(Some(Instr::CvtFloat {
+            d: self.d(0)?,
+            a: self.s(1, Ty::U32)?,
+            b,
+            dfmt,
+            sfmt,
+            src_n: if spacked { 2 } else { 1 },
+            round,
+            away: self.has("rna"),
+            relu: self.has("relu"),
+            satfinite: self.has("satfinite"),
+        }))
+    }
+
     fn cvt(&self) -> Result<Instr> {
+        if let Some(x) = self.cvt_float()? {
+            return Ok(x);
+        }
         let ts = self.types();
         if ts.len() < 2 {
-            if self
-                .i
-                .mods
-                .iter()
-                .any(|m| m.ends_with("x2") || m.starts_with("e4m3") || m.starts_with("e5m2"))
-            {
-                return Err(self.unsupported("packed conversions are not supported"));
-            }
             return Err(self.invalid("cvt needs a destination and a source type"));
         }
         let (dty, sty) = (ts[0], ts[1]);

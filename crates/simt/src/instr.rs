@@ -46,17 +46,17 @@ impl Ty {
 
     /// Parses a PTX type word without its dot (`u32`, `f16x2` is not a scalar: `None`).
     pub fn parse(s: &str) -> Option<Ty> {
+        if s == "bf16" {
+            return Some(Ty {
+                kind: Kind::BFloat,
+                bytes: 2,
+            });
+        }
         let (kind, bits) = match s.as_bytes().first()? {
             b'u' | b'b' => (Kind::Unsigned, &s[1..]),
             b's' => (Kind::Signed, &s[1..]),
             b'f' => (Kind::Float, &s[1..]),
             _ if s == "pred" => return Some(Ty::PRED),
-            _ if s == "bf16" => {
-                return Some(Ty {
-                    kind: Kind::BFloat,
-                    bytes: 2,
-                })
-            }
             _ => return None,
         };
         let bytes = match bits {
@@ -395,6 +395,46 @@ pub enum Instr {
         round: Option<Round>,
         int_round: bool,
         sat: bool,
+    },
+    /// `cvt` to or from a narrow or packed float format [PTX ISA §9.7.9.21]: `b` given, the
+    /// two sources `a` (high element) and `b` (low element) packed into `d`; else `a`'s
+    /// `src_n` elements (1, or 2 for an `x2` source) converted to `d`'s. `away` is `.rna`
+    /// (ties away from zero); `relu` clamps negatives to 0; `satfinite` clamps to the
+    /// format's largest finite value.
+    CvtFloat {
+        d: Reg,
+        a: Src,
+        b: Option<Src>,
+        dfmt: crate::minifloat::Format,
+        sfmt: crate::minifloat::Format,
+        src_n: u8,
+        round: Option<Round>,
+        away: bool,
+        relu: bool,
+        satfinite: bool,
+    },
+    /// Half-precision arithmetic with `.relu`, or on both halves of an `.f16x2`/`.bf16x2`
+    /// register (`lanes` = 2) [PTX ISA §9.7.4 "Half Precision Floating-Point Instructions"]:
+    /// each 16-bit element is computed as [`Instr::Alu`] would in `ty`.
+    AluHalf {
+        op: Alu,
+        ty: Ty,
+        lanes: u8,
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+        sat: bool,
+        relu: bool,
+    },
+    /// `setp.cmp.f16x2`/`.bf16x2 p|q, a, b`: `p` from the low halves, `q` from the high.
+    SetpHalf {
+        cmp: Cmp,
+        ty: Ty,
+        p: Reg,
+        q: Option<Reg>,
+        a: Src,
+        b: Src,
     },
     /// `cvta[.to].space`: adds (or with `to`, subtracts) the space's generic window.
     Cvta {

@@ -20,6 +20,7 @@ pub mod error;
 mod exec;
 pub mod instr;
 pub mod memory;
+pub mod minifloat;
 pub mod sass;
 mod special;
 

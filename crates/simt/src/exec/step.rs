@@ -298,6 +298,101 @@ impl<'a> BlockCtx<'a> {
                     });
                 }
             }
+            Instr::CvtFloat {
+                d,
+                a,
+                b,
+                dfmt,
+                sfmt,
+                src_n,
+                round,
+                away,
+                relu,
+                satfinite,
+            } => {
+                let (dfmt, sfmt, round, away, relu, sat) =
+                    (*dfmt, *sfmt, *round, *away, *relu, *satfinite);
+                let (sbits, dbits) = (sfmt.bits(), dfmt.bits());
+                let convert = |x: f64| {
+                    let x = if relu && x < 0.0 { 0.0 } else { x };
+                    dfmt.encode(x, round, away, sat)
+                };
+                for lane in lanes(exec) {
+                    let va = get(warp, *a, lane);
+                    let v = match b {
+                        // Two scalar sources: `a` is the high element.
+                        Some(b) => {
+                            let lo = convert(sfmt.decode(get(warp, *b, lane)));
+                            let hi = convert(sfmt.decode(va));
+                            alu::trunc(lo, dbits) | alu::trunc(hi, dbits) << dbits
+                        }
+                        None => {
+                            let mut v = 0;
+                            for k in 0..*src_n as u32 {
+                                let x = sfmt.decode(alu::trunc(va >> (k * sbits), sbits));
+                                v |= alu::trunc(convert(x), dbits) << (k * dbits);
+                            }
+                            v
+                        }
+                    };
+                    warp.regs[*d as usize * WARP_SIZE + lane] = v;
+                }
+                warp.uni[*d as usize] = false;
+            }
+            Instr::AluHalf {
+                op,
+                ty,
+                lanes: n,
+                d,
+                a,
+                b,
+                c,
+                sat,
+                relu,
+            } => {
+                let (op, ty, n, sat, relu) = (*op, *ty, *n as u32, *sat, *relu);
+                for lane in lanes(exec) {
+                    let (va, vb, vc) = (
+                        get(warp, *a, lane),
+                        get(warp, *b, lane),
+                        get(warp, *c, lane),
+                    );
+                    let mut v = 0;
+                    for k in 0..n {
+                        let part = |x: u64| (x >> (16 * k)) & 0xFFFF;
+                        let mut r = alu::alu(op, ty, ty, part(va), part(vb), part(vc), 0, sat);
+                        // `.relu`: negative results become +0 (NaN stays NaN).
+                        if relu && r & 0x8000 != 0 && !alu::to_f(r, ty).is_nan() {
+                            r = 0;
+                        }
+                        v |= (r & 0xFFFF) << (16 * k);
+                    }
+                    warp.regs[*d as usize * WARP_SIZE + lane] = v;
+                }
+                warp.uni[*d as usize] = false;
+            }
+            Instr::SetpHalf {
+                cmp,
+                ty,
+                p,
+                q,
+                a,
+                b,
+            } => {
+                for lane in lanes(exec) {
+                    let (va, vb) = (get(warp, *a, lane), get(warp, *b, lane));
+                    let lo = alu::compare(*cmp, *ty, va & 0xFFFF, vb & 0xFFFF);
+                    let hi = alu::compare(*cmp, *ty, va >> 16 & 0xFFFF, vb >> 16 & 0xFFFF);
+                    warp.regs[*p as usize * WARP_SIZE + lane] = lo as u64;
+                    if let Some(q) = q {
+                        warp.regs[*q as usize * WARP_SIZE + lane] = hi as u64;
+                    }
+                }
+                warp.uni[*p as usize] = false;
+                if let Some(q) = q {
+                    warp.uni[*q as usize] = false;
+                }
+            }
             Instr::Cvta { d, a, space, to } => {
                 let win = match space {
                     MemSpace::Shared => window::SHARED,
