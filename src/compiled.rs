@@ -543,9 +543,13 @@ fn site_infos(req: &AnalyzeRequest, prog: &Program) -> Vec<SiteInfo> {
                     .as_deref()
                     .is_some_and(|p| !crate::is_ptx_file(&req.file) || p.contains("/include/"))
             };
-            let loc = match (s.loc, s.inlined_at) {
-                (Some((f, ..)), Some(at)) if header(f) && !header(at.0) => Some(at),
-                (loc, _) => loc,
+            let loc = match s.loc {
+                // The first call site in the user's code, through any number of headers
+                // (cuda::memcpy_async inlines through four of CCCL's).
+                Some((f, ..)) if header(f) => {
+                    s.callers.iter().copied().find(|at| !header(at.0)).or(s.loc)
+                }
+                loc => loc,
             };
             let (line, column, text, file) = match loc {
                 Some((f, l, c)) => {

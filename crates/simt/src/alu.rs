@@ -2,7 +2,7 @@
 //! Values are raw bits in a `u64`, zero-extended from the type's width. Transcendental
 //! approximations (`sin.approx`, `ex2.approx`, …) use the host's math library.
 
-use crate::instr::{Alu, BoolOp, Cmp, Kind, Round, TestpKind, Ty};
+use crate::instr::{Alu, BoolOp, Cmp, Kind, PrmtMode, Round, TestpKind, Ty};
 
 /// Keeps the low `bits` bits.
 #[inline]
@@ -263,6 +263,67 @@ pub fn alu(op: Alu, ty: Ty, dty: Ty, a: u64, b: u64, c: u64, e: u64, sat: bool) 
                 r |= byte << (8 * k);
             }
             r
+        }
+        Alu::PrmtMode(mode) => {
+            let bytes = (trunc(a, 32)) | (trunc(b, 32) << 32);
+            let n = (c & 3) as usize;
+            // Byte indices b0..b3 of each mode's table [PTX ISA §9.7.8.7].
+            let sel: [u64; 4] = match mode {
+                PrmtMode::F4e => [0, 1, 2, 3].map(|k| (k + n as u64) % 8),
+                PrmtMode::B4e => [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]][n],
+                PrmtMode::Rc8 => [n as u64; 4],
+                PrmtMode::Ecl => [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]][n],
+                PrmtMode::Ecr => [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]][n],
+                PrmtMode::Rc16 => [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]][n],
+            };
+            sel.iter()
+                .enumerate()
+                .fold(0, |r, (k, &i)| r | ((bytes >> (8 * i)) & 0xFF) << (8 * k))
+        }
+        Alu::Bmsk { clamp } => {
+            let (pos, len) = (trunc(a, 32), trunc(b, 32));
+            let (pos, len) = if clamp {
+                (pos.min(32), len.min(32))
+            } else {
+                (pos & 31, len & 31)
+            };
+            if pos >= 32 {
+                0
+            } else {
+                let ones = if len >= 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << len) - 1
+                };
+                trunc(ones << pos, 32)
+            }
+        }
+        Alu::Szext { clamp } => {
+            let w = trunc(b, 32);
+            let w = if clamp { w.min(32) } else { w & 31 };
+            if w == 0 {
+                0
+            } else if signed {
+                trunc(sext(a, w as u32) as u64, 32)
+            } else {
+                trunc(a, w as u32)
+            }
+        }
+        Alu::Dp2a {
+            a_signed,
+            b_signed,
+            hi,
+        } => {
+            let mut acc = c as i64;
+            let first = if hi { 2 } else { 0 };
+            for k in 0..2 {
+                let x = (a >> (16 * k)) & 0xFFFF;
+                let y = (b >> (8 * (first + k))) & 0xFF;
+                let x = if a_signed { sext(x, 16) } else { x as i64 };
+                let y = if b_signed { sext(y, 8) } else { y as i64 };
+                acc = acc.wrapping_add(x * y);
+            }
+            acc as u64
         }
         Alu::Lop3 => {
             let lut = e & 0xFF;
@@ -687,6 +748,54 @@ mod tests {
                 false
             ),
             0
+        );
+    }
+
+    #[test]
+    fn permute_modes_masks_and_extensions() {
+        let (a, b) = (0x33221100, 0x77665544);
+        let p = |m, sel| alu(Alu::PrmtMode(m), Ty::U32, Ty::U32, a, b, sel, 0, false);
+        assert_eq!(p(PrmtMode::F4e, 1), 0x44332211);
+        assert_eq!(p(PrmtMode::B4e, 0), 0x55667700);
+        assert_eq!(p(PrmtMode::Rc8, 2), 0x22222222);
+        assert_eq!(p(PrmtMode::Ecl, 1), 0x33221111);
+        assert_eq!(p(PrmtMode::Ecr, 2), 0x22221100);
+        assert_eq!(p(PrmtMode::Rc16, 1), 0x33223322);
+        let bmsk =
+            |clamp, pos, len| alu(Alu::Bmsk { clamp }, Ty::U32, Ty::U32, pos, len, 0, 0, false);
+        assert_eq!(bmsk(true, 4, 8), 0xFF0);
+        assert_eq!(bmsk(true, 0, 40), 0xFFFF_FFFF);
+        assert_eq!(bmsk(false, 36, 4), 0xF0);
+        let s32 = Ty {
+            kind: Kind::Signed,
+            bytes: 4,
+        };
+        assert_eq!(
+            alu(Alu::Szext { clamp: true }, s32, s32, 0xF0, 8, 0, 0, false),
+            0xFFFF_FFF0
+        );
+        assert_eq!(
+            alu(
+                Alu::Szext { clamp: true },
+                Ty::U32,
+                Ty::U32,
+                0x1F0,
+                8,
+                0,
+                0,
+                false
+            ),
+            0xF0
+        );
+        // dp2a.lo: 3·1 + (-2)·2 + 10 = 9 with signed halves and bytes.
+        let dp2a = Alu::Dp2a {
+            a_signed: true,
+            b_signed: true,
+            hi: false,
+        };
+        assert_eq!(
+            alu(dp2a, Ty::U32, Ty::U32, 0xFFFE_0003, 0x0201, 10, 0, false) as u32,
+            9
         );
     }
 

@@ -30,7 +30,21 @@ pub(crate) fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
         Unpack { ds, a, .. } => (ds.iter().flatten().copied().collect(), vec![*a]),
         Shfl { d, p, a, b, c, .. } => (std::iter::once(*d).chain(*p).collect(), vec![*a, *b, *c]),
         Vote { d, a, .. } | Redux { d, a, .. } => (vec![*d], vec![*a]),
-        ActiveMask { d } => (vec![*d], Vec::new()),
+        ActiveMask { d } | Clock { d, .. } => (vec![*d], Vec::new()),
+        Elect { d, p, mask } => (d.iter().chain(p.iter()).copied().collect(), vec![*mask]),
+        IsSpace { p, a, .. } => (vec![*p], vec![*a]),
+        Mbarrier { d, addr, count, .. } => (
+            d.iter().copied().collect(),
+            addr.base.map(Src::Reg).into_iter().chain(*count).collect(),
+        ),
+        MbarrierWait { d, addr, token, .. } => (
+            d.iter().copied().collect(),
+            addr.base
+                .map(Src::Reg)
+                .into_iter()
+                .chain([*token])
+                .collect(),
+        ),
         Match { d, p, a, .. } => (std::iter::once(*d).chain(*p).collect(), vec![*a]),
         // A call moves its arguments in and, on return, its results out.
         Call { args, rets, .. } => (
@@ -55,6 +69,21 @@ pub(crate) fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
             Vec::new(),
         ),
         Matrix { regs, .. } => (Vec::new(), regs.clone()),
+        Tensor(t) => (
+            t.d.clone(),
+            t.a.iter().chain(&t.b).chain(&t.c).copied().collect(),
+        ),
+        Wmma(w) if !w.store => (
+            w.regs
+                .iter()
+                .filter_map(|s| match s {
+                    Src::Reg(r) => Some(*r),
+                    Src::Imm(_) => None,
+                })
+                .collect(),
+            Vec::new(),
+        ),
+        Wmma(w) => (Vec::new(), w.regs.clone()),
         Texture(t) => (t.ds.iter().flatten().copied().collect(), Vec::new()),
         _ => (Vec::new(), Vec::new()),
     }
@@ -91,6 +120,11 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
                     tainted[*r as usize] = true
                 }
             }),
+            Instr::Wmma(w) if !w.store => w.regs.iter().for_each(|s| {
+                if let Src::Reg(r) = s {
+                    tainted[*r as usize] = true
+                }
+            }),
             _ => {}
         }
     }
@@ -119,12 +153,29 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
                 | Instr::St { addr, .. }
                 | Instr::Atom { addr, .. }
                 | Instr::Matrix { addr, .. } => reg(addr.base),
+                Instr::Wmma(w) => reg(w.addr.base) || w.stride.is_some_and(|s| is(&tainted, &s)),
                 Instr::CpAsync {
                     dst,
                     src,
                     src_bytes,
                     ..
                 } => reg(dst.base) || reg(src.base) || src_bytes.is_some_and(|s| is(&tainted, &s)),
+                Instr::CpBulk {
+                    dst,
+                    src,
+                    size,
+                    mbar,
+                    ..
+                } => {
+                    reg(dst.base)
+                        || reg(src.base)
+                        || is(&tainted, size)
+                        || mbar.is_some_and(|m| reg(m.base))
+                }
+                Instr::Mbarrier { addr, count, .. } => {
+                    reg(addr.base) || count.is_some_and(|c| is(&tainted, &c))
+                }
+                Instr::MbarrierWait { addr, token, .. } => reg(addr.base) || is(&tainted, token),
                 Instr::Shfl { b, c, .. } => is(&tainted, b) || is(&tainted, c),
                 Instr::Texture(t) => texture_operands(t).any(|s| is(&tainted, &s)),
                 _ => false,
@@ -158,7 +209,40 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                 .into_iter()
                 .chain(src.base)
                 .for_each(|r| live[r as usize] = true),
+            Instr::CpBulk {
+                dst,
+                src,
+                size,
+                mbar,
+                ..
+            } => {
+                dst.base
+                    .into_iter()
+                    .chain(src.base)
+                    .chain(mbar.and_then(|m| m.base))
+                    .for_each(|r| live[r as usize] = true);
+                mark(&mut live, size);
+            }
             Instr::Texture(t) => texture_operands(t).for_each(|s| mark(&mut live, &s)),
+            Instr::Wmma(w) => {
+                w.addr
+                    .base
+                    .into_iter()
+                    .for_each(|r| live[r as usize] = true);
+                w.stride.iter().for_each(|s| mark(&mut live, s));
+            }
+            Instr::AssertFail {
+                message,
+                file,
+                line,
+            } => [message, file, line]
+                .into_iter()
+                .for_each(|s| mark(&mut live, s)),
+            // Barrier addresses, counts and tokens decide when warps run on.
+            Instr::Mbarrier { .. } | Instr::MbarrierWait { .. } => defs_uses(&i.instr)
+                .1
+                .iter()
+                .for_each(|s| mark(&mut live, s)),
             _ => {}
         }
     }
@@ -189,13 +273,19 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     | Instr::St { .. }
                     | Instr::Atom { .. }
                     | Instr::CpAsync { .. }
+                    | Instr::CpBulk { .. }
                     | Instr::Matrix { .. }
+                    | Instr::Wmma(_)
                     | Instr::Texture(_)
                     | Instr::Call { .. }
                     | Instr::Bra { .. }
                     | Instr::Bar
                     | Instr::Exit
                     | Instr::Trap
+                    | Instr::AssertFail { .. }
+                    | Instr::Mbarrier { .. }
+                    | Instr::MbarrierWait { .. }
+                    | Instr::Sleep
                     | Instr::Ret
             );
             pure && defs.iter().all(|d| !live[*d as usize])

@@ -843,6 +843,7 @@ impl<'m> Decoder<'m> {
                         atomic: k.atomic,
                         loc: ctx.loc,
                         inlined_at: self.outer_call(ctx.loc, ctx.inlined_at),
+                        callers: self.callers(ctx.inlined_at),
                         sass: Default::default(),
                     });
                 }
@@ -852,7 +853,13 @@ impl<'m> Decoder<'m> {
                     | Instr::Atom { site, .. }
                     | Instr::Matrix { site, .. } => *site = ids[0],
                     Instr::Texture(t) => t.site = ids[0],
+                    Instr::Wmma(w) => w.site = ids[0],
                     Instr::CpAsync {
+                        load_site,
+                        store_site,
+                        ..
+                    }
+                    | Instr::CpBulk {
                         load_site,
                         store_site,
                         ..
@@ -881,6 +888,19 @@ impl<'m> Decoder<'m> {
         };
         self.push(instr, guard, i.pos, ctx.loc);
         Ok(label)
+    }
+
+    /// The chain of call sites from `at` outwards.
+    fn callers(&self, mut at: Option<(u32, u32, u32)>) -> Vec<(u32, u32, u32)> {
+        let mut out = Vec::new();
+        while let Some(a) = at {
+            if out.len() == 16 {
+                break;
+            }
+            out.push(a);
+            at = self.inline_parent.get(&a).copied();
+        }
+        out
     }
 
     /// The call site of an inlined location, followed out of the location's own file: code
@@ -933,6 +953,24 @@ impl<'m> Decoder<'m> {
             return Ok(match list.first() {
                 Some(&(d, s)) => Instr::Mov { d, a: s, bytes: 4 },
                 None => Instr::Nop,
+            });
+        }
+        if matches!(func, "__assertfail" | "__assert_fail") && !self.funcs.contains_key(func) {
+            // assert(): nvcc calls __assertfail(message, file, line, function, charSize) when
+            // the condition is false; the launch stops there, as on the GPU.
+            let slot = |k: usize| -> Result<Src> {
+                Ok(match args.get(k) {
+                    Some(op) => self
+                        .param_slot(op, scopes, a)?
+                        .first()
+                        .map_or(Src::Imm(0), |&(_, _, r)| Src::Reg(r)),
+                    None => Src::Imm(0),
+                })
+            };
+            return Ok(Instr::AssertFail {
+                message: slot(0)?,
+                file: slot(1)?,
+                line: slot(2)?,
             });
         }
         // The callee is decoded the first time it is called, behind a branch over its body,

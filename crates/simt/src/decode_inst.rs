@@ -9,6 +9,7 @@ use crate::error::{At, Error, Result};
 use crate::instr::*;
 use crate::minifloat::Format;
 
+mod mma;
 mod tex;
 
 type Resolve<'a> = &'a dyn Fn(&Operand, Option<Ty>) -> Result<Src>;
@@ -111,7 +112,20 @@ impl<'a> InstDecoder<'a> {
             | "shl" | "shr" | "mad" | "fma" | "mul24" | "mad24" | "abs" | "neg" | "not"
             | "cnot" | "popc" | "clz" | "brev" | "bfind" | "rcp" | "sqrt" | "rsqrt" | "sin"
             | "cos" | "lg2" | "ex2" | "tanh" | "copysign" | "bfe" | "bfi" | "prmt" | "lop3"
-            | "shf" | "sad" | "testp" | "dp4a" | "fns" => Decoded::Plain(self.alu()?),
+            | "shf" | "sad" | "testp" | "dp4a" | "fns" | "bmsk" | "szext" | "dp2a" => {
+                Decoded::Plain(self.alu()?)
+            }
+            "mov"
+                if matches!(
+                    self.i.operands.get(1),
+                    Some(Operand::Reg(r)) if matches!(r.as_str(), "%clock" | "%clock64" | "%globaltimer" | "%globaltimer_lo")
+                ) =>
+            {
+                Decoded::Plain(Instr::Clock {
+                    d: self.d(0)?,
+                    bytes: self.ty()?.bytes,
+                })
+            }
             "mov" => self.mov()?,
             "setp" => Decoded::Plain(self.setp()?),
             "set" => {
@@ -261,10 +275,42 @@ impl<'a> InstDecoder<'a> {
                 })
             }
             "activemask" => Decoded::Plain(Instr::ActiveMask { d: self.d(0)? }),
-            "membar" | "fence" | "prefetch" | "prefetchu" | "nanosleep" | "pmevent"
-            | "griddepcontrol" | "discard" | "applypriority" | "createpolicy" | "elect"
-            | "setmaxnreg" => {
-                if op == "createpolicy" || op == "elect" {
+            "isspacep" => Decoded::Plain(Instr::IsSpace {
+                p: self.d(0)?,
+                a: self.s(1, Ty::U64)?,
+                space: self
+                    .space()
+                    .ok_or_else(|| self.invalid("isspacep needs a state space"))?,
+            }),
+            // A launch runs clusters of one block (no --cluster yet): every shared::cluster
+            // address is the block's own, at rank 0.
+            "mapa" => Decoded::Plain(Instr::Mov {
+                d: self.d(0)?,
+                a: self.s(1, Ty::U64)?,
+                bytes: self.ty()?.bytes,
+            }),
+            "getctarank" => Decoded::Plain(Instr::Mov {
+                d: self.d(0)?,
+                a: Src::Imm(0),
+                bytes: 4,
+            }),
+            "multimem" => return Err(self.unsupported(
+                "multimem (NVLink multicast memory) is not modelled: analyze the kernel without it",
+            )),
+            "mbarrier" => self.mbarrier()?,
+            "nanosleep" => Decoded::Plain(Instr::Sleep),
+            "membar" | "fence" | "prefetch" | "prefetchu" | "pmevent" | "griddepcontrol"
+            | "discard" | "applypriority" | "createpolicy" | "elect" | "setmaxnreg" => {
+                if op == "elect" {
+                    // elect.sync d|p, membermask: the parser gives `|p` as its own operand.
+                    let n = self.i.operands.len();
+                    return Ok(Decoded::Plain(Instr::Elect {
+                        d: self.d_opt(0)?,
+                        p: if n >= 3 { self.d_opt(1)? } else { None },
+                        mask: self.s(n - 1, Ty::U32)?,
+                    }));
+                }
+                if op == "createpolicy" {
                     // Values we do not model: a policy handle / an elected lane would need
                     // lanes; give 0.
                     let d = self.d_opt(0)?;
@@ -283,7 +329,8 @@ impl<'a> InstDecoder<'a> {
                 self.texture()?
             }
             "ldmatrix" | "stmatrix" => self.matrix()?,
-            "wgmma" | "mma" | "wmma" | "movmatrix" | "tcgen05" => {
+            "mma" | "wmma" | "movmatrix" => self.tensor()?,
+            "wgmma" | "tcgen05" => {
                 return Err(self.unsupported("matrix (tensor core) instructions are not supported"))
             }
             _ => return Err(self.unsupported(SUPPORTED)),
@@ -348,19 +395,37 @@ impl<'a> InstDecoder<'a> {
             "copysign" => (Alu::Copysign, 2),
             "bfe" => (Alu::Bfe, 3),
             "bfi" => (Alu::Bfi, 4),
-            "prmt" => {
-                if self
-                    .i
-                    .mods
-                    .iter()
-                    .any(|m| ["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"].contains(&m.as_str()))
-                {
-                    return Err(
-                        self.unsupported("prmt modes other than the default are not supported")
-                    );
-                }
-                (Alu::Prmt, 3)
-            }
+            "prmt" => match self.pick(&[
+                ("f4e", PrmtMode::F4e),
+                ("b4e", PrmtMode::B4e),
+                ("rc8", PrmtMode::Rc8),
+                ("ecl", PrmtMode::Ecl),
+                ("ecr", PrmtMode::Ecr),
+                ("rc16", PrmtMode::Rc16),
+            ]) {
+                Some(m) => (Alu::PrmtMode(m), 3),
+                None => (Alu::Prmt, 3),
+            },
+            "bmsk" => (
+                Alu::Bmsk {
+                    clamp: self.has("clamp"),
+                },
+                2,
+            ),
+            "szext" => (
+                Alu::Szext {
+                    clamp: self.has("clamp"),
+                },
+                2,
+            ),
+            "dp2a" => (
+                Alu::Dp2a {
+                    a_signed: ts.first().map(|t| t.kind == Kind::Signed).unwrap_or(false),
+                    b_signed: ts.get(1).map(|t| t.kind == Kind::Signed).unwrap_or(false),
+                    hi: self.has("hi"),
+                },
+                3,
+            ),
             "lop3" => (Alu::Lop3, 4),
             "shf" => {
                 let clamp = self.has("clamp");
@@ -691,7 +756,7 @@ impl<'a> InstDecoder<'a> {
         self.i.mods.iter().find_map(|m| {
             Some(match m.as_str() {
                 "global" => MemSpace::Global,
-                "shared" => MemSpace::Shared,
+                "shared" | "shared::cta" | "shared::cluster" => MemSpace::Shared,
                 "local" => MemSpace::Local,
                 "const" => MemSpace::Const,
                 "param" => MemSpace::Param,
@@ -907,13 +972,28 @@ impl<'a> InstDecoder<'a> {
             return Err(self.unsupported(SUPPORTED));
         }
         if self.has("bulk") || self.has("tensor") {
-            return Err(self.unsupported("TMA bulk copies (cp.async.bulk) are not supported"));
+            return self.cp_bulk();
         }
-        if self.has("commit_group")
-            || self.has("wait_group")
-            || self.has("wait_all")
-            || self.has("mbarrier")
-        {
+        if self.has("mbarrier") {
+            // cp.async.mbarrier.arrive[.noinc] [mbar]: an arrive once this thread's earlier
+            // cp.async are done (they complete at once here). Without .noinc the pending
+            // count is raised first, so the net effect is none [PTX ISA §9.7.9.25.3.1].
+            if !self.has("noinc") {
+                return Ok(Decoded::Plain(Instr::Nop));
+            }
+            return Ok(Decoded::Plain(Instr::Mbarrier {
+                op: MbarOp::Arrive {
+                    drop: false,
+                    expect_tx: false,
+                    no_complete: false,
+                },
+                space: self.space().unwrap_or(MemSpace::Generic),
+                d: None,
+                addr: (self.addr)(self.op(0)?)?,
+                count: None,
+            }));
+        }
+        if self.has("commit_group") || self.has("wait_group") || self.has("wait_all") {
             return Ok(Decoded::Plain(Instr::Nop));
         }
         let dst = (self.addr)(self.op(0)?)?;
@@ -950,6 +1030,113 @@ impl<'a> InstDecoder<'a> {
                 },
             ],
         ))
+    }
+
+    /// `cp.async.bulk.*` and its group instructions [PTX ISA §9.7.9.25.4].
+    fn cp_bulk(&self) -> Result<Decoded> {
+        if self.has("commit_group") || self.has("wait_group") || self.has("prefetch") {
+            // Completion is immediate here; an L2 prefetch moves nothing to count.
+            return Ok(Decoded::Plain(Instr::Nop));
+        }
+        if self.has("tensor") {
+            return Err(self.unsupported(
+                "TMA tensor copies (cp.async.bulk.tensor) are not supported yet: analyze the kernel's non-TMA variant",
+            ));
+        }
+        if self.has("reduce") {
+            return Err(
+                self.unsupported("bulk reductions (cp.reduce.async.bulk) are not supported yet")
+            );
+        }
+        let spaces: Vec<MemSpace> = self
+            .i
+            .mods
+            .iter()
+            .filter_map(|m| match m.as_str() {
+                "global" => Some(MemSpace::Global),
+                "shared" | "shared::cta" | "shared::cluster" => Some(MemSpace::Shared),
+                _ => None,
+            })
+            .collect();
+        let [dst_space, src_space] = spaces[..] else {
+            return Err(self.invalid("expected a destination and a source state space"));
+        };
+        let mbar = match self.i.operands.get(3) {
+            Some(o @ Operand::Address { .. }) if self.has("mbarrier::complete_tx::bytes") => {
+                Some((self.addr)(o)?)
+            }
+            _ => None,
+        };
+        let kind = |op, space| SiteKind {
+            op,
+            space: Some(match space {
+                MemSpace::Global => Space::Global,
+                _ => Space::Shared,
+            }),
+            read_only: false,
+            atomic: false,
+        };
+        Ok(Decoded::Memory(
+            Instr::CpBulk {
+                dst: (self.addr)(self.op(0)?)?,
+                src: (self.addr)(self.op(1)?)?,
+                dst_space,
+                src_space,
+                size: self.s(2, Ty::U32)?,
+                mbar,
+                load_site: 0,
+                store_site: 0,
+            },
+            vec![kind(Op::Load, src_space), kind(Op::Store, dst_space)],
+        ))
+    }
+
+    /// `mbarrier.*` [PTX ISA §9.7.13.15].
+    fn mbarrier(&self) -> Result<Decoded> {
+        let space = self.space().unwrap_or(MemSpace::Generic);
+        let addr_at = |k: usize| (self.addr)(self.op(k)?);
+        let count_at = |k: usize| match self.i.operands.get(k) {
+            Some(o) => (self.resolve)(o, Some(Ty::U32)).map(Some),
+            None => Ok(None),
+        };
+        let plain = |op, d, addr, count| {
+            Ok(Decoded::Plain(Instr::Mbarrier {
+                op,
+                space,
+                d,
+                addr,
+                count,
+            }))
+        };
+        let arrive = |drop| MbarOp::Arrive {
+            drop,
+            expect_tx: self.has("expect_tx"),
+            no_complete: self.has("noComplete"),
+        };
+        if self.has("init") {
+            plain(MbarOp::Init, None, addr_at(0)?, count_at(1)?)
+        } else if self.has("inval") {
+            plain(MbarOp::Inval, None, addr_at(0)?, None)
+        } else if self.has("arrive") || self.has("arrive_drop") {
+            let op = arrive(self.has("arrive_drop"));
+            plain(op, self.d_opt(0)?, addr_at(1)?, count_at(2)?)
+        } else if self.has("expect_tx") {
+            plain(MbarOp::ExpectTx, None, addr_at(0)?, count_at(1)?)
+        } else if self.has("complete_tx") {
+            plain(MbarOp::CompleteTx, None, addr_at(0)?, count_at(1)?)
+        } else if self.has("test_wait") || self.has("try_wait") {
+            Ok(Decoded::Plain(Instr::MbarrierWait {
+                d: self.d_opt(0)?,
+                space,
+                addr: addr_at(1)?,
+                token: self.s(2, Ty::U64)?,
+                blocking: self.has("try_wait"),
+            }))
+        } else {
+            Err(self.unsupported(
+                "mbarrier operations: init, inval, arrive, arrive_drop, expect_tx, complete_tx, test_wait, try_wait",
+            ))
+        }
     }
 
     fn matrix(&self) -> Result<Decoded> {

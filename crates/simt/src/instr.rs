@@ -156,6 +156,36 @@ pub enum Alu {
     },
     /// `fns`: find the n-th set bit (mask, base, offset).
     Fns,
+    /// `prmt.b32.mode` with a mode (`f4e`, `b4e`, `rc8`, `ecl`, `ecr`, `rc16`): the byte
+    /// selection of that mode's table [PTX ISA §9.7.8.7], indexed by selector bits 1:0.
+    PrmtMode(PrmtMode),
+    /// `bmsk.clamp|wrap.b32 d, pos, len`: `len` ones from bit `pos` [PTX ISA §9.7.1.25].
+    Bmsk {
+        clamp: bool,
+    },
+    /// `szext.clamp|wrap.s32|u32 d, a, width`: sign or zero extension of `a`'s low `width`
+    /// bits [PTX ISA §9.7.1.26].
+    Szext {
+        clamp: bool,
+    },
+    /// `dp2a.lo|hi`: two 16×8-bit products of `a`'s halves and `b`'s low (`lo`) or high bytes,
+    /// plus `c` [PTX ISA §9.7.1.24].
+    Dp2a {
+        a_signed: bool,
+        b_signed: bool,
+        hi: bool,
+    },
+}
+
+/// The byte-permute modes of `prmt` other than the default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrmtMode {
+    F4e,
+    B4e,
+    Rc8,
+    Ecl,
+    Ecr,
+    Rc16,
 }
 
 /// `testp` properties.
@@ -256,6 +286,27 @@ pub enum AtomOp {
     Cas,
 }
 
+/// An `mbarrier` operation that does not wait [PTX ISA §9.7.13.15].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MbarOp {
+    /// `init [a], count`: a fresh barrier expecting `count` arrivals a phase.
+    Init,
+    /// `inval [a]`.
+    Inval,
+    /// `expect_tx [a], bytes`: the current phase waits for `bytes` more.
+    ExpectTx,
+    /// `complete_tx [a], bytes`: `bytes` of the phase's transactions are done.
+    CompleteTx,
+    /// `arrive` (`count` arrivals, 1 by default); `drop` also lowers the expected count
+    /// (`arrive_drop`); `expect_tx` adds `count` bytes to the transaction count and arrives
+    /// once; `no_complete` arrives without completing (`.noComplete`, `cp.async.mbarrier.arrive.noinc`).
+    Arrive {
+        drop: bool,
+        expect_tx: bool,
+        no_complete: bool,
+    },
+}
+
 /// A memory instruction's site: the PTX instruction and where its source is.
 #[derive(Clone, Debug)]
 pub struct Site {
@@ -275,6 +326,10 @@ pub struct Site {
     pub loc: Option<(u32, u32, u32)>,
     /// `inlined_at` of that `.loc`: where the inlined function was called.
     pub inlined_at: Option<(u32, u32, u32)>,
+    /// The whole chain of call sites the code at `loc` was inlined through, innermost
+    /// first (at most 16): a library's function inlined through several of its headers is
+    /// attributed to the first of them in the user's code.
+    pub callers: Vec<(u32, u32, u32)>,
     /// What ptxas made of it, once [`crate::Program::apply_sass`] has run.
     pub sass: crate::sass::SassFate,
 }
@@ -502,6 +557,21 @@ pub enum Instr {
         load_site: u32,
         store_site: u32,
     },
+    /// `cp.async.bulk.dst.src[.mbarrier::complete_tx::bytes] [dst], [src], size[, [mbar]]`
+    /// [PTX ISA §9.7.9.25.4.1]: a bulk copy of `size` bytes (a multiple of 16) by the
+    /// executing thread, global → shared (completing `size` transaction bytes on `mbar`),
+    /// shared → global or shared → shared. Reported as its two sides, each as warp-wide
+    /// accesses of 16-byte lanes (512 bytes an access): the sectors are the bytes' own.
+    CpBulk {
+        dst: Addr,
+        src: Addr,
+        dst_space: MemSpace,
+        src_space: MemSpace,
+        size: Src,
+        mbar: Option<Addr>,
+        load_site: u32,
+        store_site: u32,
+    },
     /// `bra` to instruction index `target`; `uni` says the branch is not divergent.
     Bra { target: u32 },
     /// `bar.sync`/`barrier.sync`/`bar.arrive` (ids and counts ignored: all warps of the
@@ -511,6 +581,34 @@ pub enum Instr {
     Exit,
     /// `trap`: a fault when any lane executes it (the kernel aborts).
     Trap,
+    /// `mbarrier.op [addr]{, count}` and `arrive`'s state token in `d`.
+    Mbarrier {
+        op: MbarOp,
+        space: MemSpace,
+        d: Option<Reg>,
+        addr: Addr,
+        count: Option<Src>,
+    },
+    /// `mbarrier.test_wait`/`try_wait[.parity] d, [addr], token`: `d` is whether the phase
+    /// of the token (or of the parity) has completed. A `try_wait` (`blocking`) whose phase is
+    /// open suspends the warp until it completes (the hardware's time-out and retry loop,
+    /// run once); a `test_wait` lets the other warps run before the next test.
+    MbarrierWait {
+        d: Option<Reg>,
+        space: MemSpace,
+        addr: Addr,
+        token: Src,
+        blocking: bool,
+    },
+    /// `mov d, %clock|%clock64|%globaltimer`: the block's warp instructions so far, one
+    /// cycle (or nanosecond) each, so that time-outs and back-off loops advance
+    /// deterministically; `bytes` is the destination's width.
+    Clock { d: Reg, bytes: u8 },
+    /// `nanosleep`: the warp lets the block's other warps run (a spin-wait's back-off).
+    Sleep,
+    /// A call of `__assertfail` (a device `assert()` whose condition is false): the launch
+    /// stops with the assertion's text, file and line, read from the arguments.
+    AssertFail { message: Src, file: Src, line: Src },
     /// `ret` from a called function.
     Ret,
     /// `call` of a `.func`: copies `args` into the callee's parameter registers, runs it
@@ -553,8 +651,24 @@ pub enum Instr {
     },
     /// `activemask.b32 d`.
     ActiveMask { d: Reg },
+    /// `elect.sync d|p, membermask` [PTX ISA §9.7.13.11]: the lowest executing lane of the
+    /// mask is the leader; `d` gets its lane index in every lane, `p` is true in it alone.
+    Elect {
+        d: Option<Reg>,
+        p: Option<Reg>,
+        mask: Src,
+    },
+    /// `isspacep.space p, a`: whether generic address `a` lies in the space's window
+    /// [PTX ISA §9.7.9.16].
+    IsSpace { p: Reg, a: Src, space: MemSpace },
     /// `tex`, `tld4`, `suld`, `sust`.
     Texture(Box<TexInstr>),
+    /// `mma.sync`, `wmma.mma`, `movmatrix` [PTX ISA §9.7.14.5.14, §9.7.14.4.5,
+    /// §9.7.14.5.17]: warp-wide arithmetic on fragment registers; no memory moves.
+    Tensor(Box<TensorInstr>),
+    /// `wmma.load.{a,b,c}` / `wmma.store.d` [PTX ISA §9.7.14.4.3–4]: a fragment from or to
+    /// memory, as the accesses ptxas emits for it.
+    Wmma(Box<WmmaInstr>),
     /// Instructions with no effect on memory accesses or values we track (`membar`,
     /// `fence`, `prefetch`, `cp.async.commit_group`, `cp.async.wait_*`, `bar.warp.sync`,
     /// `nanosleep`, `pmevent`, …).
@@ -578,4 +692,154 @@ impl Instr {
     pub fn is_terminator(&self) -> bool {
         matches!(self, Instr::Bra { .. } | Instr::Exit | Instr::Ret)
     }
+}
+
+/// The element type of a tensor-core operand [PTX ISA §9.7.14.5.1, §9.7.14.4.1]: how many
+/// bits it has and how a value is read (elements are packed into 32-bit registers from the
+/// low bits up; `.f64` takes a 64-bit register per element).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaElem {
+    F16,
+    BF16,
+    /// `.tf32`: an f32 register of which the hardware reads the top 19 bits.
+    TF32,
+    F32,
+    F64,
+    /// `.e4m3`/`.e5m2`: 8-bit floats [PTX ISA §5.2.5].
+    E4M3,
+    E5M2,
+    S8,
+    U8,
+    S4,
+    U4,
+    /// `.b1`: single bits, combined by `.xor.popc` or `.and.popc`.
+    B1,
+    S32,
+}
+
+impl MmaElem {
+    /// Parses a PTX type word without its dot.
+    pub fn parse(s: &str) -> Option<MmaElem> {
+        use MmaElem::*;
+        Some(match s {
+            "f16" => F16,
+            "bf16" => BF16,
+            "tf32" => TF32,
+            "f32" => F32,
+            "f64" => F64,
+            "e4m3" => E4M3,
+            "e5m2" => E5M2,
+            "s8" => S8,
+            "u8" => U8,
+            "s4" => S4,
+            "u4" => U4,
+            "b1" => B1,
+            "s32" => S32,
+            _ => return None,
+        })
+    }
+
+    /// Bits of one element.
+    pub fn bits(self) -> u32 {
+        use MmaElem::*;
+        match self {
+            F64 => 64,
+            TF32 | F32 | S32 => 32,
+            F16 | BF16 => 16,
+            E4M3 | E5M2 | S8 | U8 => 8,
+            S4 | U4 => 4,
+            B1 => 1,
+        }
+    }
+
+    /// Elements one register holds (a 64-bit register holds one `.f64`).
+    pub fn per_reg(self) -> u32 {
+        (32 / self.bits()).max(1)
+    }
+}
+
+/// Whose fragment layouts apply to a tensor-core instruction's registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaApi {
+    /// `mma.sync`: the layouts of the PTX ISA's figures [§9.7.14.5.x "Matrix fragments for
+    /// mma.mMnNkK"].
+    Sync,
+    /// `wmma`: the ISA leaves the layouts unspecified; ptxas builds them from the `mma`
+    /// m16n8kK fragments (see `exec/mma.rs`).
+    Wmma,
+}
+
+/// `D = A·B + C` of an `mma.sync` or `wmma.mma` [PTX ISA §9.7.14.5.14, §9.7.14.4.5]: A is
+/// `m`×`k`, B `k`×`n`, C and D `m`×`n`, each spread over the warp's registers as `api`'s
+/// fragment layout says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmaShape {
+    pub api: MmaApi,
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub a: MmaElem,
+    pub b: MmaElem,
+    pub c: MmaElem,
+    pub d: MmaElem,
+    /// `.row` A and `.row` B: they change the fragments of `mma.sync.m8n8k4` on `.f16`
+    /// only (every other `mma` shape is `.row.col`; `wmma.mma`'s fragments do not depend on
+    /// them).
+    pub a_row: bool,
+    pub b_row: bool,
+    /// `.satfinite` (integer D clamped to the s32 range instead of wrapping).
+    pub satfinite: bool,
+    /// `.b1` products: `.and.popc` (else `.xor.popc`).
+    pub bit_and: bool,
+}
+
+/// What a warp-wide tensor-core register instruction computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensorOp {
+    /// `mma.sync.aligned` or `wmma.mma.sync.aligned`.
+    Mma(MmaShape),
+    /// `movmatrix.sync.aligned.m8n8.trans.b16` [PTX ISA §9.7.14.5.17]: the 8×8 b16 matrix
+    /// held one 32-bit register per lane (row `lane/4`, columns `2·(lane%4)` + 0, 1)
+    /// transposed.
+    MovTrans,
+}
+
+/// A tensor-core instruction that moves no memory: `d` are the destination registers, `a`,
+/// `b`, `c` the source fragments (movmatrix: `a` only).
+#[derive(Clone, Debug)]
+pub struct TensorInstr {
+    pub op: TensorOp,
+    pub d: Vec<Reg>,
+    pub a: Vec<Src>,
+    pub b: Vec<Src>,
+    pub c: Vec<Src>,
+}
+
+/// Which fragment a `wmma.load`/`wmma.store` moves: A (`m`×`k`), B (`k`×`n`), or the
+/// accumulator C/D (`m`×`n`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WmmaFrag {
+    A,
+    B,
+    C,
+}
+
+/// `wmma.load.{a,b,c}` / `wmma.store.d` [PTX ISA §9.7.14.4.3–4]: a matrix of `elem` stored
+/// `.row`- or `.col`-major at `addr` with `stride` elements between rows (`.row`) or columns
+/// (`.col`; `None`: packed, the matrix's own width), to or from the fragment registers
+/// `regs`. The accesses are those ptxas emits (see `exec/mma.rs`).
+#[derive(Clone, Debug)]
+pub struct WmmaInstr {
+    pub store: bool,
+    pub frag: WmmaFrag,
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub elem: MmaElem,
+    pub row: bool,
+    pub space: MemSpace,
+    pub regs: Vec<Src>,
+    pub addr: Addr,
+    pub stride: Option<Src>,
+    pub site: u32,
 }

@@ -289,6 +289,7 @@ impl Program {
                     atomic: false,
                     loc,
                     inlined_at: None,
+                    callers: Vec::new(),
                     sass: SassFate::AsWritten,
                 });
                 self.sites.len() as u32 - 1

@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 use warpscope_model::{Space, WarpAccess, WARP_SIZE};
 
 mod access;
+mod mbarrier;
+pub(crate) mod mma;
 mod packed;
 mod step;
 mod texture;
@@ -213,6 +215,11 @@ struct Frame {
 enum Yield {
     Barrier,
     Done,
+    /// A `nanosleep` or an unsuccessful `mbarrier.test_wait`: others run, then this warp.
+    Spin,
+    /// An `mbarrier.try_wait` on an open phase (the wait runs again when the warp resumes):
+    /// the barrier's shared offset and state.
+    Blocked(u64, mbarrier::State),
 }
 
 struct Warp {
@@ -265,6 +272,20 @@ struct BlockCtx<'a> {
 }
 
 impl Program {
+    /// The NUL-terminated string at a (generic or global) address of a module-scope
+    /// `.global` variable (nvcc's `$str` constants), at most 4 KiB.
+    fn c_string(&self, addr: u64) -> Option<String> {
+        let g = self
+            .globals
+            .iter()
+            .find(|g| addr >= g.base && addr - g.base < g.init.len() as u64)?;
+        // The initializer may stop before the terminating zero (the rest of the array is 0).
+        let bytes = &g.init[(addr - g.base) as usize..];
+        let bytes = &bytes[..bytes.len().min(4096)];
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        Some(String::from_utf8_lossy(&bytes[..end]).into_owned())
+    }
+
     /// Runs the launch: every block in order, calling `sink(site, access, origin)` for each
     /// warp-level memory access (site indices into [`Program::sites`]).
     ///
@@ -601,8 +622,11 @@ impl<'a> BlockCtx<'a> {
         let nwarps = self.threads.div_ceil(WARP_SIZE as u32);
         let mut warps: Vec<Warp> = (0..nwarps).map(|w| self.new_warp(w)).collect();
         let mut done = vec![false; nwarps as usize];
+        let mut blocked: Vec<(u32, u64, mbarrier::State)> = Vec::new();
         loop {
             let mut any = false;
+            let steps = self.steps;
+            blocked.clear();
             for (w, warp) in warps.iter_mut().enumerate() {
                 if done[w] {
                     continue;
@@ -610,12 +634,40 @@ impl<'a> BlockCtx<'a> {
                 any = true;
                 match self.run_warp(warp, global, sink)? {
                     Yield::Done => done[w] = true,
-                    Yield::Barrier => {}
+                    Yield::Barrier | Yield::Spin => {}
+                    Yield::Blocked(off, state) => blocked.push((w as u32, off, state)),
                 }
             }
             if !any {
                 return Ok(());
             }
+            // Every live warp waits on a barrier and none did anything but retry its wait:
+            // no arrival can ever come.
+            let live = done.iter().filter(|d| !**d).count();
+            if blocked.len() == live && self.steps - steps == live as u64 {
+                return Err(self.deadlock(&warps, &blocked));
+            }
+        }
+    }
+
+    /// The error for warps that wait on `mbarrier` phases that cannot complete.
+    fn deadlock(&self, warps: &[Warp], blocked: &[(u32, u64, mbarrier::State)]) -> Error {
+        let &(w, off, s) = &blocked[0];
+        let warp = &warps[w as usize];
+        let pc = warp.stack.last().map_or(0, |e| e.pc);
+        let ids: Vec<String> = blocked.iter().map(|b| b.0.to_string()).collect();
+        Error::Fault {
+            at: self.at(pc),
+            msg: format!(
+                "deadlock: warp(s) {} wait on the mbarrier at shared offset {off} for its phase of parity {}, which never completes ({} of {} arrivals and {} transaction bytes still pending, and every warp of the block is waiting): check the arrival count given to mbarrier.init / cuda::barrier init and the bytes given to expect_tx",
+                ids.join(", "),
+                s.parity,
+                s.pending,
+                s.expected,
+                s.tx
+            ),
+            thread: self.thread(warp, warp.stack.last().map_or(0, |e| (e.mask & !warp.exited).trailing_zeros() as usize % WARP_SIZE)),
+            block: self.block,
         }
     }
 
@@ -863,6 +915,26 @@ impl<'a> BlockCtx<'a> {
                         block: self.block,
                     });
                 }
+                Instr::AssertFail {
+                    message,
+                    file,
+                    line,
+                } if exec != 0 => {
+                    let lane = exec.trailing_zeros() as usize;
+                    let text = |s: Src| self.prog.c_string(get(warp, s, lane));
+                    let (message, file) = (text(*message), text(*file));
+                    let line = get(warp, *line, lane) as u32;
+                    return Err(Error::Fault {
+                        at: self.at(pc),
+                        msg: format!(
+                            "assertion `{}` failed at {}:{line}: the kernel aborts here",
+                            message.as_deref().unwrap_or("?"),
+                            file.as_deref().unwrap_or("?"),
+                        ),
+                        thread: self.thread(warp, lane),
+                        block: self.block,
+                    });
+                }
                 Instr::Ret => {
                     let base = warp.frames.last().map(|f| f.base).unwrap_or(0);
                     if let Some(f) = warp.frames.last_mut() {
@@ -880,6 +952,38 @@ impl<'a> BlockCtx<'a> {
                     set_pc(warp, next);
                     if exec != 0 {
                         return Ok(Yield::Barrier);
+                    }
+                    continue;
+                }
+                Instr::Sleep => {
+                    set_pc(warp, next);
+                    if exec != 0 {
+                        return Ok(Yield::Spin);
+                    }
+                    continue;
+                }
+                Instr::MbarrierWait {
+                    d,
+                    space,
+                    addr,
+                    token,
+                    blocking,
+                } => {
+                    if exec == 0 {
+                        set_pc(warp, next);
+                        continue;
+                    }
+                    let addr = (addr.base, addr.offset);
+                    match self.mbarrier_wait(warp, pc, exec, *space, *d, addr, *token)? {
+                        mbarrier::Wait::Done => set_pc(warp, next),
+                        // The same wait runs again when the warp resumes.
+                        mbarrier::Wait::Open(off, s) if *blocking => {
+                            return Ok(Yield::Blocked(off, s))
+                        }
+                        mbarrier::Wait::Open(..) => {
+                            set_pc(warp, next);
+                            return Ok(Yield::Spin);
+                        }
                     }
                     continue;
                 }
