@@ -574,7 +574,8 @@ fn site_infos(req: &AnalyzeRequest, prog: &Program) -> Vec<SiteInfo> {
                 file,
                 // ptxas merged this and the next members into one wider instruction.
                 ptx: Some(match s.sass {
-                    warpscope_simt::sass::SassFate::Widened { members, .. } => {
+                    warpscope_simt::sass::SassFate::Widened { members, .. }
+                    | warpscope_simt::sass::SassFate::WidenedAcrossTrips { members, .. } => {
                         format!("{} ×{members}", s.ptx)
                     }
                     _ => s.ptx.clone(),
@@ -834,6 +835,7 @@ fn build_launch(
         threads: 0,
         progress: req.progress.clone(),
         textures: Vec::new(),
+        tensor_maps: Vec::new(),
         sample: crate::sample_of(req),
     };
     let mut texture_of: Vec<Option<usize>> = vec![None; n];
@@ -882,6 +884,17 @@ fn build_launch(
             base,
         });
     }
+    let mut tensor_map_of: Vec<Option<&warpscope_simt::TensorMap>> = vec![None; n];
+    for (tname, map) in &req.tensor_maps {
+        let k = find(tname).ok_or_else(|| {
+            anyhow!(
+                "--tensor-map {tname}: {} has no parameter '{tname}'; its parameters are: {}",
+                req.kernel,
+                all()
+            )
+        })?;
+        tensor_map_of[k] = Some(map);
+    }
     let mut slot = 0u64;
     let mut descs = Vec::with_capacity(n);
     for k in 0..n {
@@ -901,6 +914,44 @@ fn build_launch(
                 bytes: handle,
             });
             continue;
+        }
+        if let Some(map) = tensor_map_of[k] {
+            // A CUtensorMap by value: the tensor is an allocation of its own, named after the
+            // parameter; the parameter's bytes are not read (TMA copies find the map by the
+            // parameter's address).
+            let base = window::ALLOC_BASE + slot * window::ALLOC_SPACING;
+            slot += 1;
+            launch.allocs.push((
+                Alloc {
+                    name: name(k),
+                    base,
+                    size: Some(map.reach()),
+                },
+                warpscope_init::Contents::Zero,
+            ));
+            launch.tensor_maps.push(warpscope_simt::TensorMapBinding {
+                param: k,
+                map: map.clone(),
+                base,
+            });
+            let bytes = vec![0u8; p.bytes as usize];
+            launch.args.push(bytes.clone());
+            descs.push(ParamDesc {
+                name: name(k),
+                ty,
+                alloc: Some(launch.allocs.len() - 1),
+                elem_size: map.elem_bytes as u64,
+                bytes,
+            });
+            continue;
+        }
+        if types.get(k).is_some_and(|t| t.contains("CUtensorMap")) {
+            bail!(
+                "kernel parameter {} is a tensor map: describe it with --tensor-map {}=DTYPE:DIMS:STRIDES:BOX[:swizzle=none|32|64|128] (the fields of cuTensorMapEncodeTiled, innermost dimension first; e.g. --tensor-map {}=f16:4096x4096:8192:64x64:swizzle=128)",
+                label(k),
+                name(k),
+                name(k)
+            );
         }
         if types
             .get(k)

@@ -91,6 +91,8 @@ pub struct AnalyzeRequest {
     /// `--texture`: the texture and surface objects the kernel's parameters hold, and the
     /// module's texture and surface references, each by its name (both front ends).
     pub textures: Vec<warpscope_model::texture::TextureDesc>,
+    /// `--tensor-map`: the `CUtensorMap` parameters of TMA kernels, by name (compiled path).
+    pub tensor_maps: Vec<(String, warpscope_simt::TensorMap)>,
 }
 
 /// A GPU of the table and the rates to predict with (datasheet or calibrated).
@@ -147,6 +149,7 @@ impl AnalyzeRequest {
             gpus: Vec::new(),
             compile: CompileRequest::default(),
             textures: Vec::new(),
+            tensor_maps: Vec::new(),
         }
     }
 

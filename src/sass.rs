@@ -110,27 +110,35 @@ fn instruction_lines(body: &[Statement], out: &mut Vec<u32>) {
 }
 
 /// One sentence on the merges, e.g. "ptxas (sm_90) merged 64 PTX loads into 16 of 16 bytes
-/// (PTX lines 241+244+247+250, …): analyzed as the SASS runs them (--no-sass: as written)".
+/// (PTX lines 241+244+247+250, …): analyzed as the SASS runs them (--no-sass: as written)",
+/// merges of consecutive trips of a loop ptxas unrolled named as such, and one on the wider
+/// instructions the PTX does not prove.
 fn summary(r: &SassReport, sm: &str) -> Option<String> {
+    let unproven = unproven(r, sm);
     if r.groups.is_empty() {
-        return None;
+        return unproven;
     }
     let members: usize = r.groups.iter().map(|g| g.ptx_lines.len()).sum();
-    let mut kinds: Vec<(bool, u32, u32, usize)> = Vec::new();
+    let mut kinds: Vec<(bool, u32, u32, u32, usize)> = Vec::new();
     for g in &r.groups {
         match kinds
             .iter_mut()
-            .find(|k| (k.0, k.1, k.2) == (g.store, g.ptx_width, g.sass_width))
+            .find(|k| (k.0, k.1, k.2, k.3) == (g.store, g.ptx_width, g.sass_width, g.trips))
         {
-            Some(k) => k.3 += 1,
-            None => kinds.push((g.store, g.ptx_width, g.sass_width, 1)),
+            Some(k) => k.4 += 1,
+            None => kinds.push((g.store, g.ptx_width, g.sass_width, g.trips, 1)),
         }
     }
     let what = kinds
         .iter()
-        .map(|(store, w, sw, n)| {
+        .map(|(store, w, sw, trips, n)| {
+            let across = if *trips > 1 {
+                format!(", each over {trips} consecutive trips of a PTX loop ptxas unrolled (run on the first of each {trips})")
+            } else {
+                String::new()
+            };
             format!(
-                "{n} {} of {sw} bytes from {}-byte ones",
+                "{n} {} of {sw} bytes from {}-byte ones{across}",
                 if *store { "stores" } else { "loads" },
                 w
             )
@@ -142,17 +150,60 @@ fn summary(r: &SassReport, sm: &str) -> Option<String> {
         .iter()
         .take(3)
         .map(|g| {
-            g.ptx_lines
+            let lines = g
+                .ptx_lines
                 .iter()
                 .map(u32::to_string)
                 .collect::<Vec<_>>()
-                .join("+")
+                .join("+");
+            if g.trips > 1 {
+                format!("{lines} ×{} trips", g.trips)
+            } else {
+                lines
+            }
         })
         .collect::<Vec<_>>()
         .join(", ");
     let more = if r.groups.len() > 3 { ", …" } else { "" };
-    Some(format!(
+    let merged = format!(
         "SASS checked: ptxas ({sm}) merged {members} PTX memory instructions into {} wider ones ({what}; PTX lines {shown}{more}); the figures are for the SASS (--no-sass: for the PTX as written)",
         r.groups.len()
+    );
+    Some(match unproven {
+        Some(u) => format!("{merged}. {u}"),
+        None => merged,
+    })
+}
+
+/// The wider SASS instructions whose groups the PTX does not prove, e.g. "ptxas (sm_90)
+/// also made a 16-byte load of the 4-byte one at PTX line 127 (not proven from the PTX: the
+/// loop's trip count is not a constant); analyzed as written".
+fn unproven(r: &SassReport, sm: &str) -> Option<String> {
+    if r.unproven.is_empty() {
+        return None;
+    }
+    let shown = r
+        .unproven
+        .iter()
+        .take(3)
+        .map(|u| {
+            format!(
+                "a {}-byte {} of the {}-byte one at PTX line {}: {}",
+                u.sass_width,
+                if u.store { "store" } else { "load" },
+                u.ptx_width,
+                u.ptx_line,
+                u.why
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let more = if r.unproven.len() > 3 {
+        format!("; {} more", r.unproven.len() - 3)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "ptxas ({sm}) also made wider instructions that the PTX does not prove a group for ({shown}{more}): those PTX instructions are analyzed as written, so their figures may exceed the SASS's"
     ))
 }

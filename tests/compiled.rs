@@ -817,3 +817,112 @@ fn register_spills_are_local_accesses() {
     ]);
     assert!(!v["notes"].to_string().contains("spill"), "{}", v["notes"]);
 }
+
+/// The 1-D block-tiled SGEMM (siboehm's "kernel 4", `-D NDEBUG`): nvcc unrolls the dotIdx
+/// loop twice (4 PTX trips of 2 `Bs` and 16 `As` loads), ptxas unrolls it fully and makes
+/// each `As` load and the one 4 bytes on, in 2 consecutive trips, one `LDS.128`, tied to the
+/// first of them: a warp executes 8 `LDS` and 16 `LDS.128` per tile, not the PTX's 72
+/// `ld.shared`. warpscope proves the merge across trips from the PTX (a constant trip count
+/// of 4, the base register advancing 8 bytes a trip) and runs the wide load on the first of
+/// each 2 trips: the executed shared loads and their wavefronts equal Nsight Compute's on the
+/// H100 (tests/data/h100/compiled/sgemm_1d_blocktile.csv: 12,582,912 and 20,971,520, the
+/// instrumented `smsp__sass_*` counters; the hardware `l1tex__data_pipe_lsu_wavefronts_*`
+/// one read 20,973,200 and 20,973,140 in two launches, varying run to run as in
+/// compiled.csv), and so do the shared stores and the global requests and sectors. With
+/// `--no-sass`, the PTX as written: 37,748,736 shared loads.
+#[test]
+fn sgemm_1d_blocktile_merges_shared_loads_across_unrolled_trips() {
+    if !compiler() {
+        return;
+    }
+    let csv = std::fs::read_to_string("tests/data/h100/compiled/sgemm_1d_blocktile.csv").unwrap();
+    // Launch 0's value of a metric: the last field of its row, without thousands separators.
+    let h100 = |metric: &str| -> u64 {
+        let row = csv
+            .lines()
+            .find(|l| l.starts_with("\"0\",") && l.contains(&format!("\"{metric}\"")))
+            .unwrap_or_else(|| panic!("{metric} not in the CSV"));
+        let v = row.rsplit("\",\"").next().unwrap();
+        v.trim_matches('"').replace(',', "").parse().unwrap()
+    };
+    let args = [
+        "analyze",
+        "tests/kernels/compiled/sgemm_1d_blocktile.cu",
+        "--kernel",
+        "sgemm_1d_blocktile",
+        "--grid",
+        "16,16",
+        "--block",
+        "512",
+        "--arg",
+        "M=1024",
+        "--arg",
+        "N=1024",
+        "--arg",
+        "K=1024",
+        "--arg",
+        "alpha=1",
+        "--arg",
+        "beta=0",
+        "-D",
+        "NDEBUG",
+        "--frontend",
+        "ptx",
+        "--cc",
+        "9.0",
+    ];
+    let v = json(&args);
+    let notes = v["notes"].to_string();
+    if notes.contains("SASS not checked") {
+        eprintln!("skipped: no ptxas/nvdisasm to check the SASS with: {notes}");
+        return;
+    }
+    assert!(notes.contains("consecutive trips"), "{notes}");
+    let t = &v["architectures"][0]["totals"];
+    let got = |k: &str, f: &str| t[k][f].as_u64().unwrap_or(0);
+    assert_eq!(
+        got("shared_load", "requests"),
+        h100("smsp__sass_inst_executed_op_shared_ld.sum")
+    );
+    assert_eq!(got("shared_load", "requests"), 12_582_912);
+    assert_eq!(
+        got("shared_load", "wavefronts"),
+        h100("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
+    );
+    assert_eq!(got("shared_load", "wavefronts"), 20_971_520);
+    assert_eq!(
+        (
+            got("shared_store", "requests"),
+            got("shared_store", "wavefronts")
+        ),
+        (
+            h100("smsp__sass_inst_executed_op_shared_st.sum"),
+            h100("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
+        )
+    );
+    assert_eq!(
+        (
+            got("global_load", "requests"),
+            got("global_load", "sectors")
+        ),
+        (
+            h100("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+            h100("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
+        )
+    );
+    assert_eq!(
+        (
+            got("global_store", "requests"),
+            got("global_store", "sectors")
+        ),
+        (
+            h100("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+            h100("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
+        )
+    );
+    let mut plain = args.to_vec();
+    plain.push("--no-sass");
+    let v = json(&plain);
+    let t = &v["architectures"][0]["totals"];
+    assert_eq!(t["shared_load"]["requests"].as_u64(), Some(37_748_736));
+}

@@ -719,11 +719,9 @@ fn line_reports(an: &Analysis, sc: &ncu::SourceCounts) -> Vec<LineReport> {
         .collect()
 }
 
-/// warpscope's figures in ncu's columns, summed over the sites. Nsight Compute counts the
-/// shared side of `ldmatrix`/`stmatrix` (LDSM/STSM) and of `cp.async` (LDGSTS) apart from
-/// shared loads and stores (its `op_ld`/`op_st`; measured on H100,
-/// tests/data/h100/compiled/), so those sites are left out of the shared columns here;
-/// LDGSTS's global side is in ncu's global loads.
+/// warpscope's figures in ncu's columns, summed over the sites (which site counts where:
+/// `warpscope::report::ncu::row_metrics`: cp.async's shared side nowhere, ldmatrix's
+/// wavefronts but not its instructions, TMA's global side in the TMA columns).
 fn predicted(a: &Analysis) -> ncu::Predicted {
     let mut m = ncu::Predicted::new();
     for c in ncu::COUNTERS {
@@ -735,15 +733,6 @@ fn predicted(a: &Analysis) -> ncu::Predicted {
         }
     }
     for s in &a.architectures[0].sites {
-        let apart = s.space == warpscope::model::Space::Shared
-            && s.ptx.as_deref().is_some_and(|p| {
-                ["ldmatrix", "stmatrix", "cp.async"]
-                    .iter()
-                    .any(|x| p.starts_with(x))
-            });
-        if apart {
-            continue;
-        }
         for (k, v) in site_figures(s) {
             *m.entry(k).or_default() += v;
         }
@@ -1078,6 +1067,8 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
             "surface_ld_sectors" => "surf ld sect",
             "surface_st_requests" => "surf st req",
             "surface_st_sectors" => "surf st sect",
+            "global_tma_ld_sectors" => "tma ld sect",
+            "global_tma_st_sectors" => "tma st sect",
             "dram_read_bytes" => "DRAM rd B",
             "dram_write_bytes" => "DRAM wr B",
             _ => c,

@@ -57,6 +57,13 @@ pub struct LaunchArgs {
     /// --texture img=array:1024x1024:float
     #[arg(long = "texture", value_name = "NAME=KIND:SIZE:FORMAT")]
     textures: Vec<String>,
+    /// A `CUtensorMap` parameter of a TMA kernel, repeatable, with the fields of
+    /// cuTensorMapEncodeTiled: NAME=DTYPE:DIMS:STRIDES:BOX[:swizzle=none|32|64|128,
+    /// oob=zero|nan,elem_strides=AxB…]; DIMS and BOX innermost first (`4096x4096`), STRIDES
+    /// the byte strides of dimensions 1.. (`-`: packed). The tensor gets its own allocation.
+    /// Example: --tensor-map tmap=f16:4096x4096:8192:64x64:swizzle=128
+    #[arg(long = "tensor-map", value_name = "NAME=DTYPE:DIMS:STRIDES:BOX")]
+    tensor_maps: Vec<String>,
     /// Preprocessor macro NAME[=VALUE], as nvcc takes it.
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     defines: Vec<String>,
@@ -330,6 +337,18 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
         .map(|t| {
             t.parse::<warpscope::model::texture::TextureDesc>()
                 .map_err(|e| anyhow::anyhow!("--texture {t}: {e}"))
+        })
+        .collect::<Result<_>>()?;
+    req.tensor_maps = l
+        .tensor_maps
+        .iter()
+        .map(|t| {
+            let (name, spec) = t.split_once('=').ok_or_else(|| {
+                anyhow::anyhow!("--tensor-map {t}: expected NAME=DTYPE:DIMS:STRIDES:BOX")
+            })?;
+            warpscope_simt::TensorMap::parse(spec)
+                .map(|m| (name.to_string(), m))
+                .map_err(|e| anyhow::anyhow!("--tensor-map {t}: {e}"))
         })
         .collect::<Result<_>>()?;
     req.allocs = pairs(&l.allocs, "alloc")?

@@ -863,6 +863,8 @@ impl Kernel {
             threads: 0,
             progress: cfg.progress.clone(),
             textures: self.texture_bindings(cfg),
+            // The source front end has no TMA: tensor copies come from compiled code.
+            tensor_maps: Vec::new(),
             sample: cfg.sample.clone(),
         })
     }

@@ -74,6 +74,8 @@ pub const COUNTERS: &[Counter] = {
         of(SURFACE_LD_SECTORS, true),
         of(SURFACE_ST_REQUESTS, true),
         of(SURFACE_ST_SECTORS, true),
+        of(GLOBAL_TMA_LD_SECTORS, true),
+        of(GLOBAL_TMA_ST_SECTORS, true),
         Counter {
             column: "dram_read_bytes",
             metric: "dram__bytes_read.sum",

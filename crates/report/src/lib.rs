@@ -341,6 +341,15 @@ impl Aggregator {
             .filter_map(|(i, &r)| {
                 let k = self.keys[r];
                 let s = &sites[k.site];
+                // A copy engine's or tensor core's accesses (TMA, bulk copies, wmma) follow
+                // no thread index: the thread-pattern advice does not apply to them.
+                if s.ptx.as_deref().is_some_and(|p| {
+                    ["cp.async.bulk", "wmma.", "wgmma."]
+                        .iter()
+                        .any(|x| p.starts_with(x))
+                }) {
+                    return None;
+                }
                 let facts = SiteFacts {
                     text: &s.text,
                     start_offsets: self.start_offsets[r],

@@ -34,6 +34,11 @@ pub enum NcuOp {
     St,
     Atom,
     Red,
+    /// A TMA or bulk copy's global side (`cp.async.bulk[.tensor]`): ncu counts it in its own
+    /// `…_op_tma_ld` / `…_op_tma_st` metrics, never in the LSU's (measured on H100,
+    /// tests/data/h100/verify/modern.out).
+    TmaLd,
+    TmaSt,
 }
 
 /// One Nsight Compute metric and the warpscope figure it counts.
@@ -211,6 +216,25 @@ pub const SHARED_LD_INSTRUCTIONS: Metric = m(
 );
 
 /// Every metric warpscope predicts, grouped by space and operation.
+/// Sectors a TMA or bulk copy reads from global memory (the crossbar's reads for the TMA
+/// unit; the copy's bytes in 32-byte sectors; measured on H100).
+pub const GLOBAL_TMA_LD_SECTORS: Metric = m(
+    "global_tma_ld_sectors",
+    "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum",
+    Global,
+    TmaLd,
+    Sectors,
+);
+
+/// Sectors a TMA or bulk copy writes to global memory.
+pub const GLOBAL_TMA_ST_SECTORS: Metric = m(
+    "global_tma_st_sectors",
+    "l1tex__m_l1tex2xbar_write_sectors_mem_global_op_tma_st.sum",
+    Global,
+    TmaSt,
+    Sectors,
+);
+
 pub const METRICS: &[Metric] = &[
     m(
         "global_ld_instructions",
@@ -341,6 +365,8 @@ pub const METRICS: &[Metric] = &[
     ),
     SURFACE_ST_REQUESTS,
     SURFACE_ST_SECTORS,
+    GLOBAL_TMA_LD_SECTORS,
+    GLOBAL_TMA_ST_SECTORS,
 ];
 
 /// Whether Nsight Compute profiles `cc` (7.0 and later), so that its metrics name a figure.
@@ -356,6 +382,21 @@ pub fn profiled(cc: ComputeCapability) -> bool {
 /// ATOM (`op_atom`), which the instruction's name does not tell, and the source interpreter's
 /// sites have no instruction at all.
 pub fn ncu_op(space: Space, op: Op, ptx: Option<&str>) -> Option<NcuOp> {
+    // A bulk or tensor copy: its global side is the TMA unit's; ncu counts its shared side
+    // in no shared-memory metric (measured on H100: 0 shared-store wavefronts for a
+    // cp.async.bulk of 16 MiB into shared memory).
+    if ptx.is_some_and(|p| p.starts_with("cp.async.bulk")) {
+        return match (space, op) {
+            (Global, Op::Load) => Some(TmaLd),
+            (Global, Op::Store) => Some(TmaSt),
+            _ => None,
+        };
+    }
+    // cp.async's shared side (LDGSTS) is in no shared load/store metric; its global side is
+    // a global load (measured on H100, tests/data/h100/compiled/).
+    if space == Shared && ptx.is_some_and(|p| p.starts_with("cp.async")) {
+        return None;
+    }
     match (op, space) {
         (Op::Load, _) => Some(Ld),
         (Op::Store, _) => Some(St),
@@ -386,9 +427,14 @@ pub fn row_metrics(
     let Some(nop) = ncu_op(space, op, ptx) else {
         return Vec::new();
     };
+    // ldmatrix/stmatrix (LDSM/STSM) are no shared load/store instructions to ncu, but their
+    // wavefronts are in the shared wavefront counts (measured on H100: mma_sync.cu's 192
+    // LDSM wavefronts, tests/data/h100/verify/modern.out).
+    let matrix = ptx.is_some_and(|p| p.starts_with("ldmatrix") || p.starts_with("stmatrix"));
     METRICS
         .iter()
         .filter(|x| x.space == space && x.op == nop)
+        .filter(|x| !(matrix && x.figure == Instructions))
         .map(|x| (x, figure(c, x.figure)))
         .collect()
 }
@@ -403,6 +449,11 @@ mod tests {
             for b in &METRICS[i + 1..] {
                 assert_ne!(a.metric, b.metric);
                 assert_ne!(a.column, b.column);
+            }
+            if matches!(a.op, TmaLd | TmaSt) {
+                // The TMA unit's crossbar traffic: its own naming.
+                assert!(a.metric.contains("_op_tma_") && a.column.starts_with("global_tma_"));
+                continue;
             }
             assert!(a.metric.ends_with(".sum"), "{}", a.metric);
             let space = format!("{:?}", a.space).to_lowercase();

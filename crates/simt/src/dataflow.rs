@@ -84,6 +84,17 @@ pub(crate) fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
             Vec::new(),
         ),
         Wmma(w) => (Vec::new(), w.regs.clone()),
+        // D is read (the accumulator) and written; the descriptors are addresses.
+        Wgmma(w) => (
+            w.dregs.clone(),
+            w.a_regs
+                .iter()
+                .copied()
+                .chain(w.a_desc)
+                .chain([w.b_desc, w.scale_d])
+                .chain(w.dregs.iter().map(|r| Src::Reg(*r)))
+                .collect(),
+        ),
         Texture(t) => (t.ds.iter().flatten().copied().collect(), Vec::new()),
         _ => (Vec::new(), Vec::new()),
     }
@@ -125,6 +136,7 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
                     tainted[*r as usize] = true
                 }
             }),
+            Instr::Wgmma(w) => w.dregs.iter().for_each(|r| tainted[*r as usize] = true),
             _ => {}
         }
     }
@@ -154,6 +166,9 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
                 | Instr::Atom { addr, .. }
                 | Instr::Matrix { addr, .. } => reg(addr.base),
                 Instr::Wmma(w) => reg(w.addr.base) || w.stride.is_some_and(|s| is(&tainted, &s)),
+                Instr::Wgmma(w) => {
+                    w.a_desc.is_some_and(|s| is(&tainted, &s)) || is(&tainted, &w.b_desc)
+                }
                 Instr::CpAsync {
                     dst,
                     src,
@@ -171,6 +186,12 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
                         || reg(src.base)
                         || is(&tainted, size)
                         || mbar.is_some_and(|m| reg(m.base))
+                }
+                Instr::TensorCopy(t) => {
+                    reg(t.smem.base)
+                        || is(&tainted, &t.map)
+                        || t.coords.iter().any(|c| is(&tainted, c))
+                        || t.mbar.is_some_and(|m| reg(m.base))
                 }
                 Instr::Mbarrier { addr, count, .. } => {
                     reg(addr.base) || count.is_some_and(|c| is(&tainted, &c))
@@ -209,6 +230,15 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                 .into_iter()
                 .chain(src.base)
                 .for_each(|r| live[r as usize] = true),
+            Instr::TensorCopy(t) => {
+                t.smem
+                    .base
+                    .into_iter()
+                    .chain(t.mbar.and_then(|m| m.base))
+                    .for_each(|r| live[r as usize] = true);
+                mark(&mut live, &t.map);
+                t.coords.iter().for_each(|c| mark(&mut live, c));
+            }
             Instr::CpBulk {
                 dst,
                 src,
@@ -231,6 +261,12 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     .for_each(|r| live[r as usize] = true);
                 w.stride.iter().for_each(|s| mark(&mut live, s));
             }
+            // The descriptors place the shared-memory reads.
+            Instr::Wgmma(w) => w
+                .a_desc
+                .iter()
+                .chain([&w.b_desc])
+                .for_each(|s| mark(&mut live, s)),
             Instr::AssertFail {
                 message,
                 file,
@@ -274,8 +310,10 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     | Instr::Atom { .. }
                     | Instr::CpAsync { .. }
                     | Instr::CpBulk { .. }
+                    | Instr::TensorCopy(_)
                     | Instr::Matrix { .. }
                     | Instr::Wmma(_)
+                    | Instr::Wgmma(_)
                     | Instr::Texture(_)
                     | Instr::Call { .. }
                     | Instr::Bra { .. }

@@ -141,6 +141,8 @@ struct Decoder<'m> {
     funcs: HashMap<String, FuncInfo>,
     /// Functions being decoded right now (a call to one of these is recursion).
     active: Vec<String>,
+    /// The kernel's parameter names, in order.
+    entry_params: Vec<String>,
 }
 
 /// A name scope: registers and params by name, labels, params as registers by offset.
@@ -284,6 +286,7 @@ impl Program {
             texture_refs: Vec::new(),
             funcs: HashMap::new(),
             active: Vec::new(),
+            entry_params: entry.params.iter().map(|p| p.name.clone()).collect(),
         };
         d.module_vars(&used_names(module, entry))?;
         let mut top = Scope::default();
@@ -853,7 +856,12 @@ impl<'m> Decoder<'m> {
                     | Instr::Atom { site, .. }
                     | Instr::Matrix { site, .. } => *site = ids[0],
                     Instr::Texture(t) => t.site = ids[0],
+                    Instr::TensorCopy(t) => {
+                        t.global_site = ids[0];
+                        t.shared_site = ids[1];
+                    }
                     Instr::Wmma(w) => w.site = ids[0],
+                    Instr::Wgmma(w) => w.site = ids[0],
                     Instr::CpAsync {
                         load_site,
                         store_site,
@@ -1039,6 +1047,14 @@ impl<'m> Decoder<'m> {
                 Some((_, addr)) => Src::Imm(addr),
                 None => match self.param(s, scopes) {
                     Some(p) if p.len() == 1 => Src::Reg(p[0].2),
+                    // The address of a kernel parameter passed by value over several
+                    // registers (`mov.b64 %rd, tmap_param`): a handle naming it.
+                    Some(_) if self.entry_params.iter().any(|n| n == s) => {
+                        let k = self.entry_params.iter().position(|n| n == s).unwrap_or(0);
+                        Src::Imm(
+                            crate::PARAM_ADDRESS_BASE + k as u64 * crate::PARAM_ADDRESS_SPACING,
+                        )
+                    }
                     // The warp size, a predefined identifier [PTX ISA, "Identifiers"]; nvcc
                     // emits it for `warpSize`.
                     _ if s == "WARP_SZ" => Src::Imm(warpscope_model::WARP_SIZE as u64),

@@ -11,6 +11,7 @@ use crate::minifloat::Format;
 
 mod mma;
 mod tex;
+mod wgmma;
 
 type Resolve<'a> = &'a dyn Fn(&Operand, Option<Ty>) -> Result<Src>;
 type Dest<'a> = &'a dyn Fn(&Operand) -> Result<Option<Reg>>;
@@ -330,8 +331,11 @@ impl<'a> InstDecoder<'a> {
             }
             "ldmatrix" | "stmatrix" => self.matrix()?,
             "mma" | "wmma" | "movmatrix" => self.tensor()?,
-            "wgmma" | "tcgen05" => {
-                return Err(self.unsupported("matrix (tensor core) instructions are not supported"))
+            "wgmma" => self.wgmma()?,
+            "tcgen05" => {
+                return Err(
+                    self.unsupported("tcgen05 (sm_100 tensor core) instructions are not supported")
+                )
             }
             _ => return Err(self.unsupported(SUPPORTED)),
         })
@@ -1039,9 +1043,7 @@ impl<'a> InstDecoder<'a> {
             return Ok(Decoded::Plain(Instr::Nop));
         }
         if self.has("tensor") {
-            return Err(self.unsupported(
-                "TMA tensor copies (cp.async.bulk.tensor) are not supported yet: analyze the kernel's non-TMA variant",
-            ));
+            return self.tensor_copy();
         }
         if self.has("reduce") {
             return Err(
@@ -1088,6 +1090,90 @@ impl<'a> InstDecoder<'a> {
                 store_site: 0,
             },
             vec![kind(Op::Load, src_space), kind(Op::Store, dst_space)],
+        ))
+    }
+
+    /// `cp.async.bulk.tensor` (tile mode) [PTX ISA §9.7.9.25.5.1].
+    fn tensor_copy(&self) -> Result<Decoded> {
+        if self.has("im2col")
+            || self.has("im2col_no_offs")
+            || self.has("tile::gather4")
+            || self.has("tile::scatter4")
+        {
+            return Err(self.unsupported("only the tile mode of cp.async.bulk.tensor is supported (not im2col or gather4/scatter4)"));
+        }
+        if self.has("prefetch") {
+            return Ok(Decoded::Plain(Instr::Nop));
+        }
+        // The load names shared memory first: `.shared::cluster.global`.
+        let load = self
+            .i
+            .mods
+            .iter()
+            .find_map(|m| match m.as_str() {
+                "global" => Some(false),
+                "shared" | "shared::cta" | "shared::cluster" => Some(true),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                self.invalid("expected .shared::cluster.global or .global.shared::cta")
+            })?;
+        let (map_op, smem_op) = if load { (1, 0) } else { (0, 1) };
+        // [map, {c0, c1, …}]: the parser gives the tensor operand as a list or a vector.
+        let tensor = match self.op(map_op)? {
+            Operand::Address { base: Some(b), .. } => b.as_ref(),
+            o => o,
+        };
+        let (map, coords) = match tensor {
+            Operand::List(v) | Operand::Vector(v) if v.len() == 2 => {
+                let map = match &v[0] {
+                    Operand::Address { base: Some(b), .. } => (self.resolve)(b, Some(Ty::U64))?,
+                    o => (self.resolve)(o, Some(Ty::U64))?,
+                };
+                let coords = match &v[1] {
+                    Operand::Vector(c) => c
+                        .iter()
+                        .map(|o| (self.resolve)(o, Some(Ty::U32)))
+                        .collect::<Result<Vec<_>>>()?,
+                    o => vec![(self.resolve)(o, Some(Ty::U32))?],
+                };
+                (map, coords)
+            }
+            o => {
+                return Err(self.invalid(&format!(
+                    "expected [tensorMap, {{coordinates}}], found {o:?}"
+                )))
+            }
+        };
+        if !(1..=5).contains(&coords.len()) {
+            return Err(self.invalid("a tensor copy has 1 to 5 coordinates"));
+        }
+        let mbar = match (load, self.i.operands.get(2)) {
+            (true, Some(o @ Operand::Address { .. })) => Some((self.addr)(o)?),
+            _ => None,
+        };
+        let kind = |op, space| SiteKind {
+            op,
+            space: Some(space),
+            read_only: false,
+            atomic: false,
+        };
+        let (g, s) = if load {
+            (Op::Load, Op::Store)
+        } else {
+            (Op::Store, Op::Load)
+        };
+        Ok(Decoded::Memory(
+            Instr::TensorCopy(Box::new(TensorCopy {
+                load,
+                smem: (self.addr)(self.op(smem_op)?)?,
+                map,
+                coords,
+                mbar,
+                global_site: 0,
+                shared_site: 0,
+            })),
+            vec![kind(g, Space::Global), kind(s, Space::Shared)],
         ))
     }
 

@@ -572,6 +572,8 @@ pub enum Instr {
         load_site: u32,
         store_site: u32,
     },
+    /// `cp.async.bulk.tensor` in tile mode: see [`TensorCopy`].
+    TensorCopy(Box<TensorCopy>),
     /// `bra` to instruction index `target`; `uni` says the branch is not divergent.
     Bra { target: u32 },
     /// `bar.sync`/`barrier.sync`/`bar.arrive` (ids and counts ignored: all warps of the
@@ -669,6 +671,10 @@ pub enum Instr {
     /// `wmma.load.{a,b,c}` / `wmma.store.d` [PTX ISA §9.7.14.4.3–4]: a fragment from or to
     /// memory, as the accesses ptxas emits for it.
     Wmma(Box<WmmaInstr>),
+    /// `wgmma.mma_async` [PTX ISA §9.7.15.5.2]: this warp's quarter of a warpgroup's
+    /// `D = A·B (+ D)`, its shared-memory operand reads reported at `site` (see
+    /// `exec/wgmma.rs`).
+    Wgmma(Box<WgmmaInstr>),
     /// Instructions with no effect on memory accesses or values we track (`membar`,
     /// `fence`, `prefetch`, `cp.async.commit_group`, `cp.async.wait_*`, `bar.warp.sync`,
     /// `nanosleep`, `pmevent`, …).
@@ -842,4 +848,52 @@ pub struct WmmaInstr {
     pub addr: Addr,
     pub stride: Option<Src>,
     pub site: u32,
+}
+
+/// `wgmma.mma_async.sync.aligned.m64nNkK.dtype.atype.btype d, a-desc|a, b-desc, scale-d
+/// [, imm-scale-a, imm-scale-b[, imm-trans-a], imm-trans-b]` [PTX ISA §9.7.15.5.2]: A is
+/// 64×`k` (from the shared-memory matrix descriptor `a_desc`, or the warps' fragment
+/// registers `a_regs`), B `k`×`n` (descriptor `b_desc`), D 64×`n` in `d` (each warp its 16
+/// rows). Executed warp by warp (`exec/wgmma.rs`).
+#[derive(Clone, Debug)]
+pub struct WgmmaInstr {
+    pub n: u32,
+    pub k: u32,
+    pub a: MmaElem,
+    pub b: MmaElem,
+    pub d: MmaElem,
+    /// The accumulator and destination registers (read when `scale_d` is true).
+    pub dregs: Vec<Reg>,
+    /// A's fragment registers (4), when A is not a descriptor.
+    pub a_regs: Vec<Src>,
+    pub a_desc: Option<Src>,
+    pub b_desc: Src,
+    /// `scale-d`: a predicate; false computes `D = A·B`.
+    pub scale_d: Src,
+    /// `imm-scale-a`/`imm-scale-b` of -1 (negated operands).
+    pub neg_a: bool,
+    pub neg_b: bool,
+    /// `imm-trans-a`/`imm-trans-b` of 1: M-major A, N-major B (16-bit types only).
+    pub trans_a: bool,
+    pub trans_b: bool,
+    /// `.satfinite` (s32 D clamped instead of wrapped).
+    pub satfinite: bool,
+    pub site: u32,
+}
+
+/// `cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [smem],
+/// [map, {coords}], [mbar]` (a load, `load`) or `cp.async.bulk.tensor.Nd.global.shared::cta
+/// .tile.bulk_group [map, {coords}], [smem]` (a store) [PTX ISA §9.7.9.25.5.1]: `map` holds the
+/// address of the `CUtensorMap` parameter, `coords` the box's first element (s32, innermost
+/// first). Executed by `crate::exec` against the launch's tensor maps.
+#[derive(Clone, Debug)]
+pub struct TensorCopy {
+    pub load: bool,
+    pub smem: Addr,
+    pub map: Src,
+    pub coords: Vec<Src>,
+    pub mbar: Option<Addr>,
+    /// The site of the global side and of the shared side.
+    pub global_site: u32,
+    pub shared_site: u32,
 }

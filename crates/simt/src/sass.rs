@@ -7,6 +7,17 @@
 //! `tests/data/h100/compiled/sass-vs-ptx.txt`, matmul_rows executes 20 shared loads per tile
 //! where the PTX has 32). The SASS instruction carries the PTX line of the group's member at
 //! its lowest address; the other members have no SASS instruction of their own.
+//!
+//! ptxas also unrolls loops further than nvcc did and merges loads of consecutive trips: in
+//! the 1-D block-tiled SGEMM (`tests/kernels/compiled/sgemm_1d_blocktile.cu`) nvcc leaves a
+//! loop of 4 trips, ptxas unrolls it fully and makes the load at `[%r53+-128]` and the one at
+//! `[%r53+-124]`, in 2 consecutive trips (`%r53` advances 8 bytes a trip), one `LDS.128` tied to
+//! the first load's line: one PTX line stands for 2 dynamic executions of each of 2 PTX
+//! loads, so no group within one basic block explains it, and the PTX as written ran 3 times
+//! the shared loads the H100 executes. Such a group is run where the PTX proves it (a constant
+//! trip count, a multiple of the trips merged; the base advancing by a constant; the words
+//! covered exactly): the wide access on the first trip of each group, nothing on the others
+//! ([`SassFate::WidenedAcrossTrips`]).
 
 use crate::decode::Program;
 use crate::instr::{Instr, MemSpace};
@@ -26,6 +37,32 @@ pub enum SassFate {
     },
     /// Part of a wider SASS instruction at another site: no access of its own.
     Merged,
+    /// The member a wider SASS instruction is tied to in a PTX loop that ptxas unrolled and
+    /// whose consecutive trips it merged: on the first trip of each `every` (trip `t` with
+    /// `t % every == 0`, counted from the loop's entry) the access is [`SassFate::Widened`]
+    /// with `width`, `delta` and `members` (PTX executions it stands for); on the other
+    /// trips it has no access of its own. The trip is read from the loop's counter register
+    /// `counter` of the first executing lane: `counter − first` (in `bits` bits, signed) is
+    /// a multiple of `period` (the counter's step × `every`) exactly on those first trips.
+    WidenedAcrossTrips {
+        width: u32,
+        delta: i64,
+        members: u32,
+        every: u32,
+        counter: crate::instr::Reg,
+        first: u64,
+        period: i64,
+        bits: u32,
+    },
+}
+
+impl SassFate {
+    /// For [`SassFate::WidenedAcrossTrips`]: whether the counter value `v` is that of a
+    /// group's first trip.
+    pub fn first_trip(counter_value: u64, first: u64, period: i64, bits: u32) -> bool {
+        let diff = crate::alu::sext(counter_value.wrapping_sub(first), bits);
+        period != 0 && diff.rem_euclid(period) == 0
+    }
 }
 
 /// One SASS load or store: the PTX line it came from, bytes per lane, whether it stores,
@@ -62,10 +99,25 @@ pub struct MergedGroup {
     pub ptx_lines: Vec<u32>,
     /// Bytes per lane of each PTX member.
     pub ptx_width: u32,
-    /// Bytes per lane of the SASS instruction (members × `ptx_width`).
+    /// Bytes per lane of the SASS instruction (members × `trips` × `ptx_width`).
     pub sass_width: u32,
     /// Stores, else loads.
     pub store: bool,
+    /// Consecutive trips of an unrolled PTX loop the SASS instruction spans (each member
+    /// counted once per trip); 1 for a group within one basic block.
+    pub trips: u32,
+}
+
+/// A wider SASS instruction tied to a PTX load or store whose group the PTX does not prove:
+/// that PTX instruction is run as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unproven {
+    pub ptx_line: u32,
+    pub ptx_width: u32,
+    pub sass_width: u32,
+    pub store: bool,
+    /// Why the group was not accepted.
+    pub why: &'static str,
 }
 
 /// What [`Program::apply_sass`] found.
@@ -80,6 +132,30 @@ pub struct SassReport {
     /// computation it folded into it (examples/texture.cu's conv_global: 25 such loads, every
     /// one executed, exact on the H100).
     pub unexplained: Vec<u32>,
+    /// Wider SASS instructions whose groups the PTX does not prove, in PTX order: run as
+    /// written.
+    pub unproven: Vec<Unproven>,
+}
+
+/// A loop with a constant trip count ([`Program::counted_loop`]).
+struct CountedLoop {
+    head: usize,
+    back: usize,
+    trips: u64,
+    counter: crate::instr::Reg,
+    /// The counter's value on entry, and what is added to it once per trip, at `bump`.
+    init: u64,
+    step: u64,
+    bump: usize,
+    ty: crate::instr::Ty,
+}
+
+/// A group over consecutive trips ([`Program::across_trips`]): its fate for the member the
+/// SASS instruction is tied to, its members (lowest address first), the trips it spans.
+struct AcrossTrips {
+    fate: SassFate,
+    members: Vec<usize>,
+    trips: u32,
 }
 
 /// A PTX load or store as the grouping needs it.
@@ -101,7 +177,10 @@ impl Program {
     /// ([`SassFate`]). A group is accepted only when its members are loads (or stores) of
     /// one space, width and guard, from one base register not written between them, in one
     /// basic block, at consecutive offsets covering the SASS instruction's bytes, and none
-    /// of the others has a SASS instruction of its own; anything else stays as written.
+    /// of the others has a SASS instruction of its own. A wider instruction that no such
+    /// group explains may merge consecutive trips of a PTX loop that ptxas unrolled: that
+    /// group is accepted only as [`Program::across_trips`] proves it. Anything else stays as
+    /// written (and is named in [`SassReport::unproven`]).
     pub fn apply_sass(&mut self, sass: &[SassInst]) -> SassReport {
         use std::collections::{HashMap, HashSet};
         let spill = self.spill_rule();
@@ -171,6 +250,10 @@ impl Program {
         };
         let mut taken = vec![false; mems.len()];
         let mut report = SassReport::default();
+        // (instruction of the member each is tied to, group); the wide SASS instructions
+        // that no group within one basic block explains.
+        let mut groups: Vec<(usize, MergedGroup)> = Vec::new();
+        let mut pending: Vec<(usize, SassInst)> = Vec::new();
         for (a, m) in mems.iter().enumerate() {
             let Some(wide) = at_line.get(&m.line).and_then(|v| {
                 v.iter()
@@ -212,6 +295,7 @@ impl Program {
                     .then_some((lo, members))
             });
             let Some((lo, members)) = group else {
+                pending.push((a, *wide));
                 continue;
             };
             for &b in &members {
@@ -223,13 +307,62 @@ impl Program {
                 delta: lo - m.offset,
                 members: members.len() as u32,
             };
-            report.groups.push(MergedGroup {
-                ptx_lines: members.iter().map(|&b| mems[b].line).collect(),
-                ptx_width: m.width,
-                sass_width: wide.width,
-                store: m.store,
-            });
+            groups.push((
+                m.inst,
+                MergedGroup {
+                    ptx_lines: members.iter().map(|&b| mems[b].line).collect(),
+                    ptx_width: m.width,
+                    sass_width: wide.width,
+                    store: m.store,
+                    trips: 1,
+                },
+            ));
         }
+        // Wider instructions no group of one basic block explains: merges of consecutive
+        // trips of a loop ptxas unrolled, where the PTX proves them; else as written.
+        let mut branches_to: HashMap<u32, usize> = HashMap::new();
+        for i in &self.insts {
+            if let Instr::Bra { target } = i.instr {
+                *branches_to.entry(target).or_default() += 1;
+            }
+        }
+        for (a, wide) in pending {
+            let m = &mems[a];
+            let free = |b: usize| !taken[b] && !has_sass(mems[b].line, mems[b].store);
+            let same_kind: Vec<SassInst> = at_line[&m.line]
+                .iter()
+                .filter(|s| s.store == m.store)
+                .copied()
+                .collect();
+            match self.across_trips(&mems, a, wide, &same_kind, &free, &branches_to) {
+                Ok(t) => {
+                    for &b in &t.members {
+                        taken[b] = true;
+                        self.sites[mems[b].site as usize].sass = SassFate::Merged;
+                    }
+                    self.sites[m.site as usize].sass = t.fate;
+                    groups.push((
+                        m.inst,
+                        MergedGroup {
+                            ptx_lines: t.members.iter().map(|&b| mems[b].line).collect(),
+                            ptx_width: m.width,
+                            sass_width: wide.width,
+                            store: m.store,
+                            trips: t.trips,
+                        },
+                    ));
+                }
+                Err(why) => report.unproven.push(Unproven {
+                    ptx_line: m.line,
+                    ptx_width: m.width,
+                    sass_width: wide.width,
+                    store: m.store,
+                    why,
+                }),
+            }
+        }
+        groups.sort_by_key(|g| g.0);
+        report.groups = groups.into_iter().map(|g| g.1).collect();
         for (b, n) in mems.iter().enumerate() {
             if !taken[b] && !at_line.contains_key(&n.line) {
                 report.unexplained.push(n.line);
@@ -315,6 +448,301 @@ impl Program {
             tied += 1;
         }
         tied
+    }
+
+    /// The group of a wider SASS instruction `wide`, tied to the PTX load or store
+    /// `mems[a]` (`m`), whose members are executions of PTX instructions in consecutive
+    /// trips of a loop that ptxas unrolled (nvcc unrolled the 1-D block-tiled SGEMM's dotIdx
+    /// loop twice, ptxas fully, and tied each `LDS.128` of 4 words of `As` to one PTX
+    /// load: that load and the one 4 bytes on, each in 2 consecutive trips). Accepted only
+    /// when the PTX proves it:
+    /// - `m` is unguarded, in a loop whose body is one basic block entered only by falling
+    ///   into its head and left by a conditional back edge ([`Program::counted_loop`]),
+    ///   whose trip count is a constant `N`;
+    /// - `m`'s base register is advanced once per trip, by a constant `s`, and written
+    ///   nowhere else in the body;
+    /// - with the other members (unguarded loads or stores of the same space, width and base
+    ///   register in the body, with no SASS instruction of their own, in no group yet),
+    ///   their executions in `G ≥ 2` consecutive trips cover the SASS instruction's bytes
+    ///   word by word, each once, and `N` is a multiple of `G`;
+    /// - every SASS instruction of `m`'s kind at its line has the wide width, and their
+    ///   number divides `N / G` (ptxas unrolled the loop fully, or by a multiple of `G`).
+    ///
+    /// Then the groups are the trips `0..G`, `G..2G`, … of each entry of the loop, and `m`
+    /// carries the wide access on the first of each.
+    fn across_trips(
+        &self,
+        mems: &[Mem],
+        a: usize,
+        wide: SassInst,
+        at_line: &[SassInst],
+        free: &dyn Fn(usize) -> bool,
+        branches_to: &std::collections::HashMap<u32, usize>,
+    ) -> Result<AcrossTrips, &'static str> {
+        let m = &mems[a];
+        if m.guard.is_some() {
+            return Err("the PTX instruction is predicated");
+        }
+        let lp = self.counted_loop(m.inst, branches_to)?;
+        let base = m.base.ok_or("no base register")?;
+        let body = lp.head..=lp.back;
+        let writes = |r: crate::instr::Reg| -> Vec<usize> {
+            body.clone()
+                .filter(|&k| {
+                    crate::dataflow::defs_uses(&self.insts[k].instr)
+                        .0
+                        .contains(&r)
+                })
+                .collect()
+        };
+        let [bump] = writes(base)[..] else {
+            return Err("its base register is not advanced once per trip of the loop");
+        };
+        let (_, stride) = self
+            .add_constant(bump, base)
+            .ok_or("its base register does not advance by a constant per trip")?;
+        if stride == 0 {
+            return Err("its base register does not advance by a constant per trip");
+        }
+        // Offsets from the base register's value at the start of a trip.
+        let eff = |n: &Mem| n.offset + if bump < n.inst { stride } else { 0 };
+        let candidates: Vec<usize> = (0..mems.len())
+            .filter(|&b| {
+                let n = &mems[b];
+                b != a
+                    && free(b)
+                    && body.contains(&n.inst)
+                    && n.space == m.space
+                    && n.store == m.store
+                    && n.width == m.width
+                    && n.base == m.base
+                    && n.guard.is_none()
+            })
+            .collect();
+        let w = m.width as i64;
+        let count = (wide.width / m.width) as i64;
+        let found = (2..=count).filter(|g| count % g == 0).find_map(|g| {
+            (0..count).find_map(|j| {
+                let lo = eff(m) - j * w;
+                let inside = |e: i64| {
+                    (0..g).all(|k| {
+                        let x = e + k * stride - lo;
+                        x >= 0 && x < count * w && x % w == 0
+                    })
+                };
+                let mut members = vec![a];
+                for &b in &candidates {
+                    let e = eff(&mems[b]);
+                    if inside(e) && members.iter().all(|&c| eff(&mems[c]) != e) {
+                        members.push(b);
+                    }
+                }
+                if !inside(eff(m)) || members.len() as i64 * g != count {
+                    return None;
+                }
+                let mut words: Vec<i64> = members
+                    .iter()
+                    .flat_map(|&b| (0..g).map(move |k| (b, k)))
+                    .map(|(b, k)| eff(&mems[b]) + k * stride)
+                    .collect();
+                words.sort_unstable();
+                let exact = words
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &x)| x == lo + i as i64 * w);
+                exact.then_some((g, lo, members))
+            })
+        });
+        let Some((g, lo, mut members)) = found else {
+            return Err("no loads or stores of consecutive trips make its bytes");
+        };
+        if lp.trips % g as u64 != 0 {
+            return Err("the loop's trip count is not a multiple of the trips merged");
+        }
+        let wides = at_line.iter().filter(|s| s.width == wide.width).count() as u64;
+        if wides != at_line.len() as u64 || (lp.trips / g as u64) % wides != 0 {
+            return Err("the SASS at its line does not cover every trip with the wide instruction");
+        }
+        members.sort_by_key(|&b| eff(&mems[b]));
+        let bits = lp.ty.bits();
+        let first = if lp.bump < m.inst {
+            crate::alu::trunc(lp.init.wrapping_add(lp.step), bits)
+        } else {
+            lp.init
+        };
+        Ok(AcrossTrips {
+            fate: SassFate::WidenedAcrossTrips {
+                width: wide.width,
+                delta: lo - eff(m),
+                members: count as u32,
+                every: g as u32,
+                counter: lp.counter,
+                first,
+                period: crate::alu::sext(lp.step, bits) * g,
+                bits,
+            },
+            members,
+            trips: g as u32,
+        })
+    }
+
+    /// The loop around instruction `at` when it runs a constant number of trips: its body
+    /// (from a branch target `head` to the conditional branch `back` to it) is one basic
+    /// block, entered only by falling into `head`; the back edge's guard is set once in the
+    /// body by a comparison of a counter register with a constant; the counter is advanced
+    /// once in the body by a constant and set to a constant by the last write before `head`
+    /// in the block that falls into it. The trips are counted by running the counter as the
+    /// executor would (at most 65,536, without wrapping around).
+    fn counted_loop(
+        &self,
+        at: usize,
+        branches_to: &std::collections::HashMap<u32, usize>,
+    ) -> Result<CountedLoop, &'static str> {
+        use crate::alu;
+        use crate::instr::Src;
+        const NOT_ONE_BLOCK: &str = "not in a loop of one basic block";
+        const NO_COUNT: &str = "the loop's trip count is not a constant";
+        let insts = &self.insts;
+        let back = (at..insts.len())
+            .find(|&k| insts[k].instr.is_terminator())
+            .ok_or(NOT_ONE_BLOCK)?;
+        let Instr::Bra { target } = insts[back].instr else {
+            return Err(NOT_ONE_BLOCK);
+        };
+        let head = target as usize;
+        let (pred, negated) = insts[back].guard.ok_or(NOT_ONE_BLOCK)?;
+        if head > at
+            || head == 0
+            || branches_to.get(&target) != Some(&1)
+            || (head..back).any(|k| insts[k].instr.is_terminator())
+            || (head + 1..=back).any(|k| branches_to.contains_key(&(k as u32)))
+            || (insts[head - 1].instr.is_terminator() && insts[head - 1].guard.is_none())
+        {
+            return Err(NOT_ONE_BLOCK);
+        }
+        let writes = |r: crate::instr::Reg| -> Vec<usize> {
+            (head..=back)
+                .filter(|&k| crate::dataflow::defs_uses(&insts[k].instr).0.contains(&r))
+                .collect()
+        };
+        let [set] = writes(pred)[..] else {
+            return Err(NO_COUNT);
+        };
+        let Instr::Setp {
+            cmp,
+            ty: cmp_ty,
+            bop: None,
+            p,
+            q,
+            a: x,
+            b: y,
+        } = insts[set].instr
+        else {
+            return Err(NO_COUNT);
+        };
+        if insts[set].guard.is_some() || p == q.unwrap_or(u32::MAX) {
+            return Err(NO_COUNT);
+        }
+        // `setp p|q`: q is the comparison's complement.
+        let negated = negated != (pred != p);
+        let (counter, end, counter_left) = match (x, y) {
+            (Src::Reg(c), Src::Imm(e)) => (c, e, true),
+            (Src::Imm(e), Src::Reg(c)) => (c, e, false),
+            _ => return Err(NO_COUNT),
+        };
+        let [bump] = writes(counter)[..] else {
+            return Err(NO_COUNT);
+        };
+        let (ty, _) = self.add_constant(bump, counter).ok_or(NO_COUNT)?;
+        let Instr::Alu {
+            dty, a: sa, b: sb, ..
+        } = insts[bump].instr
+        else {
+            return Err(NO_COUNT);
+        };
+        let step = match (sa, sb) {
+            (_, Src::Imm(v)) | (Src::Imm(v), _) => v,
+            _ => return Err(NO_COUNT),
+        };
+        // The counter's value on entry: the last write before the head, in its block.
+        let mut init = None;
+        for k in (0..head).rev() {
+            let i = &insts[k];
+            if i.instr.is_terminator() {
+                break;
+            }
+            if crate::dataflow::defs_uses(&i.instr).0.contains(&counter) {
+                if let (Instr::Mov { a: Src::Imm(v), .. }, None) = (&i.instr, i.guard) {
+                    init = Some(*v);
+                }
+                break;
+            }
+            if branches_to.contains_key(&(k as u32)) {
+                break;
+            }
+        }
+        let bits = ty.bits();
+        let init = alu::trunc(init.ok_or(NO_COUNT)?, bits);
+        let (start, by) = (alu::sext(init, bits) as i128, alu::sext(step, bits) as i128);
+        let mut v = init;
+        for t in 0..65_536u64 {
+            let next = alu::trunc(
+                alu::alu(crate::instr::Alu::Add, ty, dty, v, step, 0, 0, false),
+                bits,
+            );
+            if alu::sext(next, bits) as i128 != start + (t as i128 + 1) * by {
+                return Err(NO_COUNT);
+            }
+            let c = if bump < set { next } else { v };
+            let p = if counter_left {
+                alu::compare(cmp, cmp_ty, c, end)
+            } else {
+                alu::compare(cmp, cmp_ty, end, c)
+            };
+            v = next;
+            if p == negated {
+                return Ok(CountedLoop {
+                    head,
+                    back,
+                    trips: t + 1,
+                    counter,
+                    init,
+                    step: alu::trunc(step, bits),
+                    bump,
+                    ty,
+                });
+            }
+        }
+        Err(NO_COUNT)
+    }
+
+    /// Instruction `k` as `r = r + constant` (unguarded, integer, no saturation): its type
+    /// and the constant, sign-extended from the type's width.
+    fn add_constant(&self, k: usize, r: crate::instr::Reg) -> Option<(crate::instr::Ty, i64)> {
+        use crate::instr::{Alu, Kind, Src};
+        let i = &self.insts[k];
+        let Instr::Alu {
+            op: Alu::Add,
+            ty,
+            dty,
+            d,
+            a,
+            b,
+            sat: false,
+            ..
+        } = i.instr
+        else {
+            return None;
+        };
+        let v = match (a, b) {
+            (Src::Reg(x), Src::Imm(v)) | (Src::Imm(v), Src::Reg(x)) if x == r => v,
+            _ => return None,
+        };
+        (i.guard.is_none()
+            && d == r
+            && ty == dty
+            && matches!(ty.kind, Kind::Unsigned | Kind::Signed))
+        .then(|| (ty, crate::alu::sext(v, ty.bits())))
     }
 
     /// Whether the instructions `members` of `mems` lie in one basic block (no branch

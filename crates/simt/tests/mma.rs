@@ -681,15 +681,15 @@ fn malformed_tensor_instructions_are_errors_naming_them() {
         matches!(&e, Error::Invalid { msg, .. } if msg.contains("movmatrix")),
         "{e}"
     );
-    // Sparse mma, wgmma and tcgen05 are not run.
+    // Sparse mma and tcgen05 are not run (wgmma is: tests/wgmma.rs).
     let e = decode_error("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1}, {%r4, %r5}, {%f4, %f5, %f6, %f7}, %r9, 0x0;");
     assert!(
         matches!(&e, Error::Unsupported { instr, why, .. } if instr.starts_with("mma.sp") && why.contains("mma.sp")),
         "{e}"
     );
-    let e = decode_error("wgmma.fence.sync.aligned;");
+    let e = decode_error("tcgen05.fence::before_thread_sync;");
     assert!(
-        matches!(&e, Error::Unsupported { instr, .. } if instr.starts_with("wgmma")),
+        matches!(&e, Error::Unsupported { instr, .. } if instr.starts_with("tcgen05")),
         "{e}"
     );
 }

@@ -213,3 +213,62 @@ fn clock_advances_so_back_off_loops_end() {
     let p = program(&body, "");
     assert_eq!(run(&p, 32).unwrap().len(), 1);
 }
+
+/// A 2-D TMA tile load of a 32 × 8 box of 4-byte elements (128-byte rows) with a 128-byte
+/// swizzle: the global side reads the box's 8 rows (one 1-KiB access pair of 16-byte lanes,
+/// 32 sectors), the shared side writes each row's 16-byte chunks XOR-permuted by the row,
+/// and the mbarrier's phase completes with the box's 1,024 bytes.
+#[test]
+fn tma_tile_load_reads_the_box_and_swizzles_shared_rows() {
+    use warpscope_simt::{TensorMap, TensorMapBinding};
+    let text = ".version 8.5\n.target sm_90\n.address_size 64\n\
+        .shared .align 1024 .b8 tile[1024];\n.shared .align 8 .b64 bar0;\n\
+        .visible .entry k(.param .align 64 .b8 tmap[128])\n{\n\
+        .reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n.reg .pred %p<3>;\n\
+        mov.u32 %r1, tile;\nmov.u32 %r2, bar0;\nmov.b64 %rd1, tmap;\n\
+        mbarrier.init.shared::cta.b64 [%r2], 1;\n\
+        mov.u32 %r3, 32;\nmov.u32 %r4, 8;\n\
+        cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r3, %r4}], [%r2];\n\
+        mbarrier.arrive.expect_tx.shared::cta.b64 %rd2, [%r2], 1024;\n\
+        W:\nmbarrier.try_wait.parity.shared::cta.b64 %p1, [%r2], 0;\n@!%p1 bra W;\nret;\n}\n";
+    let m = warpscope_ptx::parse(text).unwrap();
+    let e = warpscope_ptx::find_entry(&m, "k").unwrap();
+    let p = Program::decode(&m, e).unwrap();
+    let map = TensorMap::parse("f32:256x64:1024:32x8:swizzle=128").unwrap();
+    let l = Launch {
+        args: vec![vec![0; 128]],
+        allocs: vec![(
+            Alloc {
+                name: "tmap".into(),
+                base: BASE,
+                size: Some(map.reach()),
+            },
+            warpscope_init::Contents::Zero,
+        )],
+        tensor_maps: vec![TensorMapBinding {
+            param: 0,
+            map,
+            base: BASE,
+        }],
+        block: [1, 1, 1],
+        ..Default::default()
+    };
+    let mut v = Vec::new();
+    p.run(&l, &mut |s, a, o| v.push((s, *a, o))).unwrap();
+    let global: Vec<_> = v
+        .iter()
+        .filter(|x| x.1.space == warpscope_model::Space::Global)
+        .collect();
+    let shared: Vec<_> = v
+        .iter()
+        .filter(|x| x.1.space == warpscope_model::Space::Shared)
+        .collect();
+    assert_eq!((global.len(), shared.len()), (2, 2));
+    // Row y = 8 starts at byte 8·1024 + 32·4 of the tensor; lane 8 is row 9's first chunk.
+    assert_eq!(global[0].1.addrs[0] - BASE, 8 * 1024 + 128);
+    assert_eq!(global[0].1.addrs[8] - BASE, 9 * 1024 + 128);
+    // Shared row 1, chunk 0 lands on chunk 1; row 7's chunk 0 on chunk 7.
+    let tile = shared[0].1.addrs[0];
+    assert_eq!(shared[0].1.addrs[8] - tile, 128 + 16);
+    assert_eq!(shared[1].1.addrs[24] - tile, 7 * 128 + 7 * 16);
+}

@@ -158,3 +158,104 @@ fn unprovable_groups_stay_as_written() {
     assert!(r.groups.is_empty());
     assert!(p.sites.iter().all(|s| s.sass == SassFate::AsWritten));
 }
+
+/// A loop in the form nvcc leaves it after unrolling: lane `t`'s row of 8 words at `32·t` of a
+/// shared tile, `loads` each trip from `%r4`, which advances `stride` bytes a trip; the counter
+/// `%r5` runs from 0 while `%r5 != end` (after its increment); `%r6` is 4 (the block's 32
+/// threads / 8), a trip count the PTX does not make constant.
+fn looped(loads: &[&str], stride: i64, end: &str) -> Program {
+    let body = format!(
+        ".reg .b32 %r<8>;\n.reg .f32 %f<8>;\n.reg .pred %p<2>;\nmov.u32 %r1, %tid.x;\n\
+         shl.b32 %r2, %r1, 5;\nmov.u32 %r3, tile;\nadd.s32 %r4, %r3, %r2;\nmov.u32 %r5, 0;\n\
+         mov.u32 %r6, %ntid.x;\nshr.u32 %r6, %r6, 3;\n\
+         $L_trip:\n{}\nadd.s32 %r4, %r4, {stride};\nadd.s32 %r5, %r5, 1;\n\
+         setp.ne.s32 %p1, %r5, {end};\n@%p1 bra $L_trip;\nret;",
+        loads.join("\n")
+    );
+    let text = format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n.shared .align 16 .b8 tile[1024];\n\
+         .visible .entry k()\n{{\n{body}\n}}\n"
+    );
+    let m = warpscope_ptx::parse(&text).unwrap();
+    let e = warpscope_ptx::find_entry(&m, "k").unwrap();
+    Program::decode(&m, e).unwrap()
+}
+
+/// The 1-D block-tiled SGEMM's case: a load and the one 4 bytes on, the base advancing 8
+/// bytes a trip, 4 trips; ptxas unrolled the loop and made each 2 trips one LDS.128 tied to
+/// the first load. The wide access runs on trips 0 and 2, nothing on trips 1 and 3.
+#[test]
+fn consecutive_trips_of_an_unrolled_loop_become_one_16_byte_load() {
+    let two = ["ld.shared.f32 %f1, [%r4];", "ld.shared.f32 %f2, [%r4+4];"];
+    let mut p = looped(&two, 8, "4");
+    let plain = accesses(&p);
+    assert_eq!(plain.len(), 8);
+    let base = plain[0].2;
+    let first = line(&p, 0);
+    let r = p.apply_sass(&[ld(first, 16), ld(first, 16)]);
+    assert_eq!(r.groups.len(), 1, "{r:?}");
+    let g = &r.groups[0];
+    assert_eq!(g.ptx_lines, [line(&p, 0), line(&p, 1)]);
+    assert_eq!((g.ptx_width, g.sass_width, g.trips), (4, 16, 2));
+    assert!(r.unexplained.is_empty() && r.unproven.is_empty());
+    assert_eq!(p.sites[1].sass, SassFate::Merged);
+    assert!(matches!(
+        p.sites[0].sass,
+        SassFate::WidenedAcrossTrips {
+            width: 16,
+            delta: 0,
+            members: 4,
+            every: 2,
+            ..
+        }
+    ));
+    assert_eq!(accesses(&p), [(0, 16, base), (0, 16, base + 16)]);
+}
+
+/// One load a trip, its address advancing by its own width: 4 trips make one LDS.128.
+#[test]
+fn a_load_advancing_by_its_width_merges_four_trips() {
+    let mut p = looped(&["ld.shared.f32 %f1, [%r4];"], 4, "8");
+    let base = accesses(&p)[0].2;
+    let r = p.apply_sass(&[ld(line(&p, 0), 16)]);
+    assert_eq!(r.groups.len(), 1, "{r:?}");
+    assert_eq!((r.groups[0].ptx_lines.len(), r.groups[0].trips), (1, 4));
+    assert_eq!(accesses(&p), [(0, 16, base), (0, 16, base + 16)]);
+}
+
+/// Where the PTX does not prove the merge across trips, the loads stay as written and the
+/// report says why: a trip count that is not a constant, one that is no multiple of the
+/// trips merged, a narrower SASS load at the same line, a base that does not advance.
+#[test]
+fn unprovable_merges_across_trips_stay_as_written() {
+    let two = ["ld.shared.f32 %f1, [%r4];", "ld.shared.f32 %f2, [%r4+4];"];
+    for (p, sass_narrow, why) in [
+        (
+            looped(&two, 8, "%r6"),
+            false,
+            "trip count is not a constant",
+        ),
+        (looped(&two, 8, "3"), false, "not a multiple"),
+        (looped(&two, 8, "4"), true, "does not cover every trip"),
+        (looped(&two, 0, "4"), false, "does not advance"),
+    ] {
+        let mut p = p;
+        let before = accesses(&p);
+        let first = line(&p, 0);
+        let sass = if sass_narrow {
+            vec![ld(first, 16), ld(first, 4)]
+        } else {
+            vec![ld(first, 16)]
+        };
+        let r = p.apply_sass(&sass);
+        assert!(r.groups.is_empty(), "{why}: {r:?}");
+        assert_eq!(r.unproven.len(), 1, "{why}: {r:?}");
+        assert_eq!(
+            (r.unproven[0].ptx_line, r.unproven[0].sass_width),
+            (first, 16)
+        );
+        assert!(r.unproven[0].why.contains(why), "{why}: {r:?}");
+        assert!(p.sites.iter().all(|s| s.sass == SassFate::AsWritten));
+        assert_eq!(accesses(&p), before, "{why}");
+    }
+}

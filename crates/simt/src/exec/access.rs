@@ -279,6 +279,29 @@ impl<'a> BlockCtx<'a> {
         let a = match self.prog.sites[site as usize].sass {
             SassFate::AsWritten => a,
             SassFate::Merged => return Ok(()),
+            SassFate::WidenedAcrossTrips {
+                width,
+                delta,
+                counter,
+                first,
+                period,
+                bits,
+                ..
+            } => {
+                // Only the first trip of each group of the unrolled loop has the access.
+                let lane = (a.mask.trailing_zeros() as usize).min(WARP_SIZE - 1);
+                let v = warp.regs[counter as usize * WARP_SIZE + lane];
+                if !SassFate::first_trip(v, first, period, bits) {
+                    return Ok(());
+                }
+                let mut w = *a;
+                w.width = width;
+                for lane in lanes(a.mask) {
+                    w.addrs[lane] = a.addrs[lane].wrapping_add_signed(delta);
+                }
+                widened = w;
+                &widened
+            }
             SassFate::Widened { width, delta, .. } => {
                 let mut w = *a;
                 w.width = width;

@@ -227,7 +227,7 @@ fn quad_pos(p: Part, a_row: bool, b_row: bool, l: u32, e: u32, j: u32, s: u32) -
 
 /// Bits `[s·bits, (s+1)·bits)` of a register.
 #[inline]
-fn field(v: u64, s: u32, bits: u32) -> u64 {
+pub(crate) fn field(v: u64, s: u32, bits: u32) -> u64 {
     if bits >= 64 {
         v
     } else {
@@ -236,7 +236,7 @@ fn field(v: u64, s: u32, bits: u32) -> u64 {
 }
 
 /// The value of one element's bits.
-fn value(t: MmaElem, x: u64) -> f64 {
+pub(crate) fn value(t: MmaElem, x: u64) -> f64 {
     use MmaElem::*;
     match t {
         F16 => half::f16::from_bits(x as u16).to_f64(),
@@ -283,7 +283,7 @@ fn fp8(b: u8, exp_bits: u32, man_bits: u32) -> f64 {
 }
 
 /// D's bits for the exact (or f64) result `x`.
-fn encode(t: MmaElem, x: f64, satfinite: bool) -> u64 {
+pub(crate) fn encode(t: MmaElem, x: f64, satfinite: bool) -> u64 {
     match t {
         MmaElem::F16 => half::f16::from_f64(x).to_bits() as u64,
         MmaElem::F64 => x.to_bits(),

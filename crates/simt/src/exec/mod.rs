@@ -12,8 +12,11 @@ pub(crate) mod mma;
 mod packed;
 mod step;
 mod texture;
+mod tma;
+mod wgmma;
 
 pub use texture::{texref_handle, texture_handle, TextureBinding, TEXTURE_BASE, TEXTURE_SPACING};
+pub use tma::{Swizzle, TensorMap, TensorMapBinding, PARAM_ADDRESS_BASE, PARAM_ADDRESS_SPACING};
 
 use crate::decode::{window, Program};
 use crate::error::{At, Error, Result, RunawayLimit};
@@ -59,6 +62,8 @@ pub struct Launch {
     pub progress: Option<Arc<Progress>>,
     /// The texture and surface objects (`--texture`) the parameters hold handles of.
     pub textures: Vec<TextureBinding>,
+    /// The tensor maps (`--tensor-map`) of `CUtensorMap` parameters, for TMA tensor copies.
+    pub tensor_maps: Vec<TensorMapBinding>,
     /// Run only these blocks (linear indices `x + gx·(y + gy·z)`, ascending): a sample of the
     /// grid ([`sample_blocks`]); `None`: every block.
     pub sample: Option<Arc<Vec<u64>>>,
@@ -79,6 +84,7 @@ impl Default for Launch {
             threads: 0,
             progress: None,
             textures: Vec::new(),
+            tensor_maps: Vec::new(),
             sample: None,
         }
     }

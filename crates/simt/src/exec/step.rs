@@ -588,6 +588,11 @@ impl<'a> BlockCtx<'a> {
                     }
                 }
             }
+            Instr::TensorCopy(t) => {
+                for lane in lanes(exec) {
+                    self.tensor_copy(warp, pc, lane, t, global, sink)?;
+                }
+            }
             Instr::CpBulk {
                 dst,
                 src,
@@ -810,6 +815,7 @@ impl<'a> BlockCtx<'a> {
             Instr::Tensor(_) | Instr::Wmma(_) => {
                 self.tensor(warp, pc, exec, global, &inst.instr, sink)?
             }
+            Instr::Wgmma(w) => self.wgmma(warp, pc, exec, global, w, sink)?,
             Instr::Matrix {
                 store,
                 trans,

@@ -1,0 +1,551 @@
+//! TMA tensor copies (`cp.async.bulk.tensor`, tile mode) [PTX ISA §9.7.9.25.5.1, §5.5
+//! "Tensor"; the fields of the driver's `cuTensorMapEncodeTiled`]: a box of a tensor in global
+//! memory copied to or from a dense (optionally swizzled) box in shared memory by one thread.
+//!
+//! The global side is reported as warp-wide accesses of 16-byte lanes over the box's rows
+//! (512 bytes an access), so its sectors are the 32-byte sectors the box touches, as the
+//! H100's TMA counters count them (`l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld`,
+//! `…_write_sectors_mem_global_op_tma_st`): a load reads whole box rows that reach inside the
+//! tensor, a store writes only elements inside it (the shared box gets zero, or NaN with
+//! `oob=nan`, for the elements outside). Its requests are those 512-byte pieces: the TMA unit
+//! has no LSU requests (ncu counts one TMA instruction per copy). The shared side is reported the same way at the swizzled
+//! addresses the box lands on.
+
+use warpscope_model::{Op, WARP_SIZE};
+
+use super::*;
+
+/// The first kernel parameter's address as `mov.b64 %rd, PARAM` gives it for a parameter
+/// passed by value that spans several registers (a `__grid_constant__ CUtensorMap`); the
+/// next parameter's is [`PARAM_ADDRESS_SPACING`] higher.
+pub const PARAM_ADDRESS_BASE: u64 = 0x7E7D_0000_0000_0000;
+/// Spacing of parameters' addresses.
+pub const PARAM_ADDRESS_SPACING: u64 = 1 << 12;
+
+/// The shared-memory swizzle of a tensor map (`CU_TENSOR_MAP_SWIZZLE_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Swizzle {
+    None,
+    B32,
+    B64,
+    B128,
+}
+
+impl Swizzle {
+    /// The byte offset a dense box offset lands on: 16-byte chunk bits 4.. XORed with the
+    /// 128-byte row bits 7.. (1, 2 or 3 bits for 32, 64, 128 bytes), as CUTLASS's
+    /// `Swizzle<B,4,3>` and the PTX ISA's swizzle modes define it.
+    pub fn apply(self, off: u64) -> u64 {
+        let mask = match self {
+            Swizzle::None => return off,
+            Swizzle::B32 => 1,
+            Swizzle::B64 => 3,
+            Swizzle::B128 => 7,
+        };
+        off ^ (((off >> 7) & mask) << 4)
+    }
+
+    /// Bytes of the inner box dimension the mode allows (none: any).
+    fn span(self) -> Option<u64> {
+        match self {
+            Swizzle::None => None,
+            Swizzle::B32 => Some(32),
+            Swizzle::B64 => Some(64),
+            Swizzle::B128 => Some(128),
+        }
+    }
+}
+
+/// A tiled tensor map: what `cuTensorMapEncodeTiled` takes. Dimensions are innermost first;
+/// `strides` are the byte strides of dimensions 1.. (dimension 0 is packed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorMap {
+    /// Bytes of one element (1, 2, 4 or 8).
+    pub elem_bytes: u32,
+    /// Elements in each dimension (1 to 5 dimensions, each 1 ..= 2^32).
+    pub dims: Vec<u64>,
+    /// Byte stride of dimensions 1.. (multiples of 16).
+    pub strides: Vec<u64>,
+    /// Elements of the box in each dimension (1 ..= 256; the inner one's bytes a multiple
+    /// of 16).
+    pub box_dims: Vec<u32>,
+    /// Traversal stride of each dimension in elements (1 ..= 8); 1 is every element.
+    pub elem_strides: Vec<u32>,
+    pub swizzle: Swizzle,
+    /// Out-of-bounds elements of a load read as NaN (`CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA`), else zero.
+    pub oob_nan: bool,
+}
+
+impl TensorMap {
+    /// Parses `DTYPE:DIMS:STRIDES:BOX[:KEY=VALUE,…]` (`f16:4096x4096:8192:64x64:swizzle=128`):
+    /// DIMS and BOX as `AxBx…` innermost first, STRIDES the byte strides of dimensions 1..
+    /// (`-` for a packed tensor), keys `swizzle` (none, 32, 64, 128), `oob` (zero, nan),
+    /// `elem_strides` (`1x1`), `interleave` (none only).
+    ///
+    /// Errors: a malformed field, or a map the hardware refuses (more than 5 dimensions, a
+    /// box dimension over 256, an inner box not a multiple of 16 bytes or wider than the
+    /// swizzle span, a stride not a multiple of 16 or smaller than the dimension below it).
+    pub fn parse(spec: &str) -> std::result::Result<TensorMap, String> {
+        let parts: Vec<&str> = spec.split(':').collect();
+        if parts.len() < 4 {
+            return Err("expected DTYPE:DIMS:STRIDES:BOX[:swizzle=…,oob=…,elem_strides=…] (e.g. f16:4096x4096:8192:64x64:swizzle=128)".into());
+        }
+        let elem_bytes = match parts[0] {
+            "u8" | "s8" | "e4m3" | "e5m2" => 1,
+            "u16" | "s16" | "f16" | "bf16" => 2,
+            "u32" | "s32" | "f32" | "tf32" => 4,
+            "u64" | "s64" | "f64" => 8,
+            t => return Err(format!("unknown element type '{t}': u8, s8, u16, s16, f16, bf16, u32, s32, f32, tf32, u64, s64, f64, e4m3, e5m2")),
+        };
+        let list = |s: &str, what: &str| -> std::result::Result<Vec<u64>, String> {
+            s.split('x')
+                .map(|x| {
+                    x.trim()
+                        .parse::<u64>()
+                        .map_err(|_| format!("{what} '{s}': expected numbers joined by 'x'"))
+                })
+                .collect()
+        };
+        let dims = list(parts[1], "dims")?;
+        let strides = if parts[2] == "-" || parts[2].is_empty() {
+            Vec::new()
+        } else {
+            list(parts[2], "strides")?
+        };
+        let box_dims: Vec<u32> = list(parts[3], "box")?
+            .into_iter()
+            .map(|b| u32::try_from(b).unwrap_or(u32::MAX))
+            .collect();
+        let mut map = TensorMap {
+            elem_bytes,
+            elem_strides: vec![1; dims.len()],
+            strides,
+            box_dims,
+            dims,
+            swizzle: Swizzle::None,
+            oob_nan: false,
+        };
+        for kv in parts[4..].iter().flat_map(|p| p.split(',')) {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("option '{kv}': expected KEY=VALUE"))?;
+            match k {
+                "swizzle" => {
+                    map.swizzle = match v {
+                        "none" | "0" => Swizzle::None,
+                        "32" | "32B" => Swizzle::B32,
+                        "64" | "64B" => Swizzle::B64,
+                        "128" | "128B" => Swizzle::B128,
+                        _ => return Err(format!("swizzle={v}: none, 32, 64 or 128")),
+                    }
+                }
+                "oob" => map.oob_nan = v == "nan",
+                "elem_strides" => {
+                    map.elem_strides = list(v, "elem_strides")?
+                        .into_iter()
+                        .map(|s| u32::try_from(s).unwrap_or(u32::MAX))
+                        .collect()
+                }
+                "interleave" if v == "none" => {}
+                "interleave" => {
+                    return Err(
+                        "interleaved tensor maps are not supported yet (interleave=none)".into(),
+                    )
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown option '{k}': swizzle, oob, elem_strides, interleave"
+                    ))
+                }
+            }
+        }
+        if map.strides.is_empty() {
+            let mut s = map.dims[0] * elem_bytes as u64;
+            for d in map.dims.iter().skip(1) {
+                map.strides.push(s);
+                s = s.saturating_mul(*d);
+            }
+        }
+        map.check()?;
+        Ok(map)
+    }
+
+    /// The hardware's limits on a tiled map [`cuTensorMapEncodeTiled`'s requirements].
+    fn check(&self) -> std::result::Result<(), String> {
+        let rank = self.dims.len();
+        if !(1..=5).contains(&rank) {
+            return Err(format!("{rank} dimensions: a tensor map has 1 to 5"));
+        }
+        if self.box_dims.len() != rank
+            || self.strides.len() != rank - 1
+            || self.elem_strides.len() != rank
+        {
+            return Err(format!(
+                "{rank} dimensions need {rank} box sizes, {} strides and {rank} element strides ({} box sizes, {} strides, {} element strides given)",
+                rank - 1,
+                self.box_dims.len(),
+                self.strides.len(),
+                self.elem_strides.len()
+            ));
+        }
+        if let Some(d) = self.dims.iter().find(|&&d| d == 0 || d > 1 << 32) {
+            return Err(format!("dimension of {d} elements: 1 to 2^32"));
+        }
+        if let Some(b) = self.box_dims.iter().find(|&&b| b == 0 || b > 256) {
+            return Err(format!(
+                "box dimension of {b} elements: the hardware allows 1 to 256"
+            ));
+        }
+        if let Some(e) = self.elem_strides.iter().find(|&&e| e == 0 || e > 8) {
+            return Err(format!("element stride {e}: 1 to 8"));
+        }
+        let inner = self.box_dims[0] as u64 * self.elem_bytes as u64;
+        if inner % 16 != 0 {
+            return Err(format!(
+                "the box's inner dimension is {inner} bytes: it must be a multiple of 16"
+            ));
+        }
+        if let Some(span) = self.swizzle.span() {
+            if inner > span {
+                return Err(format!("the box's inner dimension is {inner} bytes, wider than the {span}-byte swizzle"));
+            }
+        }
+        let mut below = self.dims[0] * self.elem_bytes as u64;
+        for (i, &s) in self.strides.iter().enumerate() {
+            if s % 16 != 0 || s >= 1 << 40 {
+                return Err(format!(
+                    "stride of dimension {}: {s} bytes is not a multiple of 16 below 2^40",
+                    i + 1
+                ));
+            }
+            if s < below {
+                return Err(format!(
+                    "stride of dimension {} ({s} bytes) is smaller than dimension {i} spans ({below} bytes): the map does not fit its tensor",
+                    i + 1
+                ));
+            }
+            below = s.saturating_mul(self.dims[i + 1]);
+        }
+        Ok(())
+    }
+
+    /// Bytes from the tensor's start to one past its last element.
+    pub fn extent(&self) -> u64 {
+        let last = self.dims.len() - 1;
+        self.strides
+            .get(last.wrapping_sub(1))
+            .map_or(self.dims[0] * self.elem_bytes as u64, |&s| {
+                s.saturating_mul(self.dims[last])
+            })
+    }
+
+    /// Bytes a load may read from the tensor's start: its extent and one box row past it (a
+    /// box row that reaches inside the tensor is read whole, measured on H100).
+    pub fn reach(&self) -> u64 {
+        self.extent()
+            .saturating_add(self.box_dims[0] as u64 * self.elem_bytes as u64)
+    }
+
+    /// Bytes of the box in shared memory.
+    pub fn box_bytes(&self) -> u64 {
+        self.box_dims
+            .iter()
+            .zip(&self.elem_strides)
+            .map(|(&b, &e)| (b as u64).div_ceil(e as u64))
+            .product::<u64>()
+            * self.elem_bytes as u64
+    }
+}
+
+/// A tensor map the launch binds to a kernel parameter (by its index).
+#[derive(Clone, Debug)]
+pub struct TensorMapBinding {
+    pub param: usize,
+    pub map: TensorMap,
+    /// The global address of the tensor's first element (an allocation of the launch).
+    pub base: u64,
+}
+
+/// One row of a box: its global byte address (None past the tensor's end in an outer
+/// dimension), the in-bounds elements from its start, and its offset in the dense box.
+struct Row {
+    global: u64,
+    in_bounds: u64,
+    box_off: u64,
+}
+
+impl BlockCtx<'_> {
+    /// Runs one lane's `cp.async.bulk.tensor` (tile mode).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn tensor_copy(
+        &mut self,
+        warp: &mut Warp,
+        pc: u32,
+        lane: usize,
+        t: &crate::instr::TensorCopy,
+        global: &mut Global,
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+    ) -> Result<()> {
+        let fault = |ctx: &Self, warp: &Warp, msg: String| Error::Fault {
+            at: ctx.at(pc),
+            msg,
+            thread: ctx.thread(warp, lane),
+            block: ctx.block,
+        };
+        let handle = get(warp, t.map, lane);
+        let param = handle
+            .checked_sub(PARAM_ADDRESS_BASE)
+            .map(|d| d / PARAM_ADDRESS_SPACING)
+            .unwrap_or(u64::MAX);
+        let Some(b) = self
+            .launch
+            .tensor_maps
+            .iter()
+            .find(|b| b.param as u64 == param)
+        else {
+            let name = self
+                .prog
+                .params
+                .get(param as usize)
+                .map_or("?", |p| p.name.as_str());
+            return Err(fault(self, warp, format!(
+                "cp.async.bulk.tensor with tensor map parameter '{name}', which no --tensor-map describes: give --tensor-map NAME=DTYPE:DIMS:STRIDES:BOX[:swizzle=…]"
+            )));
+        };
+        let map = &b.map;
+        if t.coords.len() != map.dims.len() {
+            return Err(fault(
+                self,
+                warp,
+                format!(
+                    "a {}-d tensor copy through a {}-d tensor map",
+                    t.coords.len(),
+                    map.dims.len()
+                ),
+            ));
+        }
+        let coords: Vec<i64> = t
+            .coords
+            .iter()
+            .map(|&c| crate::alu::sext(get(warp, c, lane), 32))
+            .collect();
+        let at = |a: &Addr| {
+            a.base
+                .map_or(0, |r| warp.regs[r as usize * WARP_SIZE + lane])
+                .wrapping_add(a.offset as u64)
+        };
+        let smem = at(&t.smem) & 0xFFFF_FFFF;
+        let align = if map.swizzle == Swizzle::None {
+            128
+        } else {
+            1024
+        };
+        if smem % align != 0 {
+            return Err(fault(
+                self,
+                warp,
+                format!(
+                "the shared box at {smem:#x} is not {align}-byte aligned, as a tensor copy{} needs",
+                if align == 1024 { " with a swizzle" } else { "" }
+            ),
+            ));
+        }
+        if smem + map.box_bytes() > self.shared.len() as u64 {
+            return Err(fault(self, warp, format!(
+                "the {}-byte box at shared offset {smem} runs past the block's {} bytes of shared memory",
+                map.box_bytes(),
+                self.shared.len()
+            )));
+        }
+        // The box's rows: every combination of its outer coordinates, innermost first.
+        let eb = map.elem_bytes as u64;
+        let inner_elems = (map.box_dims[0] as u64).div_ceil(map.elem_strides[0] as u64);
+        let row_bytes = inner_elems * eb;
+        let rank = map.dims.len();
+        let outer: Vec<u64> = (1..rank)
+            .map(|d| (map.box_dims[d] as u64).div_ceil(map.elem_strides[d] as u64))
+            .collect();
+        let nrows: u64 = outer.iter().product();
+        let mut rows = Vec::with_capacity(nrows as usize);
+        for r in 0..nrows {
+            let (mut rest, mut off, mut inside) = (r, 0u64, true);
+            for d in 1..rank {
+                let k = rest % outer[d - 1];
+                rest /= outer[d - 1];
+                let c = coords[d] + (k * map.elem_strides[d] as u64) as i64;
+                inside &= c >= 0 && (c as u64) < map.dims[d];
+                off = off.wrapping_add((c as u64).wrapping_mul(map.strides[d - 1]));
+            }
+            let c0 = coords[0];
+            let in_bounds = (0..inner_elems)
+                .filter(|&e| {
+                    let c = c0 + (e * map.elem_strides[0] as u64) as i64;
+                    inside && c >= 0 && (c as u64) < map.dims[0]
+                })
+                .count() as u64;
+            rows.push(Row {
+                global: b
+                    .base
+                    .wrapping_add(off)
+                    .wrapping_add((c0 as u64).wrapping_mul(eb)),
+                in_bounds,
+                box_off: r * row_bytes,
+            });
+        }
+        // 16-byte chunks: (global address, shared address, read or written). A load reads
+        // every chunk of a row that holds an element inside the tensor, a store writes only
+        // the chunks that do (measured on H100: a 128-byte box row with 88 bytes inside the
+        // tensor reads 4 sectors and writes 3; tests/data/h100/tma/).
+        let mut chunks: Vec<(u64, u64, bool)> = Vec::new();
+        for row in &rows {
+            for c in 0..row_bytes / 16 {
+                let first_elem = c * 16 / eb;
+                let inside = if t.load {
+                    row.in_bounds > 0
+                } else {
+                    first_elem < row.in_bounds && map.elem_strides[0] == 1
+                };
+                chunks.push((
+                    row.global.wrapping_add(c * 16),
+                    smem + map.swizzle.apply(row.box_off + c * 16),
+                    inside,
+                ));
+            }
+        }
+        let (gsite, ssite) = (t.global_site, t.shared_site);
+        let g_op = if t.load { Op::Load } else { Op::Store };
+        let s_op = if t.load { Op::Store } else { Op::Load };
+        let inside: Vec<&(u64, u64, bool)> = chunks.iter().filter(|c| c.2).collect();
+        // The global side: in-bounds chunks only.
+        for group in inside.chunks(WARP_SIZE) {
+            let mut a = [0u64; WARP_SIZE];
+            for (l, c) in group.iter().enumerate() {
+                a[l] = c.0;
+            }
+            let mask = lane_mask(group.len());
+            self.emit(
+                warp,
+                pc,
+                gsite,
+                MemSpace::Global,
+                g_op,
+                16,
+                mask,
+                &a,
+                sink,
+                None,
+            )?;
+        }
+        // The shared side: the whole box on a load (out-of-bounds chunks are filled), the
+        // in-bounds part on a store.
+        let shared_side: Vec<&(u64, u64, bool)> = if t.load {
+            chunks.iter().collect()
+        } else {
+            inside.clone()
+        };
+        for group in shared_side.chunks(WARP_SIZE) {
+            let mut a = [0u64; WARP_SIZE];
+            for (l, c) in group.iter().enumerate() {
+                a[l] = c.1;
+            }
+            let mask = lane_mask(group.len());
+            self.emit(
+                warp,
+                pc,
+                ssite,
+                MemSpace::Shared,
+                s_op,
+                16,
+                mask,
+                &a,
+                sink,
+                None,
+            )?;
+        }
+        // The data, element by element for the in-bounds part.
+        let fill = if map.oob_nan {
+            match eb {
+                2 => 0x7FFF,
+                4 => 0x7FFF_FFFF,
+                _ => u64::MAX >> 1,
+            }
+        } else {
+            0
+        };
+        for row in &rows {
+            for e in 0..inner_elems {
+                let g = row.global.wrapping_add(e * map.elem_strides[0] as u64 * eb);
+                let s = smem + map.swizzle.apply(row.box_off + e * eb);
+                let inside = e < row.in_bounds;
+                if t.load {
+                    let v = if inside {
+                        let (sp, _, img) = self.locate(MemSpace::Global, g, warp, lane);
+                        self.load(global, sp, img, eb as u32)
+                    } else {
+                        fill
+                    };
+                    self.store(global, pc, warpscope_model::Space::Shared, s, eb as u32, v)?;
+                } else if inside {
+                    let v = self.load(global, warpscope_model::Space::Shared, s, eb as u32);
+                    let (sp, _, img) = self.locate(MemSpace::Global, g, warp, lane);
+                    self.store(global, pc, sp, img, eb as u32, v)?;
+                }
+            }
+        }
+        if let Some(m) = &t.mbar {
+            let count = Some(Src::Imm(map.box_bytes()));
+            self.mbarrier(
+                warp,
+                pc,
+                1 << lane,
+                MbarOp::CompleteTx,
+                MemSpace::Shared,
+                None,
+                (m.base, m.offset),
+                count,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn lane_mask(n: usize) -> u32 {
+    if n >= WARP_SIZE {
+        u32::MAX
+    } else {
+        (1u32 << n) - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_checks_the_hardware_limits() {
+        let m = TensorMap::parse("f16:4096x2048:8192:64x64:swizzle=128").unwrap();
+        assert_eq!(m.elem_bytes, 2);
+        assert_eq!(m.box_bytes(), 8192);
+        assert_eq!(m.extent(), 8192 * 2048);
+        let packed = TensorMap::parse("f32:100x30x7:-:4x2x1").unwrap();
+        assert_eq!(packed.strides, vec![400, 12_000]);
+        let err = |s: &str| TensorMap::parse(s).unwrap_err();
+        assert!(err("f16:4096x4096:8192:300x64").contains("1 to 256"));
+        assert!(err("f16:4096x4096:8192:4x64").contains("multiple of 16"));
+        assert!(err("f16:4096x4096:4096:64x64").contains("does not fit its tensor"));
+        assert!(err("f16:4096x4096:8192:128x64:swizzle=128")
+            .contains("wider than the 128-byte swizzle"));
+        assert!(err("f16:1x1x1x1x1x1:-:1x1x1x1x1x1").contains("1 to 5"));
+    }
+
+    #[test]
+    fn swizzle_xors_chunks_with_rows() {
+        // Row 1 of a 128-byte swizzle: chunk 0 lands on chunk 1, chunk 1 on chunk 0.
+        assert_eq!(Swizzle::B128.apply(128), 128 + 16);
+        assert_eq!(Swizzle::B128.apply(128 + 16), 128);
+        // Row 7: chunk 0 → chunk 7.
+        assert_eq!(Swizzle::B128.apply(7 * 128), 7 * 128 + 7 * 16);
+        assert_eq!(Swizzle::B64.apply(7 * 128), 7 * 128 + 3 * 16);
+        assert_eq!(Swizzle::None.apply(7 * 128), 7 * 128);
+    }
+}
