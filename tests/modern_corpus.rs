@@ -447,3 +447,38 @@ fn modern_kernels_equal_the_h100() {
     }
     assert!(checked >= 13 * 6, "{checked} figures compared");
 }
+
+/// The source interpreter (no compiler) stops at a failed assert() too, naming its position
+/// and thread, and passes one that holds.
+#[test]
+fn source_path_assert_fires_where_it_fails() {
+    let k = "tests/kernels/modern/assert.cu";
+    let base = [
+        "analyze",
+        k,
+        "--frontend",
+        "source",
+        "--kernel",
+        "checked_index",
+        "--grid",
+        "4",
+        "--block",
+        "128",
+        "--cc",
+        "9.0",
+        "-q",
+    ];
+    let mut a = base.to_vec();
+    a.extend(["--arg", "bad=300"]);
+    let (ok, _, err) = warpscope(&a);
+    assert!(!ok);
+    assert!(
+        err.contains("assert.cu:19:17: assertion failed")
+            && err.contains("thread (44,0,0) of block (2,0,0)"),
+        "{err}"
+    );
+    let mut a = base.to_vec();
+    a.extend(["--arg", "bad=-1"]);
+    let t = &json(&a)["architectures"][0]["totals"];
+    assert_eq!(t["global_load"]["requests"], 16);
+}

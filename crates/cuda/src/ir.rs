@@ -229,6 +229,9 @@ pub enum Intrinsic {
     /// (`__int_as_float`, `__float_as_int`, `__uint_as_float`, `__float_as_uint`,
     /// `__double_as_longlong`, `__longlong_as_double`).
     BitCast,
+    /// `assert(a)` (and `__trap()`, as `assert(0)`): the launch stops where `a`, a `bool`, is
+    /// false, as a device assertion stops the kernel [PG "Assertion"]. Void.
+    Assert,
 }
 
 /// The update of an [`ExprKind::Atomic`], on the old value `old` and operand `v` of the

@@ -350,6 +350,8 @@ struct Executable {
     site_map: Vec<Option<usize>>,
     /// PTX lines of the traps that guard integer divisions.
     division_traps: Vec<u32>,
+    /// PTX lines of the traps of `assert`s.
+    assert_traps: Vec<u32>,
     /// Loops: (first PTX line, last PTX line, source position).
     loops: Vec<(u32, u32, Loc)>,
     ptx: String,
@@ -389,6 +391,7 @@ impl Executable {
             prog: exe,
             site_map,
             division_traps: generated.division_traps,
+            assert_traps: generated.assert_traps,
             loops: generated.loops,
             ptx: generated.ptx,
         })
@@ -920,6 +923,14 @@ impl Kernel {
                     return Error::DivisionByZero {
                         file: self.file.clone(),
                         loc,
+                        thread,
+                    };
+                }
+                if self.exe.assert_traps.contains(&at.ptx_line) {
+                    return Error::Fault {
+                        file: self.file.clone(),
+                        loc,
+                        msg: "assertion failed: the kernel aborts here".into(),
                         thread,
                     };
                 }

@@ -38,6 +38,13 @@ impl Gen<'_> {
         } else {
             32
         };
+        if f == Intrinsic::Assert {
+            // @(!a) trap, its PTX line kept so that the fault reads as a failed assertion.
+            let p = self.reg(Class::Pred);
+            self.ins(format!("setp.eq.{} {}, {}, 0", sc.ptx, p.text, a.text))?;
+            self.assert_trap(&p, loc)?;
+            return Ok(a);
+        }
         if f == Intrinsic::BitCast {
             let rc = scalar(ty)
                 .ok_or_else(|| self.unsupported(loc, "a bit cast to this type"))?
@@ -135,7 +142,8 @@ impl Gen<'_> {
                 self.ins(format!("selp.u32 {dt}, 0, {}, {}", z.text, p.text))?;
             }
             Intrinsic::Brev => self.ins(format!("brev.b{bits} {dt}, {at_}"))?,
-            Intrinsic::BitCast => {}
+            // Both returned above.
+            Intrinsic::BitCast | Intrinsic::Assert => {}
             Intrinsic::MulHi => {
                 let b = arg(1)?;
                 self.ins(format!("mul.hi.{} {dt}, {at_}, {}", sc.ptx, b.text))?;

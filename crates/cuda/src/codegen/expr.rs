@@ -24,6 +24,7 @@ fn has_effects(x: &Expr) -> bool {
         }
         ExprKind::Unary(_, a) | ExprKind::Cast(a) => has_effects(a),
         ExprKind::Atomic { .. } | ExprKind::Warp(..) | ExprKind::Texture(_) => true,
+        ExprKind::Intrinsic(crate::ir::Intrinsic::Assert, _) => true,
         ExprKind::Intrinsic(_, args) => args.iter().any(has_effects),
         ExprKind::PtrAdd { ptr, index, .. } => has_effects(ptr) || has_effects(index),
         ExprKind::PtrDiff { a, b, .. } | ExprKind::Seq(a, b) => has_effects(a) || has_effects(b),

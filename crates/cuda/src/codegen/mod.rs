@@ -33,6 +33,8 @@ pub(crate) struct Generated {
     pub line_sites: HashMap<u32, SiteId>,
     /// PTX lines of the `trap`s that guard integer divisions.
     pub division_traps: Vec<u32>,
+    /// PTX lines of the `trap`s of `assert`s (and `__trap()`).
+    pub assert_traps: Vec<u32>,
     /// Each loop: its first and last PTX line and its source position (to name a runaway
     /// loop).
     pub loops: Vec<(u32, u32, Loc)>,
@@ -160,6 +162,8 @@ pub(crate) struct Gen<'p> {
     /// (body line index, site) of each reported memory instruction.
     sites: Vec<(usize, SiteId)>,
     traps: Vec<usize>,
+    /// Body indices of the traps of `assert`s, with the assert's position.
+    asserts: Vec<(usize, Loc)>,
     /// (first body line, last body line, position) of each loop.
     pub loops: Vec<(usize, usize, Loc)>,
     /// Next free scratch byte after the private area.
@@ -190,6 +194,7 @@ impl<'p> Gen<'p> {
             cur_loc: Loc::default(),
             sites: Vec::new(),
             traps: Vec::new(),
+            asserts: Vec::new(),
             loops: Vec::new(),
             scratch_top: prog.private_bytes.div_ceil(16) * 16,
             brk: Vec::new(),
@@ -265,6 +270,12 @@ impl<'p> Gen<'p> {
             self.sites.push((self.body.len(), s));
         }
         self.ins(text)
+    }
+
+    /// Emits `@p trap` for a failed `assert` at `loc`.
+    pub fn assert_trap(&mut self, p: &Val, loc: Loc) -> Result<()> {
+        self.asserts.push((self.body.len(), loc));
+        self.ins(format!("@{} trap", p.text))
     }
 
     /// Emits `@p trap` guarding an integer division.
@@ -501,6 +512,7 @@ pub(crate) fn generate(prog: &Lowered, file: &str) -> Result<Generated> {
             .map(|(i, s)| (first + *i as u32, *s))
             .collect(),
         division_traps: g.traps.iter().map(|i| first + *i as u32).collect(),
+        assert_traps: g.asserts.iter().map(|(i, _)| first + *i as u32).collect(),
         loops: g
             .loops
             .iter()

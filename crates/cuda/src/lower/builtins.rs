@@ -260,13 +260,40 @@ impl<'t> Lowerer<'t> {
                 let t = if name.contains("uint") { UINT } else { INT };
                 self.convert(r, &t, n)
             }
+            "assert" => {
+                want(1, self, &args)?;
+                let c = args
+                    .pop()
+                    .ok_or_else(|| self.err_at(n, "assert takes 1 argument"))?;
+                let c = self.to_bool(c, n)?;
+                Ok(e(
+                    ExprKind::Intrinsic(Intrinsic::Assert, vec![c]),
+                    Ty::Void,
+                    loc,
+                ))
+            }
+            "__trap" => {
+                let never = e(ExprKind::Const(0), Ty::Bool, loc);
+                let mut seq = self.void_seq(args, loc);
+                seq = e(
+                    ExprKind::Seq(
+                        Box::new(seq),
+                        Box::new(e(
+                            ExprKind::Intrinsic(Intrinsic::Assert, vec![never]),
+                            Ty::Void,
+                            loc,
+                        )),
+                    ),
+                    Ty::Void,
+                    loc,
+                );
+                Ok(seq)
+            }
             "__syncwarp"
             | "__threadfence"
             | "__threadfence_block"
             | "__threadfence_system"
             | "__nanosleep"
-            | "__trap"
-            | "assert"
             | "__assert_fail" => {
                 // The interpreter runs a block in lockstep: warp barriers and fences order
                 // nothing further. Operands are evaluated for their effects.
