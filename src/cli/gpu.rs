@@ -1069,6 +1069,7 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
             "surface_st_sectors" => "surf st sect",
             "global_tma_ld_sectors" => "tma ld sect",
             "global_tma_st_sectors" => "tma st sect",
+            "shared_gmma_wavefronts" => "gmma wf",
             "dram_read_bytes" => "DRAM rd B",
             "dram_write_bytes" => "DRAM wr B",
             _ => c,

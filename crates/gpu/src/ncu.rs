@@ -76,6 +76,7 @@ pub const COUNTERS: &[Counter] = {
         of(SURFACE_ST_SECTORS, true),
         of(GLOBAL_TMA_LD_SECTORS, true),
         of(GLOBAL_TMA_ST_SECTORS, true),
+        of(SHARED_GMMA_WAVEFRONTS, true),
         Counter {
             column: "dram_read_bytes",
             metric: "dram__bytes_read.sum",

@@ -39,6 +39,10 @@ pub enum NcuOp {
     /// tests/data/h100/verify/modern.out).
     TmaLd,
     TmaSt,
+    /// A `wgmma`'s operand reads from shared memory: ncu's `…_mem_shared_op_gmma` (measured
+    /// on H100: 32 wavefronts an m64n64k16 with A and B in shared memory, in every layout,
+    /// tests/data/h100/wgmma/).
+    Gmma,
 }
 
 /// One Nsight Compute metric and the warpscope figure it counts.
@@ -235,6 +239,15 @@ pub const GLOBAL_TMA_ST_SECTORS: Metric = m(
     Sectors,
 );
 
+/// Shared-memory wavefronts of `wgmma` operand reads.
+pub const SHARED_GMMA_WAVEFRONTS: Metric = m(
+    "shared_gmma_wavefronts",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum",
+    Shared,
+    Gmma,
+    Wavefronts,
+);
+
 pub const METRICS: &[Metric] = &[
     m(
         "global_ld_instructions",
@@ -367,6 +380,7 @@ pub const METRICS: &[Metric] = &[
     SURFACE_ST_SECTORS,
     GLOBAL_TMA_LD_SECTORS,
     GLOBAL_TMA_ST_SECTORS,
+    SHARED_GMMA_WAVEFRONTS,
 ];
 
 /// Whether Nsight Compute profiles `cc` (7.0 and later), so that its metrics name a figure.
@@ -391,6 +405,9 @@ pub fn ncu_op(space: Space, op: Op, ptx: Option<&str>) -> Option<NcuOp> {
             (Global, Op::Store) => Some(TmaSt),
             _ => None,
         };
+    }
+    if space == Shared && ptx.is_some_and(|p| p.starts_with("wgmma")) {
+        return Some(Gmma);
     }
     // cp.async's shared side (LDGSTS) is in no shared load/store metric; its global side is
     // a global load (measured on H100, tests/data/h100/compiled/).
@@ -453,6 +470,12 @@ mod tests {
             if matches!(a.op, TmaLd | TmaSt) {
                 // The TMA unit's crossbar traffic: its own naming.
                 assert!(a.metric.contains("_op_tma_") && a.column.starts_with("global_tma_"));
+                continue;
+            }
+            if a.op == Gmma {
+                assert!(
+                    a.metric.contains("mem_shared_op_gmma") && a.column.starts_with("shared_gmma_")
+                );
                 continue;
             }
             assert!(a.metric.ends_with(".sum"), "{}", a.metric);

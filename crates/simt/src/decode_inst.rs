@@ -40,7 +40,7 @@ pub(crate) enum Decoded {
     Many(Vec<Instr>),
 }
 
-const SUPPORTED: &str = "supported: integer and float arithmetic, logic and shifts, setp/set/selp/slct, cvt, cvta, mov, ld/st/ldu (global, shared, local, const, param, generic; scalar and .v2/.v4), atom/red, cp.async, tex/tld4/suld/sust, bra, bar/barrier, exit/ret, call, shfl/vote/match/redux/activemask, membar/fence/prefetch (ignored)";
+const SUPPORTED: &str = "supported: integer, float, half (f16/bf16, packed x2) arithmetic, logic and shifts, setp/set/selp/slct, cvt (with f16x2/bf16x2/tf32/fp8/fp6/fp4 formats), cvta, mov, ld/st/ldu (global, shared, local, const, param, generic; scalar and .v2/.v4), atom/red, cp.async and cp.async.bulk[.tensor], mbarrier, tex/tld4/suld/sust, bra, bar/barrier, exit/ret, call, shfl/vote/match/redux/activemask/elect, mma/wmma/ldmatrix/stmatrix/movmatrix, membar/fence/prefetch (ordering only)";
 
 impl<'a> InstDecoder<'a> {
     fn has(&self, m: &str) -> bool {

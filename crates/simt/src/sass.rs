@@ -556,11 +556,11 @@ impl Program {
         let Some((g, lo, mut members)) = found else {
             return Err("no loads or stores of consecutive trips make its bytes");
         };
-        if lp.trips % g as u64 != 0 {
+        if !lp.trips.is_multiple_of(g as u64) {
             return Err("the loop's trip count is not a multiple of the trips merged");
         }
         let wides = at_line.iter().filter(|s| s.width == wide.width).count() as u64;
-        if wides != at_line.len() as u64 || (lp.trips / g as u64) % wides != 0 {
+        if wides != at_line.len() as u64 || !(lp.trips / g as u64).is_multiple_of(wides) {
             return Err("the SASS at its line does not cover every trip with the wide instruction");
         }
         members.sort_by_key(|&b| eff(&mems[b]));

@@ -776,7 +776,7 @@ fn bad_wgmma_is_an_error() {
     let p = decode(&sbo, "k").unwrap();
     let e = launch(&p, 128);
     assert!(
-        e.contains("wgmma.mma_async: B (descriptor start 0x4000, LBO 65664, SBO 256")
+        e.contains("wgmma.mma_async: B (descriptor start 0x4000, LBO 65664, SBO 256, no swizzle)")
             && e.contains("at shared address 0x14080, past the block's 49152 bytes"),
         "{e}"
     );

@@ -2,8 +2,8 @@
 //! `wmma.load`/`wmma.store`/`wmma.mma` (§9.7.14.4.3–5) and `movmatrix` (§9.7.14.5.17).
 //! Shapes and types are checked against the ISA's tables and each fragment's register
 //! count against its shape, so that a malformed instruction is an error naming it, never a
-//! wrong run. `mma.sp` (sparse), the `.kind::`/`.block_scale` forms of sm_120, `wgmma` and
-//! `tcgen05` are not supported.
+//! wrong run. `mma.sp` (sparse), the `.kind::`/`.block_scale` forms of sm_120 and `tcgen05`
+//! are not supported (`wgmma` is decoded in `wgmma.rs`).
 
 use super::*;
 use crate::exec::mma::{Layout, Part};

@@ -85,6 +85,16 @@ impl Swizzle {
         }
     }
 
+    /// The mode as errors name it.
+    fn name(self) -> &'static str {
+        match self {
+            Swizzle::None => "no",
+            Swizzle::B32 => "32B",
+            Swizzle::B64 => "64B",
+            Swizzle::B128 => "128B",
+        }
+    }
+
     /// Bits of the 16-byte chunk index the pattern XORs (b of `Swizzle<b,4,3>`).
     fn bits(self) -> u32 {
         match self {
@@ -281,8 +291,11 @@ impl<'a> BlockCtx<'a> {
                     self,
                     lane0,
                     format!(
-                        "wgmma.mma_async: {which} (descriptor start {:#x}, LBO {}, SBO {}, {:?} swizzle) reads 16 bytes at shared address {end:#x}, past the block's {shared_len} bytes of shared memory",
-                        d.start, d.lbo, d.sbo, d.swizzle
+                        "wgmma.mma_async: {which} (descriptor start {:#x}, LBO {}, SBO {}, {} swizzle) reads 16 bytes at shared address {end:#x}, past the block's {shared_len} bytes of shared memory",
+                        d.start,
+                        d.lbo,
+                        d.sbo,
+                        d.swizzle.name()
                     ),
                 ));
             }
