@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command of the README and CI: installs the CUDA compiler from PyPI into a virtual
 # environment (no GPU needed; reused when present), so the compiled path (.cu → nvcc → PTX →
-# SIMT executor) is tested too, then runs every test (GPU tests skip without a GPU) and
-# `warpscope check` on the examples' launch file.
+# SIMT executor) is tested too, then runs every test (GPU tests skip without a GPU),
+# `warpscope check` on the examples' launch file, and the Python package's tests.
 #
 #   scripts/test.sh            (WARPSCOPE_VENV=DIR to put the environment elsewhere)
 set -euo pipefail
@@ -23,3 +23,6 @@ cargo test --workspace --release --features cuda "$@"
 # own: exit 1 names each access over its budget.
 cargo build --release --features cuda --quiet
 target/release/warpscope check --launches examples/warpscope.toml
+# The Python package (maturin + PyO3, with Triton's CPU wheel): built into .venv-py/ and its
+# pytest suite run; it finds the CUDA compiler of $VIRTUAL_ENV above.
+bash python/test.sh

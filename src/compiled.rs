@@ -390,7 +390,11 @@ fn load_entry(
             }
         }
     }
-    let names: Vec<String> = declared.iter().map(|(n, _)| n.clone()).collect();
+    let names: Vec<String> = if declared.is_empty() {
+        req.param_names.clone()
+    } else {
+        declared.iter().map(|(n, _)| n.clone()).collect()
+    };
     // An `extern "C"` kernel's name carries no types: the source's declarations do.
     if types.is_empty() {
         types = declared.into_iter().map(|(_, t)| t).collect();

@@ -93,6 +93,10 @@ pub struct AnalyzeRequest {
     pub textures: Vec<warpscope_model::texture::TextureDesc>,
     /// `--tensor-map`: the `CUtensorMap` parameters of TMA kernels, by name (compiled path).
     pub tensor_maps: Vec<(String, warpscope_simt::TensorMap)>,
+    /// Names for a `.ptx` entry's parameters, in order, where no CUDA source declares them
+    /// (the Python package names a Triton kernel's by its Python arguments); parameters
+    /// past the list keep `param_K`. Empty by default.
+    pub param_names: Vec<String>,
 }
 
 /// A GPU of the table and the rates to predict with (datasheet or calibrated).
@@ -150,6 +154,7 @@ impl AnalyzeRequest {
             compile: CompileRequest::default(),
             textures: Vec::new(),
             tensor_maps: Vec::new(),
+            param_names: Vec::new(),
         }
     }
 

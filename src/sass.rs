@@ -115,6 +115,19 @@ fn instruction_lines(body: &[Statement], out: &mut Vec<u32>) {
 /// instructions the PTX does not prove.
 fn summary(r: &SassReport, sm: &str) -> Option<String> {
     let unproven = unproven(r, sm);
+    let reused = (!r.reused.is_empty()).then(|| {
+        let lines: Vec<String> = r.reused.iter().take(6).map(u32::to_string).collect();
+        format!(
+            "ptxas ({sm}) reuses the value of {} PTX load(s) an earlier load of the same address read (PTX lines {}{}): they make no access (--no-sass: as written)",
+            r.reused.len(),
+            lines.join(", "),
+            if r.reused.len() > 6 { ", …" } else { "" }
+        )
+    });
+    let unproven = match (unproven, reused) {
+        (Some(u), Some(x)) => Some(format!("{x}. {u}")),
+        (u, x) => u.or(x),
+    };
     if r.groups.is_empty() {
         return unproven;
     }

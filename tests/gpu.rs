@@ -274,11 +274,18 @@ fn ncu_csv_sample_parses() {
         r[1].name
     );
     assert!(!ncu::name_matches("offset", &r[1].name));
-    // The sample was recorded before verify read the local, texture and surface counters.
+    // The sample was recorded before verify read the local, texture, surface, TMA and wgmma
+    // counters.
     for c in ncu::COUNTERS.iter().filter(|c| {
-        !["texture_", "surface_", "local_"]
-            .iter()
-            .any(|p| c.column.starts_with(p))
+        ![
+            "texture_",
+            "surface_",
+            "local_",
+            "global_tma_",
+            "shared_gmma_",
+        ]
+        .iter()
+        .any(|p| c.column.starts_with(p))
     }) {
         assert!(first.metrics.contains_key(c.metric), "{} missing", c.metric);
     }

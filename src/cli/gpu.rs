@@ -831,7 +831,7 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
     ]
     .iter()
     .map(|s| s.to_string())
-    .chain([ncu::metrics_list()])
+    .chain([ncu::metrics_list(info.cc.0)])
     .collect();
     // Measure the launches in one profiled run; when the run stops at a launch (a kernel
     // fault, a timeout, a launch the GPU refuses), that launch fails and a fresh run
@@ -1456,6 +1456,9 @@ mod tests {
             ("surface_ld_sectors", 0),
             ("surface_st_requests", 0),
             ("surface_st_sectors", 0),
+            ("global_tma_ld_sectors", 0),
+            ("global_tma_st_sectors", 0),
+            ("shared_gmma_wavefronts", 0),
         ]
         .into_iter()
         .collect();

@@ -90,10 +90,15 @@ pub const COUNTERS: &[Counter] = {
     ]
 };
 
-/// The `--metrics` list for [`COUNTERS`].
-pub fn metrics_list() -> String {
+/// The `--metrics` list for [`COUNTERS`] on a GPU of compute capability `cc_major`.x: the
+/// TMA and wgmma counters exist from 9.0 on (ncu refuses a metric the chip lacks, and a
+/// counter it does not report compares as zero).
+pub fn metrics_list(cc_major: u32) -> String {
     COUNTERS
         .iter()
+        .filter(|c| {
+            cc_major >= 9 || !(c.metric.contains("_op_tma_") || c.metric.contains("_op_gmma"))
+        })
         .map(|c| c.metric)
         .collect::<Vec<_>>()
         .join(",")

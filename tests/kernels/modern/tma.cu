@@ -13,6 +13,7 @@ constexpr int TILE_W = 32;
 constexpr int TILE_H = 64;
 
 __global__ void tma_tile(const __grid_constant__ CUtensorMap tensor_map) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900  // TMA is sm_90's
     __shared__ alignas(128) int tile[TILE_H][TILE_W];
     __shared__ barrier bar;
     int x = blockIdx.x * TILE_W, y = blockIdx.y * TILE_H;
@@ -37,4 +38,5 @@ __global__ void tma_tile(const __grid_constant__ CUtensorMap tensor_map) {
         ptx::cp_async_bulk_commit_group();
         ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>());
     }
+#endif
 }

@@ -278,7 +278,7 @@ impl<'a> BlockCtx<'a> {
         let widened;
         let a = match self.prog.sites[site as usize].sass {
             SassFate::AsWritten => a,
-            SassFate::Merged => return Ok(()),
+            SassFate::Merged | SassFate::Reused => return Ok(()),
             SassFate::WidenedAcrossTrips {
                 width,
                 delta,
