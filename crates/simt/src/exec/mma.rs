@@ -46,6 +46,7 @@
 //!   16 bytes each. Everything else from shared memory (and every generic access, which
 //!   `LD.E` serves) follows the global rules.
 
+use crate::minifloat::Format;
 use warpscope_model::{Op, WARP_SIZE};
 
 use super::*;
@@ -245,40 +246,14 @@ pub(crate) fn value(t: MmaElem, x: u64) -> f64 {
         TF32 => f32::from_bits(x as u32 & 0xFFFF_E000) as f64,
         F32 => f32::from_bits(x as u32) as f64,
         F64 => f64::from_bits(x),
-        E4M3 => fp8(x as u8, 4, 3),
-        E5M2 => fp8(x as u8, 5, 2),
+        E4M3 => Format::E4M3.decode(x & 0xFF),
+        E5M2 => Format::E5M2.decode(x & 0xFF),
         S8 => x as u8 as i8 as f64,
         U8 => (x & 0xFF) as f64,
         S4 => (((x as u8) << 4) as i8 >> 4) as f64,
         U4 => (x & 0xF) as f64,
         S32 => x as u32 as i32 as f64,
         B1 => (x & 1) as f64,
-    }
-}
-
-/// An 8-bit float [PTX ISA §5.2.5]: e4m3 (bias 7, no infinities, S.1111.111 is NaN) or e5m2
-/// (bias 15, IEEE infinities and NaNs).
-fn fp8(b: u8, exp_bits: u32, man_bits: u32) -> f64 {
-    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
-    let man = (b as u32) & ((1 << man_bits) - 1);
-    let exp = ((b as u32) >> man_bits) & ((1 << exp_bits) - 1);
-    let bias = (1i32 << (exp_bits - 1)) - 1;
-    let top = (1 << exp_bits) - 1;
-    if exp_bits == 4 && exp == top && man == (1 << man_bits) - 1 {
-        return f64::NAN;
-    }
-    if exp_bits == 5 && exp == top {
-        return if man == 0 {
-            sign * f64::INFINITY
-        } else {
-            f64::NAN
-        };
-    }
-    let frac = man as f64 / (1u32 << man_bits) as f64;
-    if exp == 0 {
-        sign * frac * 2f64.powi(1 - bias)
-    } else {
-        sign * (1.0 + frac) * 2f64.powi(exp as i32 - bias)
     }
 }
 
