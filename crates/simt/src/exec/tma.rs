@@ -412,55 +412,25 @@ impl BlockCtx<'_> {
                 ));
             }
         }
-        let (gsite, ssite) = (t.global_site, t.shared_site);
         let g_op = if t.load { Op::Load } else { Op::Store };
         let s_op = if t.load { Op::Store } else { Op::Load };
-        let inside: Vec<&(u64, u64, bool)> = chunks.iter().filter(|c| c.2).collect();
-        // The global side: in-bounds chunks only.
-        for group in inside.chunks(WARP_SIZE) {
-            let mut a = [0u64; WARP_SIZE];
-            for (l, c) in group.iter().enumerate() {
-                a[l] = c.0;
+        let inside: Vec<(u64, u64, bool)> = chunks.iter().copied().filter(|c| c.2).collect();
+        // The global side: the chunks read or written. The shared side: the whole box on a
+        // load (out-of-bounds elements are filled), the written part on a store.
+        let shared_side = if t.load { &chunks } else { &inside };
+        let sides = [
+            (&inside, t.global_site, MemSpace::Global, g_op, false),
+            (shared_side, t.shared_site, MemSpace::Shared, s_op, true),
+        ];
+        for (list, site, space, op, shared) in sides {
+            for group in list.chunks(WARP_SIZE) {
+                let mut a = [0u64; WARP_SIZE];
+                for (l, c) in group.iter().enumerate() {
+                    a[l] = if shared { c.1 } else { c.0 };
+                }
+                let mask = lane_mask(group.len());
+                self.emit(warp, pc, site, space, op, 16, mask, &a, sink, None)?;
             }
-            let mask = lane_mask(group.len());
-            self.emit(
-                warp,
-                pc,
-                gsite,
-                MemSpace::Global,
-                g_op,
-                16,
-                mask,
-                &a,
-                sink,
-                None,
-            )?;
-        }
-        // The shared side: the whole box on a load (out-of-bounds chunks are filled), the
-        // in-bounds part on a store.
-        let shared_side: Vec<&(u64, u64, bool)> = if t.load {
-            chunks.iter().collect()
-        } else {
-            inside.clone()
-        };
-        for group in shared_side.chunks(WARP_SIZE) {
-            let mut a = [0u64; WARP_SIZE];
-            for (l, c) in group.iter().enumerate() {
-                a[l] = c.1;
-            }
-            let mask = lane_mask(group.len());
-            self.emit(
-                warp,
-                pc,
-                ssite,
-                MemSpace::Shared,
-                s_op,
-                16,
-                mask,
-                &a,
-                sink,
-                None,
-            )?;
         }
         // The data, element by element for the in-bounds part.
         let fill = if map.oob_nan {
