@@ -703,43 +703,29 @@ impl<'m> Decoder<'m> {
         if let Some(i) = special_index(name) {
             return Ok(i);
         }
-        for s in scopes.iter().rev() {
-            if let Some(&r) = s.regs.get(name) {
-                return Ok(r);
-            }
-            // `%r12` from `%r<N>`: split the trailing digits.
-            let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-            if digits > 0 {
-                let (p, n) = name.split_at(name.len() - digits);
-                if let (Some(&(base, count)), Ok(k)) = (s.ranges.get(p), n.parse::<u32>()) {
-                    if k < count {
-                        return Ok(base + k);
-                    }
-                }
-            }
-        }
-        Err(Error::Invalid {
+        Self::scoped_reg(name, scopes).ok_or_else(|| Error::Invalid {
             at: at.clone(),
             msg: format!("register '{name}' is not declared"),
         })
     }
 
-    /// Whether `name` is a register declared in a scope (not a special register).
-    fn is_scoped_reg(name: &str, scopes: &[Scope]) -> bool {
-        scopes.iter().rev().any(|s| {
-            s.regs.contains_key(name) || {
-                let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-                let (p, n) = name.split_at(name.len() - digits);
-                digits > 0
-                    && matches!((s.ranges.get(p), n.parse::<u32>()), (Some(&(_, count)), Ok(k)) if k < count)
-            }
+    /// The register `name` declares in the innermost scope that has it: by its own `.reg`,
+    /// or as `%r12` of a `%r<N>` range (the trailing digits split off).
+    fn scoped_reg(name: &str, scopes: &[Scope]) -> Option<Reg> {
+        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (prefix, index) = name.split_at(name.len() - digits);
+        scopes.iter().rev().find_map(|s| {
+            s.regs.get(name).copied().or_else(|| {
+                let (&(base, count), k) = (s.ranges.get(prefix)?, index.parse::<u32>().ok()?);
+                (digits > 0 && k < count).then_some(base + k)
+            })
         })
     }
 
     /// Whether an operand (or a part of it) is a symbol naming a register.
     fn names_scoped_reg(&self, o: &Operand, scopes: &[Scope]) -> bool {
         match o {
-            Operand::Symbol(n) => Self::is_scoped_reg(n, scopes),
+            Operand::Symbol(n) => Self::scoped_reg(n, scopes).is_some(),
             Operand::Vector(v) | Operand::List(v) => {
                 v.iter().any(|x| self.names_scoped_reg(x, scopes))
             }
@@ -751,7 +737,9 @@ impl<'m> Decoder<'m> {
 
     fn symbols_to_regs(&self, o: &mut Operand, scopes: &[Scope]) {
         match o {
-            Operand::Symbol(n) if Self::is_scoped_reg(n, scopes) => *o = Operand::Reg(n.clone()),
+            Operand::Symbol(n) if Self::scoped_reg(n, scopes).is_some() => {
+                *o = Operand::Reg(n.clone())
+            }
             Operand::Vector(v) | Operand::List(v) => {
                 v.iter_mut().for_each(|x| self.symbols_to_regs(x, scopes))
             }
@@ -1050,7 +1038,7 @@ impl<'m> Decoder<'m> {
                     // The address of a kernel parameter passed by value over several
                     // registers (`mov.b64 %rd, tmap_param`): a handle naming it.
                     Some(_) if self.entry_params.iter().any(|n| n == s) => {
-                        let k = self.entry_params.iter().position(|n| n == s).unwrap_or(0);
+                        let k = self.entry_params.iter().take_while(|n| *n != s).count();
                         Src::Imm(
                             crate::PARAM_ADDRESS_BASE + k as u64 * crate::PARAM_ADDRESS_SPACING,
                         )
