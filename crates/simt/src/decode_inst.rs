@@ -756,8 +756,14 @@ impl<'a> InstDecoder<'a> {
         })
     }
 
+    /// The first state space the modifiers name.
     fn space(&self) -> Option<MemSpace> {
-        self.i.mods.iter().find_map(|m| {
+        self.spaces().next()
+    }
+
+    /// The state spaces the modifiers name, in order (a copy's destination, then its source).
+    fn spaces(&self) -> impl Iterator<Item = MemSpace> + '_ {
+        self.i.mods.iter().filter_map(|m| {
             Some(match m.as_str() {
                 "global" => MemSpace::Global,
                 "shared" | "shared::cta" | "shared::cluster" => MemSpace::Shared,
@@ -1050,17 +1056,10 @@ impl<'a> InstDecoder<'a> {
                 self.unsupported("bulk reductions (cp.reduce.async.bulk) are not supported yet")
             );
         }
-        let spaces: Vec<MemSpace> = self
-            .i
-            .mods
-            .iter()
-            .filter_map(|m| match m.as_str() {
-                "global" => Some(MemSpace::Global),
-                "shared" | "shared::cta" | "shared::cluster" => Some(MemSpace::Shared),
-                _ => None,
-            })
-            .collect();
-        let [dst_space, src_space] = spaces[..] else {
+        let spaces: Vec<MemSpace> = self.spaces().collect();
+        let [dst_space @ (MemSpace::Global | MemSpace::Shared), src_space @ (MemSpace::Global | MemSpace::Shared)] =
+            spaces[..]
+        else {
             return Err(self.invalid("expected a destination and a source state space"));
         };
         let mbar = match self.i.operands.get(3) {
@@ -1106,18 +1105,13 @@ impl<'a> InstDecoder<'a> {
             return Ok(Decoded::Plain(Instr::Nop));
         }
         // The load names shared memory first: `.shared::cluster.global`.
-        let load = self
-            .i
-            .mods
-            .iter()
-            .find_map(|m| match m.as_str() {
-                "global" => Some(false),
-                "shared" | "shared::cta" | "shared::cluster" => Some(true),
-                _ => None,
-            })
-            .ok_or_else(|| {
-                self.invalid("expected .shared::cluster.global or .global.shared::cta")
-            })?;
+        let load = match self.space() {
+            Some(MemSpace::Shared) => true,
+            Some(MemSpace::Global) => false,
+            _ => {
+                return Err(self.invalid("expected .shared::cluster.global or .global.shared::cta"))
+            }
+        };
         let (map_op, smem_op) = if load { (1, 0) } else { (0, 1) };
         // [map, {c0, c1, …}]: the parser gives the tensor operand as a list or a vector.
         let tensor = match self.op(map_op)? {
