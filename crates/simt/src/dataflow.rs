@@ -225,11 +225,21 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
             | Instr::Matrix { addr, .. } => {
                 addr.base.into_iter().for_each(|r| live[r as usize] = true)
             }
-            Instr::CpAsync { dst, src, .. } => dst
-                .base
-                .into_iter()
-                .chain(src.base)
-                .for_each(|r| live[r as usize] = true),
+            // `src-size` decides which lanes read global memory.
+            Instr::CpAsync {
+                dst,
+                src,
+                src_bytes,
+                ..
+            } => {
+                dst.base
+                    .into_iter()
+                    .chain(src.base)
+                    .for_each(|r| live[r as usize] = true);
+                if let Some(s) = src_bytes {
+                    mark(&mut live, s);
+                }
+            }
             Instr::TensorCopy(t) => {
                 t.smem
                     .base

@@ -544,7 +544,15 @@ impl<'a> BlockCtx<'a> {
                 store_site,
             } => {
                 let w = *bytes as u32;
-                let from = self.addresses(warp, *src, exec);
+                // A lane whose `src-size` is 0 reads no global memory: it only zero-fills
+                // its shared bytes (Triton masks its pipelined loads this way).
+                let reads = match src_bytes {
+                    Some(s) => lanes(exec)
+                        .filter(|&lane| get(warp, *s, lane) != 0)
+                        .fold(0u32, |m, lane| m | 1 << lane),
+                    None => exec,
+                };
+                let from = self.addresses(warp, *src, reads);
                 let to = self.addresses(warp, *dst, exec);
                 let (g, sh) = (MemSpace::Global, MemSpace::Shared);
                 let (mut src_at, mut dst_at) = (Located::default(), Located::default());
@@ -555,7 +563,7 @@ impl<'a> BlockCtx<'a> {
                     g,
                     Op::Load,
                     w,
-                    exec,
+                    reads,
                     &from,
                     sink,
                     Some(&mut src_at),
