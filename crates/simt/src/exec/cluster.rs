@@ -135,15 +135,14 @@ impl BlockCtx<'_> {
     }
 
     /// `barrier.cluster.wait`: whether the phase the warp arrived on has completed (a warp
-    /// that did not arrive does not wait).
+    /// that did not arrive waits for the open phase, as the hardware's wait does).
     pub(super) fn cluster_wait_done(&self, warp: &mut Warp) -> bool {
-        match warp.cluster_wait {
-            Some(p) if self.cluster.phase <= p => false,
-            _ => {
-                warp.cluster_wait = None;
-                true
-            }
+        let p = *warp.cluster_wait.get_or_insert(self.cluster.phase);
+        if self.cluster.phase <= p {
+            return false;
         }
+        warp.cluster_wait = None;
+        true
     }
 }
 
