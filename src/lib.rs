@@ -97,6 +97,12 @@ pub struct AnalyzeRequest {
     /// (the Python package names a Triton kernel's by its Python arguments); parameters
     /// past the list keep `param_K`. Empty by default.
     pub param_names: Vec<String>,
+    /// `--cluster X,Y,Z`: blocks per thread-block cluster (CC 9.0+, compiled path); `None`:
+    /// the kernel's `__cluster_dims__` (`.reqnctapercluster`) if it declares one, else none.
+    pub cluster: Option<[u32; 3]>,
+    /// `--cluster-non-portable`: allow 16 blocks per cluster instead of 8 (the
+    /// `cudaFuncAttributeNonPortableClusterSizeAllowed` opt-in).
+    pub cluster_non_portable: bool,
 }
 
 /// A GPU of the table and the rates to predict with (datasheet or calibrated).
@@ -155,6 +161,8 @@ impl AnalyzeRequest {
             textures: Vec::new(),
             tensor_maps: Vec::new(),
             param_names: Vec::new(),
+            cluster: None,
+            cluster_non_portable: false,
         }
     }
 
@@ -249,6 +257,14 @@ impl Loaded {
     }
 
     /// Bytes of shared memory per block (static, then `dynamic` of `extern __shared__`).
+    /// Blocks per thread-block cluster the launch runs (x, y, z); `[1, 1, 1]`: none.
+    fn cluster(&self) -> [u32; 3] {
+        match self {
+            Loaded::Source(..) => [1, 1, 1],
+            Loaded::Compiled(k) => k.launch.cluster,
+        }
+    }
+
     fn shared_bytes(&self, dynamic: u64) -> u64 {
         match self {
             Loaded::Source(k, _) => k.shared_bytes(dynamic),
@@ -466,10 +482,12 @@ fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
     let shared = kernel.shared_bytes(req.dynamic_shared_bytes);
     let local = kernel.local_bytes_per_thread();
     let mut archs: Vec<&'static Arch> = Vec::new();
+    let cluster = kernel.cluster().map(u64::from);
     for a in candidates {
         match a
             .limits
-            .check_shared(shared)
+            .check_cluster(cluster, shared, req.cluster_non_portable)
+            .and_then(|()| a.limits.check_shared(shared))
             .and_then(|()| a.limits.check_local(local))
         {
             Ok(()) => archs.push(a),

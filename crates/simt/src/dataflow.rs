@@ -11,6 +11,8 @@ pub(crate) fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
     match i {
         Alu { d, a, b, c, e, .. } => (vec![*d], vec![*a, *b, *c, *e]),
         Mov { d, a, .. } | Cvt { d, a, .. } | Cvta { d, a, .. } => (vec![*d], vec![*a]),
+        Mapa { d, a, rank, .. } => (vec![*d], vec![*a, *rank]),
+        GetCtaRank { d, a, .. } => (vec![*d], vec![*a]),
         Setp {
             p, q, a, b, bop, ..
         } => {
@@ -328,6 +330,8 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     | Instr::Call { .. }
                     | Instr::Bra { .. }
                     | Instr::Bar
+                    | Instr::ClusterArrive
+                    | Instr::ClusterWait
                     | Instr::Exit
                     | Instr::Trap
                     | Instr::AssertFail { .. }

@@ -918,7 +918,36 @@ impl<'a> BlockCtx<'a> {
             | Instr::AssertFail { .. }
             | Instr::Ret
             | Instr::Bar
+            | Instr::ClusterArrive
+            | Instr::ClusterWait
             | Instr::Call { .. } => {}
+            Instr::Mapa {
+                d,
+                a,
+                rank,
+                generic,
+            } => {
+                let base = *d as usize * WARP_SIZE;
+                for lane in lanes(exec) {
+                    let v = self
+                        .mapa(get(warp, *a, lane), get(warp, *rank, lane), *generic)
+                        .map_err(|msg| Error::Fault {
+                            at: self.at(pc),
+                            msg,
+                            thread: self.thread(warp, lane),
+                            block: self.block,
+                        })?;
+                    warp.regs[base + lane] = if *generic { v } else { v & 0xFFFF_FFFF };
+                }
+                warp.uni[*d as usize] = false;
+            }
+            Instr::GetCtaRank { d, a, generic } => {
+                let base = *d as usize * WARP_SIZE;
+                for lane in lanes(exec) {
+                    warp.regs[base + lane] = self.getctarank(get(warp, *a, lane), *generic);
+                }
+                warp.uni[*d as usize] = false;
+            }
         }
         Ok(())
     }
