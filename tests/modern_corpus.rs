@@ -562,3 +562,44 @@ fn cluster_neighbour_reads_are_distributed_shared_memory() {
     let (ok, _, err) = run(&["--grid", "4", "--cc", "8.0", "--cluster", "2,1,1"]);
     assert!(!ok && err.contains("CC 8.0 has no thread-block clusters"), "{err}");
 }
+
+/// Both cluster kernels against Nsight Compute on the H100 (tests/data/h100/cluster/, made by
+/// scripts/h100/cluster/run.sh): every ncu column warpscope gives for them equals the
+/// measured value. `neighbour_sum` reads 32 consecutive words of the neighbour (4 sectors a
+/// warp), `neighbour_stride` words 8 apart (32 sectors a warp: 1,024). DSMEM requests and
+/// sectors, shared-memory instructions and wavefronts (the DSMEM wavefronts are not among
+/// the shared ones) all equal.
+#[test]
+fn cluster_kernels_equal_the_h100() {
+    if toolkit().is_none() {
+        return;
+    }
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h100/cluster/cluster-ncu.csv"),
+    )
+    .unwrap();
+    for (kernel, dsmem_sectors) in [("neighbour_sum", 128), ("neighbour_stride", 1024)] {
+        let mut measured = std::collections::BTreeMap::new();
+        let mut r = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
+        for row in r.records() {
+            let row = row.unwrap();
+            if row[4].starts_with(kernel) {
+                if let Ok(v) = row[14].replace(',', "").parse::<u64>() {
+                    measured.insert(row[12].to_string(), v);
+                }
+            }
+        }
+        let ours = csv_metric_sums(&["analyze", CLUSTER, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "9.0"]);
+        assert_eq!(ours["l1tex__t_sectors_pipe_lsu_mem_dshared_op_ld.sum"], dsmem_sectors);
+        let mut compared = 0;
+        for (metric, value) in &ours {
+            if let Some(m) = measured.get(metric) {
+                assert_eq!(value, m, "{kernel} {metric}");
+                compared += 1;
+            }
+        }
+        // dshared requests, sectors and instructions, shared-store wavefronts (and for
+        // neighbour_sum the shared-load wavefronts).
+        assert!(compared >= 4, "{kernel}: only {compared} columns compared: {ours:?}");
+    }
+}

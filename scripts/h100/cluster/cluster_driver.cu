@@ -25,5 +25,19 @@ int main() {
         }
     }
     printf("ok: neighbour_sum grid %d block %d, cluster 2x1x1\n", blocks, threads);
+    neighbour_stride<<<blocks, threads>>>(in, out);
+    if ((e = cudaDeviceSynchronize()) != cudaSuccess) {
+        printf("launch failed: %s\n", cudaGetErrorString(e));
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        int b = i / threads, t = i % threads;
+        int want = in[(b ^ 1) * threads + (t * 8) % threads];
+        if (out[i] != want) {
+            printf("stride: out[%d] = %d, want %d\n", i, out[i], want);
+            return 1;
+        }
+    }
+    printf("ok: neighbour_stride\n");
     return 0;
 }

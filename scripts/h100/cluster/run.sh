@@ -24,8 +24,12 @@ mkdir -p "$OUT"
 cd scripts/h100/cluster
 nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/cluster_driver cluster_driver.cu > "$OUT/cluster-build.txt" 2>&1 || { cat "$OUT/cluster-build.txt"; exit 1; }
 /tmp/cluster_driver | tee "$OUT/cluster-run.txt"
-M=smsp__sass_inst_executed_op_dshared_ld.sum,smsp__sass_inst_executed_op_dshared_st.sum,l1tex__t_requests_pipe_lsu_mem_dshared_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_dshared_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_dshared_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_dshared_op_st.sum,l1tex__t_bytes_pipe_lsu_mem_dshared.sum,smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
+# Every metric this ncu knows whose name says distributed shared memory, and the shared ones.
+ncu --query-metrics --chip gh100 > /tmp/cluster-query.txt 2>&1
+M=$(awk '{print $1}' /tmp/cluster-query.txt | grep -E 'dshared|dsmem' | sed 's/$/.sum/' | paste -sd, -)
+M=$M,smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
+echo "$M" > "$OUT/cluster-metrics.txt"
 ncu --clock-control none --csv --metrics "$M" /tmp/cluster_driver 2>"$OUT/cluster-ncu.err" | grep -E '^"' > "$OUT/cluster-ncu.csv"
 # A metric this ncu does not know is reported on stderr: show it.
 grep -i "metric\|error" "$OUT/cluster-ncu.err" | head -5
-grep -E 'neighbour_sum' "$OUT/cluster-ncu.csv" | awk -F'","' '{print $13, $15}' | sort -u
+awk -F'","' '{print $5, $13, $15}' "$OUT/cluster-ncu.csv" | grep -v ' 0"$' | cut -c1-140
