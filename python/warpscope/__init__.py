@@ -818,7 +818,34 @@ class Explanation:
     __str__ = __repr__
 
     def _repr_html_(self) -> str:
-        return self.html()
+        """The picture of :meth:`html` as a fragment for a notebook: its body in a
+        ``<div class="warpscope-explain">``, its stylesheet scoped to that div (the page's
+        ``body`` rules would restyle the whole notebook)."""
+        return _html_fragment(self.html(), "warpscope-explain")
+
+
+def _scope_css(css: str, scope: str) -> str:
+    """``css`` with every selector under ``.scope`` (``body`` becomes ``.scope`` itself)."""
+
+    def rule(m: "re.Match[str]") -> str:
+        sels = []
+        for sel in m.group(1).split(","):
+            sel = sel.strip()
+            if sel in ("body", "html"):
+                sels.append(f".{scope}")
+            elif sel:
+                sels.append(f".{scope} {sel}")
+        return ", ".join(sels) + " {" + m.group(2) + "}"
+
+    return re.sub(r"([^{}]+)\{([^{}]*)\}", rule, css)
+
+
+def _html_fragment(page: str, scope: str) -> str:
+    """A whole HTML page as a ``<div class=scope>`` holding its body and scoped styles."""
+    styles = "".join(_scope_css(m.group(1), scope) for m in re.finditer(r"<style[^>]*>(.*?)</style>", page, re.S))
+    m = re.search(r"<body[^>]*>(.*)</body>", page, re.S)
+    body = m.group(1) if m else page
+    return f'<div class="{scope}"><style>{styles}</style>{body}</div>'
 
 
 # --------------------------------------------------------------------------------------
@@ -990,6 +1017,15 @@ def _use_ray(ray: Optional[bool]) -> Any:
     installed and ``ray.init()`` was called, ``True`` always (an error when it cannot)."""
     if ray is False:
         return None
+    if ray is None:
+        # ray.init() imports Ray: when it was never imported there is no cluster (and no
+        # need to pay for importing it).
+        import sys
+
+        ray_mod = sys.modules.get("ray")
+        if ray_mod is None or not hasattr(ray_mod, "is_initialized"):
+            return None
+        return ray_mod if ray_mod.is_initialized() else None
     try:
         import ray as ray_mod
     except ImportError:
