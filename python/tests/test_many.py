@@ -57,8 +57,8 @@ def test_callable_forms(root):
 
 
 def test_errors_returned_or_raised():
-    # An unknown CC, an unknown kernel, between two good launches.
-    launches = [stride_launch(1), stride_launch(2, cc="4.2"), dict(stride_launch(4), kernel="nope<float>"),
+    # An unknown CC, an unknown parameter, between two good launches.
+    launches = [stride_launch(1), stride_launch(2, cc="4.2"), dict(stride_launch(4), args={"s": 4, "nope": 1}),
                 stride_launch(8)]
     out = warpscope.analyze_many(launches, cc="9.0", errors="return")
     assert isinstance(out[0], warpscope.Result) and isinstance(out[3], warpscope.Result)
@@ -108,11 +108,11 @@ def test_on_ray(ray_cluster, root):
     check_strides(results)
     assert results[0].source == "examples/harris.cu"
     assert "stride<float>" in results[0].table()
-    out = warpscope.analyze_many([launches[0], dict(launches[1], kernel="nope<float>")], cc="9.0", errors="return")
+    out = warpscope.analyze_many([launches[0], dict(launches[1], args={"s": 2, "nope": 1})], cc="9.0", errors="return")
     assert isinstance(out[0], warpscope.Result)
     assert isinstance(out[1], warpscope.InputError) and "nope" in str(out[1])
     with pytest.raises(warpscope.InputError, match="nope"):
-        warpscope.analyze_many([dict(launches[1], kernel="nope<float>")], cc="9.0")
+        warpscope.analyze_many([dict(launches[1], args={"s": 2, "nope": 1})], cc="9.0")
     # ray=False keeps them here, with the same figures.
     here = warpscope.analyze_many(launches, cc="9.0", ray=False)
     assert [r.to_json() for r in here] == [r.to_json() for r in results]
