@@ -226,3 +226,16 @@ def test_numba_not_installed(monkeypatch):
     monkeypatch.setitem(sys.modules, "numba", None)
     with pytest.raises(ImportError, match="pip install numba-cuda"):
         wn.analyze(copy_offset, 1, 32)
+
+
+def test_nvvm_not_installed(monkeypatch):
+    """numba-cuda without its CUDA libraries: cuda-pathfinder's error (as it raises it when
+    libnvvm is missing) becomes an ImportError naming the pip packages."""
+    DynamicLibNotFoundError = type("DynamicLibNotFoundError", (RuntimeError,), {})
+
+    def no_nvvm(*args, **kwargs):
+        raise DynamicLibNotFoundError('Failure finding "libnvvm.so": No such file: libnvvm.so')
+
+    monkeypatch.setattr(cuda, "compile_ptx", no_nvvm)
+    with pytest.raises(ImportError, match=r"pip install \"numba-cuda\[cu13\]\".*nvidia-nvvm"):
+        wn.analyze(copy_offset, 1, 32, np.zeros(64, np.float32), np.zeros(64, np.float32), 0)

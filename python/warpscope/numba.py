@@ -35,7 +35,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from . import ArgumentError, CompileError, InputError, Result, _analyze_spec, _content_dir, _is_array
+from . import ArgumentError, CompileError, Result, _analyze_spec, _content_dir, _is_array
 from . import _spec, _write_once, parse_ccs
 
 __all__ = ["analyze", "compile_ptx", "NumbaPTX"]
@@ -240,6 +240,12 @@ def compile_ptx(
     except ImportError:
         raise
     except Exception as e:
+        if _missing_library(e):
+            raise ImportError(
+                f"warpscope.numba: Numba could not load a CUDA library it compiles with ({type(e).__name__}: "
+                f"{str(e).splitlines()[0] if str(e) else e!r}): {_INSTALL}, or pip install nvidia-nvvm "
+                "nvidia-cuda-nvrtc nvidia-cuda-runtime (no GPU is used)"
+            ) from None
         raise _compile_error(kernel, e) from None
     # The entry's mangled name (it carries the types, which warpscope would otherwise read
     # as C++ parameters) becomes the Python function's.
@@ -279,6 +285,15 @@ def compile_ptx(
         scalars=scalars,
         source_file=inspect.getsourcefile(kernel.py_func),
     )
+
+
+def _missing_library(e: Exception) -> bool:
+    """Whether ``e`` says NVVM, NVRTC or the CUDA runtime library could not be loaded (not a
+    fault of the kernel)."""
+    name = type(e).__name__
+    text = str(e)
+    return (name in ("DynamicLibNotFoundError", "NvvmSupportError", "NvrtcSupportError")
+            or bool(re.search(r"lib(nvvm|nvrtc|cudart)\S* (cannot be found|not found)|Failure finding \"lib(nvvm|nvrtc|cudart)", text, re.I)))
 
 
 def _compile_error(kernel: Any, e: Exception) -> CompileError:
