@@ -2,9 +2,12 @@
 # Builds the Python package (maturin + PyO3) into .venv-py/ at the repository root and runs
 # its tests: `bash python/test.sh` (any extra arguments go to pytest).
 #
-# Installs maturin, pytest, numpy and pandas, and Triton's CPU-only wheel from PyPI (no GPU
-# is used); when Triton does not install, its tests are skipped and say so. The Rust build
-# goes to $CARGO_TARGET_DIR (default: target/python/ at the repository root).
+# Installs from PyPI: maturin, pytest, numpy, pandas; nbclient, nbformat and ipykernel (the
+# notebook test); Triton's wheel and numba-cuda with the CUDA 13 NVVM, NVRTC and runtime
+# libraries it loads (no GPU is used by either); Ray (warpscope.analyze_many on a cluster).
+# Each optional one that does not install has its tests skipped, saying so (pytest -rs).
+# Installs only what is missing, so a second run installs nothing. The Rust build goes to
+# $CARGO_TARGET_DIR (default: target/python/ at the repository root).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -18,9 +21,21 @@ fi
 # shellcheck disable=SC1091
 source "$venv/bin/activate"
 python -m pip install -q --upgrade pip
-python -m pip install -q "maturin>=1.5,<2" pytest numpy pandas
+if ! python -c "import maturin, pytest, numpy, pandas, nbclient, nbformat, ipykernel" 2>/dev/null; then
+    python -m pip install -q "maturin>=1.5,<2" pytest numpy pandas nbclient nbformat ipykernel
+fi
 if ! python -c "import triton" 2>/dev/null; then
     python -m pip install -q triton || echo "warning: triton did not install: its tests will be skipped" >&2
+fi
+# numba-cuda compiles with NVVM (libnvvm) and asks NVRTC which CCs it targets; both, and the
+# CUDA runtime library it checks at import, come as pip wheels (the [cu13] extra's subset
+# that compile_ptx needs).
+if ! python -c "from numba import cuda; cuda.compile_ptx(lambda: None, (), cc=(9, 0))" 2>/dev/null; then
+    python -m pip install -q numba-cuda "nvidia-nvvm==13.*" "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-runtime==13.*" \
+        || echo "warning: numba-cuda did not install: its tests will be skipped" >&2
+fi
+if ! python -c "import ray" 2>/dev/null; then
+    python -m pip install -q ray || echo "warning: ray did not install: analyze_many's Ray test will be skipped" >&2
 fi
 
 start=$(date +%s)

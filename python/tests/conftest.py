@@ -29,13 +29,26 @@ def root(monkeypatch):
     return ROOT
 
 
+def without_nvrtc_only_venv(monkeypatch):
+    """Makes the CLI take the front end the package takes: the CLI built with
+    `--features cuda` compiles with NVRTC when it finds no nvcc, and finds NVRTC in
+    $VIRTUAL_ENV's pip wheels (the test venv has numba-cuda's); the package has no NVRTC
+    front end and uses the source interpreter there. So where $VIRTUAL_ENV has no nvcc (where
+    it has one, both compile with it), the test runs without it, the package and the CLI
+    alike (their notes name the places searched)."""
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv and not list(Path(venv).glob("lib/python3*/site-packages/nvidia/cu*/bin/nvcc")):
+        monkeypatch.delenv("VIRTUAL_ENV")
+
+
 @pytest.fixture
-def cli():
+def cli(monkeypatch):
     """Runs the CLI with arguments, in the repository root and this process's environment;
     skips (visibly) when no CLI binary is built."""
     exe = cli_binary()
     if exe is None:
         pytest.skip("no warpscope CLI binary (cargo build --release, or set WARPSCOPE_BIN): compared by structure only")
+    without_nvrtc_only_venv(monkeypatch)
 
     def run(*args, check=True):
         p = subprocess.run([exe, *args], cwd=ROOT, capture_output=True, text=True, env=dict(os.environ))

@@ -168,3 +168,21 @@ def test_triton_not_installed(monkeypatch):
     monkeypatch.setitem(sys.modules, "triton", None)
     with pytest.raises(ImportError, match="pip install triton"):
         wt.analyze(add_kernel, grid)
+
+
+def test_array_where_a_scalar_is_expected():
+    """Triton's parameters are untyped: an array for n_elements makes it a pointer, and
+    Triton's compiler rejects `offsets < n_elements` at that line (its message verbatim)."""
+    x = np.zeros(N, np.float32)
+    with pytest.raises(warpscope.CompileError, match=r"invalid operands of type pointer<fp32> and triton.language.int32") as e:
+        wt.analyze(add_kernel, grid, x, x, x, x, BLOCK_SIZE=BLOCK)
+    assert e.value.line == line_of("mask = offsets < n_elements")
+    # A number where a pointer goes: an integer that tl.load cannot read through.
+    with pytest.raises(warpscope.CompileError, match="add_kernel") as e:
+        wt.analyze(add_kernel, grid, 3, x, x, N, BLOCK_SIZE=BLOCK)
+    assert e.value.line == line_of("x = tl.load")
+    # A NumPy scalar or a 0-d array is a scalar: the vector add's figures (24,608 load
+    # sectors, see test_vector_add_sectors).
+    for n in (np.int32(N), np.array(N)):
+        r = wt.analyze(add_kernel, grid, x, x, x, n, BLOCK_SIZE=BLOCK)
+        assert r.ptx.signature["n_elements"] == "i32" and r.totals["9.0"]["global_load"]["sectors"] == 24608

@@ -30,6 +30,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _warpscope as _native
@@ -39,6 +40,7 @@ __version__ = _native.__version__
 
 __all__ = [
     "analyze",
+    "analyze_many",
     "explain",
     "Result",
     "Site",
@@ -226,7 +228,7 @@ def _write_once(path: str, text: str) -> None:
                 return
     except OSError:
         pass
-    tmp = f"{path}.{os.getpid()}.tmp"
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(tmp, path)
@@ -432,7 +434,7 @@ def _npy_file(a: Any) -> str:
     d = _content_dir("npy", hashlib.sha256(data).hexdigest())
     p = os.path.join(d, "init.npy")
     if not os.path.exists(p):
-        tmp = f"{p}.{os.getpid()}.tmp"
+        tmp = f"{p}.{os.getpid()}.{threading.get_ident()}.tmp"
         with open(tmp, "wb") as f:
             f.write(data)
         os.replace(tmp, p)
@@ -537,6 +539,8 @@ class Result:
 
     def to_json(self) -> str:
         """The JSON text ``warpscope analyze --format json`` prints (pretty, final newline)."""
+        if self._json is None and self._native is None:
+            self._json = self._detached["json"]
         if self._json is None:
             self._json = _call(self._native.json)
         return self._json
@@ -554,14 +558,34 @@ class Result:
     def to_csv(self) -> str:
         """The CSV of ``warpscope analyze --format csv``: one row per access and CC, with
         Nsight Compute's metric names as extra columns."""
+        if self._native is None:
+            return self._detached["csv"]
         return _call(self._native.csv)
 
     def table(self, width: Optional[int] = None, color: bool = False) -> str:
         """The text table of ``warpscope analyze``, fitted to ``width`` columns (``None``:
-        the terminal's), with ANSI colours when ``color``."""
+        the terminal's), with ANSI colours when ``color``. (A result made in another
+        process, such as a Ray worker's, keeps its table as rendered there, unfitted.)"""
+        if self._native is None:
+            return self._detached["table_color" if color else "table"]
         if width is None:
             width = shutil.get_terminal_size((160, 24)).columns
         return self._native.table(width, color)
+
+    def __reduce__(self):
+        """Pickles as its rendered forms (JSON, CSV, tables) and launch: what crosses to
+        another process (``analyze_many`` on Ray); ``explain()`` there runs the launch
+        again."""
+        if self._native is None:
+            detached = self._detached
+        else:
+            detached = {
+                "json": self.to_json(),
+                "csv": self.to_csv(),
+                "table": self._native.table(None, False),
+                "table_color": self._native.table(None, True),
+            }
+        return (_detached_result, (detached, self._spec, self._rename, self.ptx))
 
     def __repr__(self) -> str:
         return self.table()
@@ -671,6 +695,14 @@ class Result:
 
     def _repr_html_(self) -> str:
         return _html_table(self._d())
+
+
+def _detached_result(detached: Dict[str, str], spec: Dict[str, Any], rename: Any, ptx: Any) -> Result:
+    r = Result(None, spec, rename)
+    r._detached = detached  # type: ignore[attr-defined]
+    if ptx is not None:
+        r.ptx = ptx
+    return r
 
 
 def _csv_types(df):
@@ -786,7 +818,34 @@ class Explanation:
     __str__ = __repr__
 
     def _repr_html_(self) -> str:
-        return self.html()
+        """The picture of :meth:`html` as a fragment for a notebook: its body in a
+        ``<div class="warpscope-explain">``, its stylesheet scoped to that div (the page's
+        ``body`` rules would restyle the whole notebook)."""
+        return _html_fragment(self.html(), "warpscope-explain")
+
+
+def _scope_css(css: str, scope: str) -> str:
+    """``css`` with every selector under ``.scope`` (``body`` becomes ``.scope`` itself)."""
+
+    def rule(m: "re.Match[str]") -> str:
+        sels = []
+        for sel in m.group(1).split(","):
+            sel = sel.strip()
+            if sel in ("body", "html"):
+                sels.append(f".{scope}")
+            elif sel:
+                sels.append(f".{scope} {sel}")
+        return ", ".join(sels) + " {" + m.group(2) + "}"
+
+    return re.sub(r"([^{}]+)\{([^{}]*)\}", rule, css)
+
+
+def _html_fragment(page: str, scope: str) -> str:
+    """A whole HTML page as a ``<div class=scope>`` holding its body and scoped styles."""
+    styles = "".join(_scope_css(m.group(1), scope) for m in re.finditer(r"<style[^>]*>(.*?)</style>", page, re.S))
+    m = re.search(r"<body[^>]*>(.*)</body>", page, re.S)
+    body = m.group(1) if m else page
+    return f'<div class="{scope}"><style>{styles}</style>{body}</div>'
 
 
 # --------------------------------------------------------------------------------------
@@ -906,3 +965,163 @@ def _spec_of_analyze_args(source_or_path=None, **kw):
     a.pop("source_or_path")
     return _spec(source_or_path, **a)
 
+
+
+# --------------------------------------------------------------------------------------
+# Many launches
+# --------------------------------------------------------------------------------------
+
+Launch = Union[Mapping[str, Any], Tuple[Any, Mapping[str, Any]], Tuple[Any, Sequence[Any], Mapping[str, Any]]]
+
+
+def _launch_call(i: int, launch: Any, cc: Any) -> Tuple[Any, Tuple[Any, ...], Dict[str, Any]]:
+    """(function, positional arguments, keyword arguments) of launch ``i``."""
+    if isinstance(launch, Mapping):
+        fn, args, kw = analyze, (), dict(launch)
+    elif isinstance(launch, (tuple, list)) and len(launch) == 2 and callable(launch[0]) and isinstance(launch[1], Mapping):
+        fn, args, kw = launch[0], (), dict(launch[1])
+    elif (isinstance(launch, (tuple, list)) and len(launch) == 3 and callable(launch[0])
+          and isinstance(launch[1], (tuple, list)) and isinstance(launch[2], Mapping)):
+        fn, args, kw = launch[0], tuple(launch[1]), dict(launch[2])
+    else:
+        raise ArgumentError(
+            f"launches[{i}]: expected a dict of warpscope.analyze's keyword arguments, (function, kwargs) "
+            f"or (function, args, kwargs), not {type(launch).__name__}"
+        )
+    if cc is not None and "cc" not in kw:
+        kw["cc"] = cc
+    return fn, args, kw
+
+
+def _run_launch(fn: Any, args: Tuple[Any, ...], kw: Dict[str, Any], cwd: Optional[str] = None):
+    """Runs one launch: ("ok", Result) or ("error", the exception). On a Ray worker it runs
+    in the caller's working folder (``cwd``), so relative paths mean what they meant there."""
+    old = None
+    try:
+        if cwd is not None and os.path.isdir(cwd) and os.getcwd() != cwd:
+            old = os.getcwd()
+            os.chdir(cwd)
+        return ("ok", fn(*args, **kw))
+    except Exception as e:  # noqa: BLE001 — handed back to the caller, who raises or returns it
+        return ("error", e)
+    finally:
+        if old is not None:
+            os.chdir(old)
+
+
+_RAY_TASK = None
+
+
+def _use_ray(ray: Optional[bool]) -> Any:
+    """The ``ray`` module when launches go to a Ray cluster: ``ray=None`` when Ray is
+    installed and ``ray.init()`` was called, ``True`` always (an error when it cannot)."""
+    if ray is False:
+        return None
+    if ray is None:
+        # ray.init() imports Ray: when it was never imported there is no cluster (and no
+        # need to pay for importing it).
+        import sys
+
+        ray_mod = sys.modules.get("ray")
+        if ray_mod is None or not hasattr(ray_mod, "is_initialized"):
+            return None
+        return ray_mod if ray_mod.is_initialized() else None
+    try:
+        import ray as ray_mod
+    except ImportError:
+        if ray:
+            raise ImportError("analyze_many(ray=True) needs Ray, which is not installed: pip install ray") from None
+        return None
+    if not ray_mod.is_initialized():
+        if ray:
+            raise Error("analyze_many(ray=True): connect to a cluster first (ray.init())")
+        return None
+    return ray_mod
+
+
+def analyze_many(
+    launches: Iterable[Launch],
+    *,
+    cc: Any = None,
+    parallel: bool = True,
+    errors: str = "raise",
+    max_workers: Optional[int] = None,
+    ray: Optional[bool] = None,
+) -> List[Union[Result, BaseException]]:
+    """Analyzes many launches at once; returns their :class:`Result` objects in the order
+    of ``launches``.
+
+    Each launch is a dict of :func:`analyze`'s arguments (``{"source_or_path":
+    "examples/harris.cu", "kernel": "offset<float>", "grid": 4096, "block": 256, "args":
+    {"s": 1}}``), or ``(function, kwargs)`` or ``(function, args, kwargs)`` for another
+    entry point (``(warpscope.triton.analyze, (kernel, grid, x, y, out, n), {"BLOCK_SIZE":
+    1024})``, ``warpscope.numba.analyze``). ``cc``: the compute capabilities of every
+    launch that names none.
+
+    Where they run: on a Ray cluster, one task per launch, when Ray is installed and
+    ``ray.init()`` was called (``ray=False``: never; ``ray=True``: required); else with
+    ``parallel`` on a pool of ``max_workers`` threads (default: one per core: the analysis
+    runs in Rust without the GIL); else one after the other. Results that come back from
+    Ray workers keep their JSON, CSV and tables (rendered there, unfitted).
+
+    ``errors="raise"`` (default): the first failed launch in input order raises its
+    exception (:class:`Error` and its subclasses, ``TypeError``, ``ImportError``, …, with
+    ``launch_index`` set to its position), once the launches before it have finished;
+    ``errors="return"``: the exception takes the failed launch's place in the list.
+
+    Raises :class:`ArgumentError` for a launch that is neither form, :class:`InputError`
+    for an unknown ``errors``.
+    """
+    if errors not in ("raise", "return"):
+        raise InputError(f"errors={errors!r}: expected 'raise' or 'return'")
+    calls = [_launch_call(i, l, cc) for i, l in enumerate(launches)]
+    if not calls:
+        return []
+    ray_mod = _use_ray(ray)
+    outcomes: List[Any] = [None] * len(calls)
+
+    def done(i: int, outcome: Tuple[str, Any]) -> bool:
+        """Records launch i's outcome; False when it is an error to raise."""
+        status, value = outcome
+        if status == "error":
+            try:
+                value.launch_index = i
+            except Exception:  # noqa: BLE001
+                pass
+            if errors == "raise":
+                outcomes[i] = value
+                return False
+        outcomes[i] = value
+        return True
+
+    if ray_mod is not None:
+        global _RAY_TASK
+        if _RAY_TASK is None:
+            _RAY_TASK = ray_mod.remote(_run_launch)
+        cwd = os.getcwd()
+        refs = [_RAY_TASK.remote(fn, args, kw, cwd) for fn, args, kw in calls]
+        for i, ref in enumerate(refs):
+            if not done(i, ray_mod.get(ref)):
+                for r in refs[i + 1:]:
+                    ray_mod.cancel(r)
+                raise outcomes[i]
+        return outcomes
+    if not parallel or len(calls) == 1:
+        for i, (fn, args, kw) in enumerate(calls):
+            if not done(i, _run_launch(fn, args, kw)):
+                raise outcomes[i]
+        return outcomes
+    import concurrent.futures as cf
+
+    workers = max_workers or os.cpu_count() or 1
+    pool = cf.ThreadPoolExecutor(max_workers=min(workers, len(calls)), thread_name_prefix="warpscope")
+    try:
+        futures = [pool.submit(_run_launch, fn, args, kw) for fn, args, kw in calls]
+        for i, f in enumerate(futures):
+            if not done(i, f.result()):
+                for g in futures[i + 1:]:
+                    g.cancel()
+                raise outcomes[i]
+    finally:
+        pool.shutdown(wait=True)
+    return outcomes
