@@ -24,8 +24,11 @@ python -m pip install -q --upgrade pip
 if ! python -c "import maturin, pytest, numpy, pandas, nbclient, nbformat, ipykernel" 2>/dev/null; then
     python -m pip install -q "maturin>=1.5,<2" pytest numpy pandas nbclient nbformat ipykernel
 fi
-if ! python -c "import triton" 2>/dev/null; then
-    python -m pip install -q triton || echo "warning: triton did not install: its tests will be skipped" >&2
+# Triton 3.6.0: the version the H100 measurements ran (tests/data/h100/triton*/), so the
+# tests can check that the PTX Triton makes here is the PTX its JIT made on the GPU.
+TRITON_VERSION=3.6.0
+if [ "$(python -c 'import triton; print(triton.__version__)' 2>/dev/null)" != "$TRITON_VERSION" ]; then
+    python -m pip install -q "triton==$TRITON_VERSION" || echo "warning: triton $TRITON_VERSION did not install: its tests will be skipped" >&2
 fi
 # numba-cuda compiles with NVVM (libnvvm) and asks NVRTC which CCs it targets; both, and the
 # CUDA runtime library it checks at import, come as pip wheels (the [cu13] extra's subset

@@ -83,3 +83,25 @@ def test_triton_analyze_here_equals_the_h100():
     if triton.__version__ == "3.6.0":
         for space in ["shared_load", "shared_store"]:
             assert figures(r, space) == expected("softmax_kernel", space), space
+
+
+def test_triton_here_makes_the_gpus_ptx():
+    """With the GPU's Triton version, the PTX compiled here (no GPU) is the PTX the JIT made
+    on the H100, but for the `.file` path of Triton's own standard.py."""
+    triton = pytest.importorskip("triton", reason="triton not installed (pip install triton)")
+    if triton.__version__ != "3.6.0":
+        pytest.skip(f"the GPU ran Triton 3.6.0; this is {triton.__version__} (python/test.sh installs 3.6.0)")
+    np = pytest.importorskip("numpy")
+    import re
+    import warpscope.triton as wt
+    from kernels import add_kernel, softmax_kernel
+
+    strip = lambda p: re.sub(r'(?m)^\s*\.file\s+\d+\s+".*/site-packages/', ".file ", p)  # noqa: E731
+    x = np.zeros(N, np.float32)
+    a = np.zeros((ROWS, COLS), np.float32)
+    made = {
+        "add_kernel": wt.compile_ptx(add_kernel, x, x, x, N, BLOCK_SIZE=1024, cc="9.0").ptx,
+        "softmax_kernel": wt.compile_ptx(softmax_kernel, a, a, COLS, COLS, COLS, BLOCK_SIZE=1024, cc="9.0").ptx,
+    }
+    for kernel, ptx in made.items():
+        assert strip(ptx) == strip(open(os.path.join(DATA, f"{kernel}.ptx")).read()), kernel
