@@ -166,6 +166,7 @@ fn site_table(a: &Analysis, archs: &[usize], color: bool) -> Table {
         let s0 = &a.architectures[0].sites[i];
         let space = match s0.space {
             Space::Global if s0.read_only => "global (ro)".to_string(),
+            Space::DistributedShared => "dsmem".to_string(),
             other => format!("{other:?}").to_lowercase(),
         };
         let mut row = vec![
@@ -368,7 +369,10 @@ pub fn render_advice(a: &Analysis, color: bool) -> String {
                 position(&a.source, s.line, s.column),
                 s.text,
                 s.width,
-                format!("{:?}", s.space).to_lowercase(),
+                match s.space {
+                    Space::DistributedShared => "distributed shared".to_string(),
+                    other => format!("{other:?}").to_lowercase(),
+                },
                 cause_name(&adv.cause),
                 adv.why
             ));
