@@ -9,6 +9,7 @@ use warpscope_model::{Space, WarpAccess, WARP_SIZE};
 mod access;
 mod mbarrier;
 pub(crate) mod mma;
+pub(crate) mod mma_sp;
 mod packed;
 mod step;
 mod texture;
