@@ -273,7 +273,7 @@ impl Program {
     /// Decodes the entry `entry` of `module` and every `.func` it calls.
     ///
     /// Errors: [`Error::Unsupported`] naming the first instruction the executor cannot run
-    /// (`tcgen05`, `multimem`, sparse `mma.sp`, …) with its PTX line; [`Error::Invalid`]
+    /// (`tcgen05`, `multimem`, `mma` with `.kind::`, …) with its PTX line; [`Error::Invalid`]
     /// for an undeclared register, an unknown label or symbol, or a malformed operand.
     pub fn decode(module: &ast::Module, entry: &ast::Function) -> Result<Program> {
         let mut d = Decoder {

@@ -10,6 +10,7 @@ use crate::instr::*;
 use crate::minifloat::Format;
 
 mod mma;
+mod mma_sp;
 mod tex;
 mod wgmma;
 

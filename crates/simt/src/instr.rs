@@ -823,6 +823,17 @@ pub struct MmaShape {
 pub enum TensorOp {
     /// `mma.sync.aligned` or `wmma.mma.sync.aligned`.
     Mma(MmaShape),
+    /// `mma.sp{::ordered_metadata}.sync.aligned` [PTX ISA §9.7.14.6]: `shape.k` is the
+    /// dense K; the A fragment holds the m×k/2 non-zeros, `e` is the metadata register
+    /// (each non-zero's index inside its chunk) and `sel` the sparsity selector (which
+    /// threads of each group of four supply it).
+    MmaSp {
+        shape: MmaShape,
+        e: Src,
+        sel: u8,
+        /// `::ordered_metadata`: each chunk's indices must ascend.
+        ordered: bool,
+    },
     /// `movmatrix.sync.aligned.m8n8.trans.b16` [PTX ISA §9.7.14.5.17]: the 8×8 b16 matrix
     /// held one 32-bit register per lane (row `lane/4`, columns `2·(lane%4)` + 0, 1)
     /// transposed.

@@ -681,12 +681,7 @@ fn malformed_tensor_instructions_are_errors_naming_them() {
         matches!(&e, Error::Invalid { msg, .. } if msg.contains("movmatrix")),
         "{e}"
     );
-    // Sparse mma and tcgen05 are not run (wgmma is: tests/wgmma.rs).
-    let e = decode_error("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1}, {%r4, %r5}, {%f4, %f5, %f6, %f7}, %r9, 0x0;");
-    assert!(
-        matches!(&e, Error::Unsupported { instr, why, .. } if instr.starts_with("mma.sp") && why.contains("mma.sp")),
-        "{e}"
-    );
+    // tcgen05 is not run (wgmma is: tests/wgmma.rs; mma.sp: mma_sp_* below).
     let e = decode_error("tcgen05.fence::before_thread_sync;");
     assert!(
         matches!(&e, Error::Unsupported { instr, .. } if instr.starts_with("tcgen05")),
@@ -715,4 +710,301 @@ fn other_mma_shapes_decode_and_run() {
         let p = program(c, ".param .u64 p0");
         accesses(&p, &launch(&p, vec![vec![]], &[]));
     }
+}
+
+/// One case of tests/data/h100/mma_sp/checks.txt: an `mma.sp` instruction (with its
+/// selector), how its operands were drawn, and per lane the registers in and D out.
+struct SpCase {
+    instr: String,
+    sel: u32,
+    counts: [usize; 3],
+    exact: bool,
+    lanes: Vec<Vec<u32>>,
+}
+
+fn sp_cases() -> Vec<SpCase> {
+    let text = include_str!("../../../tests/data/h100/mma_sp/checks.txt");
+    let mut cases: Vec<SpCase> = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        if let Some(h) = line.strip_prefix("case ") {
+            let w: Vec<&str> = h.split(' ').collect();
+            let num = |k: &str| -> usize {
+                w.iter()
+                    .find_map(|x| x.strip_prefix(k))
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            cases.push(SpCase {
+                instr: w[0].to_string(),
+                sel: num("sel=") as u32,
+                counts: [num("na="), num("nb="), num("nc=")],
+                exact: h.ends_with("mode=exact"),
+                lanes: Vec::new(),
+            });
+        } else {
+            let regs = line
+                .split(' ')
+                .map(|x| u32::from_str_radix(x, 16).unwrap())
+                .collect();
+            cases.last_mut().unwrap().lanes.push(regs);
+        }
+    }
+    cases
+}
+
+/// Runs `case`'s instruction on its inputs (each lane loads its registers from `p1`) and
+/// returns each lane's D registers, `[register][lane]`.
+fn run_sp(case: &SpCase) -> Result<Vec<[u64; 32]>, Error> {
+    let [na, nb, nc] = case.counts;
+    let n_in = na + nb + nc + 1;
+    let mut body = format!("{PRELUDE}ld.param.u64 %rd1, [p1];\nmul.wide.u32 %rd2, %r90, {};\nadd.s64 %rd3, %rd1, %rd2;\n", 4 * n_in);
+    for i in 0..n_in {
+        body += &format!("ld.global.u32 %r{}, [%rd3+{}];\n", 10 + i, 4 * i);
+    }
+    let e = 10 + n_in - 1;
+    body += &format!(
+        "{} {{{}}}, {{{}}}, {{{}}}, {{{}}}, %r{e}, {};\n",
+        case.instr,
+        list("%r", 40, nc),
+        list("%r", 10, na),
+        list("%r", 10 + na, nb),
+        list("%r", 10 + na + nb, nc),
+        case.sel
+    );
+    for j in 0..nc {
+        body += &probe(&format!("%r{}", 40 + j));
+    }
+    let p = try_program(&body, ".param .u64 p0, .param .u64 p1")?;
+    let bytes: Vec<u8> = case
+        .lanes
+        .iter()
+        .flat_map(|l| l[..n_in].iter().flat_map(|x| x.to_le_bytes()))
+        .collect();
+    let l = launch(&p, vec![vec![], bytes], &[]);
+    let mut v = Vec::new();
+    p.run(&l, &mut |s, a, o| v.push((s, *a, o)))?;
+    Ok(v.into_iter()
+        .filter(|(_, a, _)| a.op == Op::Store && a.width == 1)
+        .map(|(_, a, _)| a.addrs.map(|x| x - window::ALLOC_BASE))
+        .collect())
+}
+
+/// `mma.sp` and `mma.sp::ordered_metadata` of every shape and type of PTX ISA §9.7.14.6
+/// that sm_90 runs, every selector, against an H100 (tests/data/h100/mma_sp/checks.txt,
+/// from scripts/h100/mma_sp): random operands and random valid metadata in every lane
+/// (the lanes the selector leaves out included). D is bit-exact on the operands whose sums
+/// are exact ("exact": small integers, all integer types at full range) and on the
+/// arbitrary float operands whenever D is f16; an f32 D of arbitrary floats differs from
+/// the exact sum rounded once in about a third of the registers, by up to 58 ulps where
+/// the sum nearly cancels: the H100 accumulates with less precision (the order and the
+/// intermediate precision are unspecified [PTX ISA §9.7.14.5.14]; fp8 runs as two f16
+/// sparse MMAs, each rounded).
+#[test]
+fn mma_sp_matches_the_h100() {
+    let cases = sp_cases();
+    assert_eq!(cases.len(), 68);
+    let mut float_cases = 0;
+    for case in &cases {
+        let got = run_sp(case).unwrap_or_else(|e| panic!("{} sel {}: {e}", case.instr, case.sel));
+        let [na, nb, nc] = case.counts;
+        let first_d = na + nb + nc + 1;
+        assert_eq!(got.len(), nc);
+        let mut diffs = 0;
+        let mut max_ulps = 0i64;
+        for (lane, regs) in case.lanes.iter().enumerate() {
+            for j in 0..nc {
+                if got[j][lane] != regs[first_d + j] as u64 {
+                    diffs += 1;
+                    let ord = |x: u32| {
+                        if x >> 31 == 1 {
+                            -((x & 0x7FFF_FFFF) as i64)
+                        } else {
+                            x as i64
+                        }
+                    };
+                    max_ulps =
+                        max_ulps.max((ord(got[j][lane] as u32) - ord(regs[first_d + j])).abs());
+                    assert!(
+                        !case.exact,
+                        "{} sel {} lane {lane} d{j}: {:#x}, the H100 {:#x}",
+                        case.instr,
+                        case.sel,
+                        got[j][lane],
+                        regs[first_d + j]
+                    );
+                }
+            }
+        }
+        if !case.exact {
+            assert!(
+                max_ulps <= 64,
+                "{} sel {}: {max_ulps} ulps",
+                case.instr,
+                case.sel
+            );
+            float_cases += 1;
+            eprintln!(
+                "{} sel {} float: {diffs} registers differ, by {max_ulps} ulps at most",
+                case.instr, case.sel
+            );
+        }
+    }
+    assert!(float_cases > 0);
+}
+
+/// Plain `mma.sp` takes a chunk's two indices in either order (the H100 puts each non-zero
+/// at its own index): swapping every A register's two f16 non-zeros and their metadata
+/// fields gives the H100's D of the unswapped case; `::ordered_metadata` requires them in
+/// increasing order, and its fault names the thread holding the descending pair.
+#[test]
+fn mma_sp_descending_metadata() {
+    let cases = sp_cases();
+    let base = cases
+        .iter()
+        .find(|c| {
+            c.instr == "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+                && c.sel == 0
+                && c.exact
+        })
+        .unwrap();
+    let mut swapped = SpCase {
+        instr: base.instr.clone(),
+        sel: 0,
+        counts: base.counts,
+        exact: true,
+        lanes: base.lanes.clone(),
+    };
+    for regs in &mut swapped.lanes {
+        // A: two registers, each one chunk's two halves (compressed columns 2t, 2t + 1).
+        for a in &mut regs[..2] {
+            *a = a.rotate_left(16);
+        }
+        // E (after A 2, B 2, C 4): every nibble's two 2-bit indices exchanged.
+        let e = &mut regs[8];
+        *e = ((*e & 0x3333_3333) << 2) | ((*e >> 2) & 0x3333_3333);
+    }
+    let got = run_sp(&swapped).unwrap();
+    for (lane, regs) in base.lanes.iter().enumerate() {
+        for j in 0..4 {
+            assert_eq!(got[j][lane], regs[9 + j] as u64, "lane {lane} d{j}");
+        }
+    }
+    swapped.instr = swapped
+        .instr
+        .replace("mma.sp.", "mma.sp::ordered_metadata.");
+    match run_sp(&swapped) {
+        Err(Error::Fault {
+            msg, thread, block, ..
+        }) => {
+            assert!(
+                msg.contains("mma.sp") && msg.contains("increasing order"),
+                "{msg}"
+            );
+            assert_eq!((thread, block), ([0, 0, 0], [0, 0, 0]), "{msg}");
+        }
+        r => panic!("{:?}", r.map(|_| ())),
+    }
+}
+
+/// Invalid metadata is a fault naming the thread that holds it: equal indices (0b0101), and
+/// for tf32 any nibble but 0b0100 and 0b1110; lanes the selector leaves out are not read.
+#[test]
+fn mma_sp_invalid_metadata_faults() {
+    let cases = sp_cases();
+    let pick = |instr: &str, sel: u32| {
+        let c = cases
+            .iter()
+            .find(|c| c.instr == instr && c.sel == sel && c.exact)
+            .unwrap();
+        SpCase {
+            instr: c.instr.clone(),
+            sel,
+            counts: c.counts,
+            exact: true,
+            lanes: c.lanes.clone(),
+        }
+    };
+    // f16 m16n8k32, selector 1: threads 2 and 3 of each group supply the metadata.
+    let mut c = pick(
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32",
+        1,
+    );
+    let e = 4 + 4 + 4;
+    let want: Vec<u32> = c.lanes.iter().map(|l| l[e + 1]).collect();
+    c.lanes[9][e] = 0x5555_5555; // lane 9 = thread 1 of group 2: not read
+    let got = run_sp(&c).unwrap();
+    for (lane, w) in want.iter().enumerate() {
+        assert_eq!(got[0][lane], *w as u64);
+    }
+    c.lanes[10][e] = (c.lanes[10][e] & !0xF0) | 0x50; // thread 2 of group 2, row 2, chunk 1
+    match run_sp(&c) {
+        Err(Error::Fault { msg, thread, .. }) => {
+            assert_eq!(thread, [10, 0, 0], "{msg}");
+            assert!(
+                msg.contains("row 2, chunk 1") && msg.contains("0b0101"),
+                "{msg}"
+            );
+        }
+        r => panic!("{:?}", r.map(|_| ())),
+    }
+    let mut c = pick(
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+        3,
+    );
+    c.lanes[31][8] = (c.lanes[31][8] & !0xF) | 0x6; // E after A 2, B 2, C 4; lane 31 = thread 3 of group 7
+    match run_sp(&c) {
+        Err(Error::Fault { msg, thread, .. }) => {
+            assert_eq!(thread, [31, 0, 0], "{msg}");
+            assert!(
+                msg.contains("row 7, chunk 0") && msg.contains("0b0110") && msg.contains("tf32"),
+                "{msg}"
+            );
+        }
+        r => panic!("{:?}", r.map(|_| ())),
+    }
+}
+
+#[test]
+fn malformed_sparse_mma_is_an_error_naming_it() {
+    let sp = |s: &str| decode_error(s);
+    // The A fragment holds k/2 columns: 2 registers for f16 m16n8k16, not the dense 4.
+    let e = sp("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7}, %r9, 0;");
+    assert!(
+        matches!(&e, Error::Invalid { msg, .. } if msg.contains("mma.sp::ordered_metadata") && msg.contains("A fragment") && msg.contains("takes 2 registers, 4 given")),
+        "{e}"
+    );
+    // Selectors beyond the shape's: f16 m16n8k32 takes 0 or 1, s8 m16n8k64 only 0.
+    let e = sp("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%f4, %f5, %f6, %f7}, %r9, 2;");
+    assert!(
+        matches!(&e, Error::Invalid { msg, .. } if msg.contains("sparsity selector") && msg.contains("0 to 1") && msg.contains("2 given")),
+        "{e}"
+    );
+    let e = sp("mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%r8, %r10, %r11, %r12}, {%r0, %r1, %r2, %r3}, %r9, 1;");
+    assert!(
+        matches!(&e, Error::Invalid { msg, .. } if msg.contains("sparsity selector") && msg.contains("is 0 ")),
+        "{e}"
+    );
+    // The selector is a constant; e and f are both required.
+    let e = sp("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1}, {%r4, %r5}, {%f4, %f5, %f6, %f7}, %r9, %r8;");
+    assert!(
+        matches!(&e, Error::Invalid { msg, .. } if msg.contains("integer constant")),
+        "{e}"
+    );
+    let e = sp("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1}, {%r4, %r5}, {%f4, %f5, %f6, %f7}, %r9;");
+    assert!(
+        matches!(&e, Error::Invalid { msg, .. } if msg.contains("e, f")),
+        "{e}"
+    );
+    // A shape/type the table lacks, and the sm_120 .kind:: forms.
+    let e = sp("mma.sp.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r0}, {%r4}, {%f4, %f5, %f6, %f7}, %r9, 0;");
+    assert!(
+        matches!(&e, Error::Unsupported { instr, why, .. } if instr.starts_with("mma.sp") && why.contains("§9.7.14.6")),
+        "{e}"
+    );
+    let e = sp("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%f4, %f5, %f6, %f7}, %r9, 0;");
+    assert!(
+        matches!(&e, Error::Unsupported { why, .. } if why.contains(".kind::")),
+        "{e}"
+    );
 }

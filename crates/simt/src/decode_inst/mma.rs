@@ -2,8 +2,9 @@
 //! `wmma.load`/`wmma.store`/`wmma.mma` (§9.7.14.4.3–5) and `movmatrix` (§9.7.14.5.17).
 //! Shapes and types are checked against the ISA's tables and each fragment's register
 //! count against its shape, so that a malformed instruction is an error naming it, never a
-//! wrong run. `mma.sp` (sparse), the `.kind::`/`.block_scale` forms of sm_120 and `tcgen05`
-//! are not supported (`wgmma` is decoded in `wgmma.rs`).
+//! wrong run. Sparse `mma.sp{::ordered_metadata}` (§9.7.14.6) is decoded in `mma_sp.rs`;
+//! the `.kind::`/`.block_scale` forms of sm_120 and `tcgen05` are not supported (`wgmma` is
+//! decoded in `wgmma.rs`).
 
 use super::*;
 use crate::exec::mma::{Layout, Part};
@@ -17,7 +18,7 @@ fn parse_mnk(s: &str) -> Option<(u32, u32, u32)> {
 }
 
 /// The register type a fragment of `e` is read as (for immediates).
-fn reg_ty(e: MmaElem) -> Ty {
+pub(super) fn reg_ty(e: MmaElem) -> Ty {
     match e {
         MmaElem::F64 => Ty {
             kind: Kind::Float,
@@ -108,7 +109,7 @@ impl<'a> InstDecoder<'a> {
         }
     }
 
-    fn shape(&self) -> Result<(u32, u32, u32)> {
+    pub(super) fn shape(&self) -> Result<(u32, u32, u32)> {
         self.i
             .mods
             .iter()
@@ -117,7 +118,7 @@ impl<'a> InstDecoder<'a> {
     }
 
     /// The element-type modifiers, in order.
-    fn elem_types(&self) -> Vec<MmaElem> {
+    pub(super) fn elem_types(&self) -> Vec<MmaElem> {
         self.i
             .mods
             .iter()
@@ -127,7 +128,7 @@ impl<'a> InstDecoder<'a> {
 
     /// The elements of fragment operand `k` (`{r0, …}` or one register): an error naming
     /// the instruction unless each is a register or an immediate.
-    fn frag_items(&self, k: usize) -> Result<Vec<&'a Operand>> {
+    pub(super) fn frag_items(&self, k: usize) -> Result<Vec<&'a Operand>> {
         let items: Vec<&'a Operand> = match self.op(k)? {
             Operand::Vector(v) => v.iter().collect(),
             o => vec![o],
@@ -160,7 +161,7 @@ impl<'a> InstDecoder<'a> {
     }
 
     /// The operands of a fragment `{r0, …}` (or one register) as sources.
-    fn frag_srcs(&self, k: usize, e: MmaElem) -> Result<Vec<Src>> {
+    pub(super) fn frag_srcs(&self, k: usize, e: MmaElem) -> Result<Vec<Src>> {
         let ty = reg_ty(e);
         let items = self.frag_items(k)?;
         if items.iter().any(|o| matches!(o, Operand::Sink)) {
@@ -170,7 +171,7 @@ impl<'a> InstDecoder<'a> {
     }
 
     /// The destination registers of a fragment.
-    fn frag_dests(&self, k: usize) -> Result<Vec<Reg>> {
+    pub(super) fn frag_dests(&self, k: usize) -> Result<Vec<Reg>> {
         let one = |o: &Operand| {
             (self.dest)(o)?.ok_or_else(|| self.invalid("a sink '_' cannot receive a fragment"))
         };
@@ -184,7 +185,7 @@ impl<'a> InstDecoder<'a> {
         items.into_iter().map(one).collect()
     }
 
-    fn check_count(&self, what: &str, got: usize, want: u32) -> Result<()> {
+    pub(super) fn check_count(&self, what: &str, got: usize, want: u32) -> Result<()> {
         if want == 0 || got != want as usize {
             return Err(self.invalid(&format!(
                 "the {what} fragment of this shape and type takes {want} registers, {got} given"
@@ -225,7 +226,7 @@ impl<'a> InstDecoder<'a> {
     /// d, a, b, c` [PTX ISA §9.7.14.5.14].
     fn mma_sync(&self) -> Result<Decoded> {
         if self.has("sp") || self.i.mods.iter().any(|m| m.starts_with("sp::")) {
-            return Err(self.unsupported("sparse mma (mma.sp) is not supported yet"));
+            return self.mma_sp();
         }
         if self
             .i

@@ -1,6 +1,7 @@
 //! Tensor-core instructions [PTX ISA §9.7.14]: `mma.sync`, `wmma.mma` and `movmatrix`
 //! (warp-wide register arithmetic: they move no memory) and `wmma.load`/`wmma.store`
-//! (memory instructions whose accesses are those ptxas emits for them).
+//! (memory instructions whose accesses are those ptxas emits for them). Sparse `mma.sp`
+//! spreads its non-zeros into a dense A (`mma_sp.rs`) and computes D here.
 //!
 //! An `mma` gathers the warp's A, B and C fragment registers into matrices through the
 //! fragment layout ([`Layout`]), computes `D = A·B + C` and scatters D back the same way.
@@ -82,7 +83,7 @@ pub(crate) struct Layout {
     /// Elements per register of A, B, C and D.
     per: [u32; 4],
     /// `mma.sync.m8n8k4` on `.f16`: the quad-pair layouts, with `.row` A and `.row` B.
-    quad: Option<(bool, bool)>,
+    pub(crate) quad: Option<(bool, bool)>,
 }
 
 impl Layout {
@@ -114,7 +115,7 @@ impl Layout {
 
     /// Rows and columns of the matrices the fragments are gathered into: (m, k, n), the
     /// quad-pairs' four products side by side for `m8n8k4.f16`.
-    fn dims(&self) -> (u32, u32, u32) {
+    pub(crate) fn dims(&self) -> (u32, u32, u32) {
         match self.quad {
             Some(_) => (32, 16, 32),
             None => (self.m, self.k, self.n),
@@ -274,10 +275,11 @@ pub(crate) fn encode(t: MmaElem, x: f64, satfinite: bool) -> u64 {
     }
 }
 
-/// A (m×k) and B (k×n) elements of the largest shapes: m16n8k64 (s4) A is 16·64, B 64·8;
-/// wmma m32n8k16 A and m8n32k16 B are 512; the m8n8k4 quad-pairs are 32·16 and 16·32.
-const MAX_A: usize = 1024;
-const MAX_B: usize = 512;
+/// A (m×k) and B (k×n) elements of the largest shapes: sparse m16n8k128 (s4) spreads A to
+/// 16·128 and B is 128·8; wmma m32n8k16 A and m8n32k16 B are 512; the m8n8k4 quad-pairs
+/// are 32·16 and 16·32.
+pub(crate) const MAX_A: usize = 2048;
+const MAX_B: usize = 1024;
 /// C elements: the m8n8k4 quad-pairs' 32×32 (wmma's are 256).
 const MAX_C: usize = 1024;
 /// D registers per lane at most (wmma f32 and the m8n8k4 f32 quad-pairs: 8).
@@ -304,6 +306,12 @@ impl<'a> BlockCtx<'a> {
                 match &t.op {
                     TensorOp::Mma(s) if s.a == MmaElem::B1 => mma_b1(warp, exec, s, t),
                     TensorOp::Mma(s) => mma(warp, exec, s, t),
+                    TensorOp::MmaSp {
+                        shape,
+                        e,
+                        sel,
+                        ordered,
+                    } => return self.mma_sp(warp, pc, exec, t, shape, *e, *sel, *ordered),
                     TensorOp::MovTrans => movmatrix(warp, exec, t),
                 }
                 Ok(())
@@ -503,28 +511,53 @@ impl<'a> BlockCtx<'a> {
 /// reads all 32 lanes), D written to the executing lanes.
 fn mma(warp: &mut Warp, exec: u32, s: &MmaShape, t: &TensorInstr) {
     let lay = Layout::mma(s);
-    let (_, kk, cols) = lay.dims();
-    let (kk, cols) = (kk as usize, cols as usize);
+    let (_, kk, _) = lay.dims();
     let mut a = [0f64; MAX_A];
-    let mut b = [0f64; MAX_B];
-    let mut c = [0f64; MAX_C];
-    let gather = |warp: &Warp, p: Part, ty: MmaElem, regs: &[Src], stride: usize, m: &mut [f64]| {
-        let (bits, e) = (ty.bits(), ty.per_reg());
-        for (j, r) in regs.iter().enumerate().take(lay.regs(p) as usize) {
-            for l in 0..WARP_SIZE {
-                let v = get(warp, *r, l);
-                for x in 0..e {
-                    let (row, col) = lay.pos(p, l as u32, j as u32, x);
-                    if let Some(slot) = m.get_mut(row as usize * stride + col as usize) {
-                        *slot = value(ty, field(v, x, bits));
-                    }
+    gather(warp, &lay, Part::A, s.a, &t.a, kk as usize, &mut a);
+    product(warp, exec, s, &lay, t, &a);
+}
+
+/// Reads fragment `p` (registers `regs` of type `ty`) of every lane into the row-major
+/// matrix `m` of `stride` columns.
+pub(super) fn gather(
+    warp: &Warp,
+    lay: &Layout,
+    p: Part,
+    ty: MmaElem,
+    regs: &[Src],
+    stride: usize,
+    m: &mut [f64],
+) {
+    let (bits, e) = (ty.bits(), ty.per_reg());
+    for (j, r) in regs.iter().enumerate().take(lay.regs(p) as usize) {
+        for l in 0..WARP_SIZE {
+            let v = get(warp, *r, l);
+            for x in 0..e {
+                let (row, col) = lay.pos(p, l as u32, j as u32, x);
+                if let Some(slot) = m.get_mut(row as usize * stride + col as usize) {
+                    *slot = value(ty, field(v, x, bits));
                 }
             }
         }
-    };
-    gather(warp, Part::A, s.a, &t.a, kk, &mut a);
-    gather(warp, Part::B, s.b, &t.b, cols, &mut b);
-    gather(warp, Part::C, s.c, &t.c, cols, &mut c);
+    }
+}
+
+/// `D = A·B + C` for the dense A (`m`×`k` row-major, as `lay.dims()` gives them): B and C
+/// gathered from their fragments, D written to the executing lanes.
+pub(super) fn product(
+    warp: &mut Warp,
+    exec: u32,
+    s: &MmaShape,
+    lay: &Layout,
+    t: &TensorInstr,
+    a: &[f64],
+) {
+    let (_, kk, cols) = lay.dims();
+    let (kk, cols) = (kk as usize, cols as usize);
+    let mut b = [0f64; MAX_B];
+    let mut c = [0f64; MAX_C];
+    gather(warp, lay, Part::B, s.b, &t.b, cols, &mut b);
+    gather(warp, lay, Part::C, s.c, &t.c, cols, &mut c);
     let (bits, e) = (s.d.bits(), s.d.per_reg());
     let nd = (lay.regs(Part::D) as usize).min(t.d.len()).min(MAX_D);
     let mut out = [[0u64; MAX_D]; WARP_SIZE];

@@ -10,6 +10,7 @@ mod access;
 mod cluster;
 mod mbarrier;
 pub(crate) mod mma;
+pub(crate) mod mma_sp;
 mod packed;
 mod step;
 mod texture;
