@@ -7,6 +7,7 @@ request, and moves every 32-byte sector its 32 lanes touch; a shared access take
 wavefront per distinct 4-byte word in its most used bank (32 banks of 4 bytes)."""
 
 import inspect
+import os
 import sys
 
 import pytest
@@ -131,6 +132,9 @@ def test_naive_transpose_walks_a_column():
     r = wn.analyze(transpose_naive, (n // 32, n // 8), (32, 8), np.asfortranarray(a), b)
     assert r.totals["9.0"]["global_load"]["sectors"] == 65536
     assert str(r.ptx.signature[0]) == "array(float32, 2d, F)"
+    # The advice names the Python file the table names, not the PTX.
+    advice = [line for line in r.table().splitlines() if line.startswith("advice")]
+    assert advice and all(os.path.basename(__file__) in line for line in advice), advice
 
 
 def test_shared_memory_tile_bank_conflicts():

@@ -366,7 +366,16 @@ pub fn render_advice(a: &Analysis, color: bool) -> String {
             out.push_str(&format!(
                 "{bold}advice{reset} #{} {} {} ({} B {}) — {}: {}\n",
                 s.row,
-                position(&a.source, s.line, s.column),
+                // The file the table names for the row (a header, Triton's or Numba's `.py`).
+                position(
+                    a.architectures
+                        .first()
+                        .and_then(|x| x.sites.get(s.row))
+                        .and_then(|site| site.file.as_deref())
+                        .unwrap_or(&a.source),
+                    s.line,
+                    s.column
+                ),
                 s.text,
                 s.width,
                 match s.space {
