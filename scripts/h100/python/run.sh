@@ -7,11 +7,13 @@
 set -u
 OUT=${OUT:-/tmp/python-out}
 mkdir -p "$OUT"
-python3 -m venv --system-site-packages /tmp/wsvenv
-/tmp/wsvenv/bin/pip install -q --no-deps .gpu-carry/wheel/warpscope-*.whl > "$OUT/python-install.txt" 2>&1
-/tmp/wsvenv/bin/python -c "import torch, triton, warpscope; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())" \
+# The machine's python3 (its venv has torch and Triton); the wheel beside it, not into it.
+rm -rf /tmp/wsdeps
+python3 -m pip install -q --no-deps --target /tmp/wsdeps .gpu-carry/wheel/warpscope-*.whl > "$OUT/python-install.txt" 2>&1
+export PYTHONPATH=/tmp/wsdeps
+{ command -v python3; python3 -c "import torch, triton, warpscope; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"; } \
     > "$OUT/python-tests.txt" 2>&1
-/tmp/wsvenv/bin/python -m pytest -q -rs python/tests/test_triton.py python/tests/test_triton_h100.py \
+python3 -m pytest -q -rs -p no:cacheprovider python/tests/test_triton.py python/tests/test_triton_h100.py \
     python/tests/test_triton2_h100.py python/tests/test_torch_gpu.py >> "$OUT/python-tests.txt" 2>&1
 echo "pytest rc=$?" >> "$OUT/python-tests.txt"
 tail -30 "$OUT/python-tests.txt"
