@@ -41,13 +41,13 @@ pub(crate) fn reduction_allowed(op: AtomOp, ty: &str, global: bool) -> bool {
 /// types) [PTX ISA §9.7.9.25.5.2].
 pub(crate) fn tensor_reduction_allowed(op: AtomOp, ty: &str) -> bool {
     use AtomOp::*;
-    match (op, ty) {
-        (Add, "u32" | "s32" | "u64" | "f32" | "f16" | "bf16") => true,
-        (Min | Max, "u32" | "s32" | "s64" | "f16" | "bf16") => true,
-        (Inc | Dec, "u32") => true,
-        (And | Or | Xor, "u32" | "s32" | "u64" | "s64") => true,
-        _ => false,
-    }
+    matches!(
+        (op, ty),
+        (Add, "u32" | "s32" | "u64" | "f32" | "f16" | "bf16")
+            | (Min | Max, "u32" | "s32" | "s64" | "f16" | "bf16")
+            | (Inc | Dec, "u32")
+            | (And | Or | Xor, "u32" | "s32" | "u64" | "s64")
+    )
 }
 
 /// The reduction operations' modifiers.
