@@ -603,3 +603,89 @@ fn cluster_kernels_equal_the_h100() {
         assert!(compared >= 4, "{kernel}: only {compared} columns compared: {ours:?}");
     }
 }
+
+const BULK: &str = "tests/kernels/modern/bulk_cluster.cu";
+
+/// Hopper's bulk paths between the blocks of a cluster (tests/kernels/modern/bulk_cluster.cu,
+/// clusters of 2, grid 4, block 256, written with CCCL's cuda::ptx): every kernel runs to
+/// completion (its mbarriers complete) and each destination is a row of its own. By hand:
+///
+/// - `bulk_multicast`: one 1,024-byte multicast a cluster (2), each two 512-byte pieces of
+///   16-byte lanes: the global side read once, 4 executions and 2·1,024/32 = 64 sectors (the
+///   TMA unit's load sectors); rank 0's own buffer a shared row (4 executions, 4 wavefronts
+///   a piece: 16), rank 1's a distributed-shared row (4 executions, 64 sectors, 16
+///   wavefronts).
+/// - `bulk_exchange`: each of the 4 blocks copies 1 KiB into its neighbour (DSMEM stores: 8
+///   executions, 128 sectors) and adds it into `sums` (global atomic row: 8 executions, 128
+///   sectors); both read the own 1 KiB (8 executions each).
+/// - `async_stores`: st.async.b32 a thread, 32 consecutive words a warp (32 warps: 32
+///   requests, 4 sectors each = 128, 1 wavefront each); red.async.add.u32 of every lane on
+///   one word (32 requests, 1 sector each); the 1-KiB bulk reduction into the neighbour (8
+///   executions, 128 sectors).
+#[test]
+fn bulk_cluster_kernels_report_every_destination() {
+    if toolkit().is_none() {
+        return;
+    }
+    let rows = |kernel: &str| -> Vec<(String, String, String, [u64; 4])> {
+        let v = json(&["analyze", BULK, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "9.0", "-q"]);
+        v["architectures"][0]["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| {
+                let p = s["ptx"].as_str().unwrap();
+                p.starts_with("cp.") || p.contains(".async")
+            })
+            .map(|s| {
+                let n = |k: &str| s[k].as_u64().unwrap_or(0);
+                let p = s["ptx"].as_str().unwrap();
+                (
+                    p.split(".shared").next().unwrap().to_string(),
+                    s["op"].as_str().unwrap().to_string(),
+                    s["space"].as_str().unwrap().to_string(),
+                    [n("executions"), n("requests"), n("sectors"), n("wavefronts")],
+                )
+            })
+            .collect()
+    };
+    let row = |p: &str, op: &str, space: &str, f: [u64; 4]| (p.to_string(), op.to_string(), space.to_string(), f);
+    assert_eq!(
+        rows("bulk_multicast"),
+        vec![
+            row("cp.async.bulk", "load", "global", [4, 4, 64, 0]),
+            row("cp.async.bulk", "store", "shared", [4, 4, 0, 16]),
+            row("cp.async.bulk", "store", "distributed_shared", [4, 4, 64, 16]),
+        ]
+    );
+    assert_eq!(
+        rows("bulk_exchange"),
+        vec![
+            row("cp.async.bulk", "load", "shared", [8, 8, 0, 32]),
+            row("cp.async.bulk", "store", "distributed_shared", [8, 8, 128, 32]),
+            row("cp.reduce.async.bulk.global", "load", "shared", [8, 8, 0, 32]),
+            row("cp.reduce.async.bulk.global", "atomic", "global", [8, 8, 128, 0]),
+        ]
+    );
+    assert_eq!(
+        rows("async_stores"),
+        vec![
+            row("st.async.weak", "store", "distributed_shared", [32, 32, 128, 32]),
+            row("red.async.relaxed.cluster", "atomic", "distributed_shared", [32, 32, 32, 32]),
+            row("cp.reduce.async.bulk", "load", "shared", [8, 8, 0, 32]),
+            row("cp.reduce.async.bulk", "atomic", "distributed_shared", [8, 8, 128, 32]),
+        ]
+    );
+    // The ncu columns: the multicast's global side is the TMA unit's load sectors; st.async
+    // counts as a DSMEM store, red.async as a DSMEM atomic (unmeasured: scripts/h100/bulk).
+    let sums = csv_metric_sums(&["analyze", BULK, "--kernel", "bulk_multicast", "--grid", "4", "--block", "256", "--cc", "9.0"]);
+    assert_eq!(sums["l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum"], 64);
+    let sums = csv_metric_sums(&["analyze", BULK, "--kernel", "async_stores", "--grid", "4", "--block", "256", "--cc", "9.0"]);
+    assert_eq!(sums["l1tex__t_sectors_pipe_lsu_mem_dshared_op_st.sum"], 128);
+    assert_eq!(sums["smsp__sass_inst_executed_op_dshared_atom.sum"], 32);
+    // sm_120 (CC 12.0) has clusters and these paths too: every kernel analyzes cleanly.
+    for kernel in ["bulk_multicast", "bulk_exchange", "async_stores"] {
+        let (ok, _, err) = warpscope(&["analyze", BULK, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "12.0", "-q"]);
+        assert!(ok, "{kernel} at CC 12.0: {err}");
+    }
+}

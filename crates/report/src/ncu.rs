@@ -463,6 +463,12 @@ pub fn ncu_op(space: Space, op: Op, ptx: Option<&str>) -> Option<NcuOp> {
     // A bulk or tensor copy: its global side is the TMA unit's; ncu counts its shared side
     // in no shared-memory metric (measured on H100: 0 shared-store wavefronts for a
     // cp.async.bulk of 16 MiB into shared memory).
+    // A bulk or tensor reduction (cp.reduce.async.bulk[.tensor]) is the TMA unit's too, but
+    // which of ncu's counters take its global reduction and its shared read is not measured
+    // yet (scripts/h100/bulk/run.sh collects every tma/red/dshared metric to decide): none.
+    if ptx.is_some_and(|p| p.starts_with("cp.reduce.async.bulk")) {
+        return None;
+    }
     if ptx.is_some_and(|p| p.starts_with("cp.async.bulk")) {
         // A bulk copy's or multicast's writes into other blocks of the cluster are the TMA
         // unit's (`…_mem_dshared_op_tma_st`), not mapped here.

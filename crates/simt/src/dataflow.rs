@@ -182,15 +182,19 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
                     src,
                     size,
                     mbar,
+                    multicast,
                     ..
                 } => {
                     reg(dst.base)
                         || reg(src.base)
                         || is(&tainted, size)
                         || mbar.is_some_and(|m| reg(m.base))
+                        || multicast.is_some_and(|m| is(&tainted, &m))
                 }
+                Instr::AsyncStore(a) => reg(a.addr.base) || reg(a.mbar.base),
                 Instr::TensorCopy(t) => {
                     reg(t.smem.base)
+                        || t.multicast.is_some_and(|m| is(&tainted, &m))
                         || is(&tainted, &t.map)
                         || t.coords.iter().any(|c| is(&tainted, c))
                         || t.mbar.is_some_and(|m| reg(m.base))
@@ -250,12 +254,14 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     .for_each(|r| live[r as usize] = true);
                 mark(&mut live, &t.map);
                 t.coords.iter().for_each(|c| mark(&mut live, c));
+                t.multicast.iter().for_each(|c| mark(&mut live, c));
             }
             Instr::CpBulk {
                 dst,
                 src,
                 size,
                 mbar,
+                multicast,
                 ..
             } => {
                 dst.base
@@ -264,6 +270,14 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     .chain(mbar.and_then(|m| m.base))
                     .for_each(|r| live[r as usize] = true);
                 mark(&mut live, size);
+                multicast.iter().for_each(|c| mark(&mut live, c));
+            }
+            Instr::AsyncStore(a) => {
+                a.addr
+                    .base
+                    .into_iter()
+                    .chain(a.mbar.base)
+                    .for_each(|r| live[r as usize] = true);
             }
             Instr::Texture(t) => texture_operands(t).for_each(|s| mark(&mut live, &s)),
             Instr::Wmma(w) => {
@@ -322,6 +336,7 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     | Instr::Atom { .. }
                     | Instr::CpAsync { .. }
                     | Instr::CpBulk { .. }
+                    | Instr::AsyncStore(_)
                     | Instr::TensorCopy(_)
                     | Instr::Matrix { .. }
                     | Instr::Wmma(_)

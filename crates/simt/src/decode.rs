@@ -852,6 +852,7 @@ impl<'m> Decoder<'m> {
                     | Instr::Atom { site, .. }
                     | Instr::Matrix { site, .. } => *site = ids[0],
                     Instr::Texture(t) => t.site = ids[0],
+                    Instr::AsyncStore(a) => a.site = ids[0],
                     Instr::TensorCopy(t) => {
                         t.global_site = ids[0];
                         t.shared_site = ids[1];

@@ -9,6 +9,7 @@ use crate::error::{At, Error, Result};
 use crate::instr::*;
 use crate::minifloat::Format;
 
+pub(crate) mod bulk;
 mod mma;
 mod mma_sp;
 mod tex;
@@ -176,6 +177,7 @@ impl<'a> InstDecoder<'a> {
                 })
             }
             "ld" | "ldu" => self.load()?,
+            "st" | "red" if self.has("async") => self.async_store()?,
             "st" => self.store()?,
             "atom" | "red" => self.atom()?,
             "cp" => self.cp()?,
@@ -304,7 +306,14 @@ impl<'a> InstDecoder<'a> {
             }),
             "getctarank" => Decoded::Plain(Instr::GetCtaRank {
                 d: self.d(0)?,
-                a: self.s(1, if self.space().is_none() { Ty::U64 } else { Ty::U32 })?,
+                a: self.s(
+                    1,
+                    if self.space().is_none() {
+                        Ty::U64
+                    } else {
+                        Ty::U32
+                    },
+                )?,
                 generic: self.space().is_none(),
             }),
             "multimem" => return Err(self.unsupported(
@@ -1051,135 +1060,6 @@ impl<'a> InstDecoder<'a> {
                     atomic: false,
                 },
             ],
-        ))
-    }
-
-    /// `cp.async.bulk.*` and its group instructions [PTX ISA §9.7.9.25.4].
-    fn cp_bulk(&self) -> Result<Decoded> {
-        if self.has("commit_group") || self.has("wait_group") || self.has("prefetch") {
-            // Completion is immediate here; an L2 prefetch moves nothing to count.
-            return Ok(Decoded::Plain(Instr::Nop));
-        }
-        if self.has("tensor") {
-            return self.tensor_copy();
-        }
-        if self.has("reduce") {
-            return Err(
-                self.unsupported("bulk reductions (cp.reduce.async.bulk) are not supported yet")
-            );
-        }
-        let spaces: Vec<MemSpace> = self.spaces().collect();
-        let [dst_space @ (MemSpace::Global | MemSpace::Shared), src_space @ (MemSpace::Global | MemSpace::Shared)] =
-            spaces[..]
-        else {
-            return Err(self.invalid("expected a destination and a source state space"));
-        };
-        let mbar = match self.i.operands.get(3) {
-            Some(o @ Operand::Address { .. }) if self.has("mbarrier::complete_tx::bytes") => {
-                Some((self.addr)(o)?)
-            }
-            _ => None,
-        };
-        let kind = |op, space| SiteKind {
-            op,
-            space: Some(match space {
-                MemSpace::Global => Space::Global,
-                _ => Space::Shared,
-            }),
-            read_only: false,
-            atomic: false,
-        };
-        Ok(Decoded::Memory(
-            Instr::CpBulk {
-                dst: (self.addr)(self.op(0)?)?,
-                src: (self.addr)(self.op(1)?)?,
-                dst_space,
-                src_space,
-                size: self.s(2, Ty::U32)?,
-                mbar,
-                load_site: 0,
-                store_site: 0,
-            },
-            vec![kind(Op::Load, src_space), kind(Op::Store, dst_space)],
-        ))
-    }
-
-    /// `cp.async.bulk.tensor` (tile mode) [PTX ISA §9.7.9.25.5.1].
-    fn tensor_copy(&self) -> Result<Decoded> {
-        if self.has("im2col")
-            || self.has("im2col_no_offs")
-            || self.has("tile::gather4")
-            || self.has("tile::scatter4")
-        {
-            return Err(self.unsupported("only the tile mode of cp.async.bulk.tensor is supported (not im2col or gather4/scatter4)"));
-        }
-        if self.has("prefetch") {
-            return Ok(Decoded::Plain(Instr::Nop));
-        }
-        // The load names shared memory first: `.shared::cluster.global`.
-        let load = match self.space() {
-            Some(MemSpace::Shared) => true,
-            Some(MemSpace::Global) => false,
-            _ => {
-                return Err(self.invalid("expected .shared::cluster.global or .global.shared::cta"))
-            }
-        };
-        let (map_op, smem_op) = if load { (1, 0) } else { (0, 1) };
-        // [map, {c0, c1, …}]: the parser gives the tensor operand as a list or a vector.
-        let tensor = match self.op(map_op)? {
-            Operand::Address { base: Some(b), .. } => b.as_ref(),
-            o => o,
-        };
-        let (map, coords) = match tensor {
-            Operand::List(v) | Operand::Vector(v) if v.len() == 2 => {
-                let map = match &v[0] {
-                    Operand::Address { base: Some(b), .. } => (self.resolve)(b, Some(Ty::U64))?,
-                    o => (self.resolve)(o, Some(Ty::U64))?,
-                };
-                let coords = match &v[1] {
-                    Operand::Vector(c) => c
-                        .iter()
-                        .map(|o| (self.resolve)(o, Some(Ty::U32)))
-                        .collect::<Result<Vec<_>>>()?,
-                    o => vec![(self.resolve)(o, Some(Ty::U32))?],
-                };
-                (map, coords)
-            }
-            o => {
-                return Err(self.invalid(&format!(
-                    "expected [tensorMap, {{coordinates}}], found {o:?}"
-                )))
-            }
-        };
-        if !(1..=5).contains(&coords.len()) {
-            return Err(self.invalid("a tensor copy has 1 to 5 coordinates"));
-        }
-        let mbar = match (load, self.i.operands.get(2)) {
-            (true, Some(o @ Operand::Address { .. })) => Some((self.addr)(o)?),
-            _ => None,
-        };
-        let kind = |op, space| SiteKind {
-            op,
-            space: Some(space),
-            read_only: false,
-            atomic: false,
-        };
-        let (g, s) = if load {
-            (Op::Load, Op::Store)
-        } else {
-            (Op::Store, Op::Load)
-        };
-        Ok(Decoded::Memory(
-            Instr::TensorCopy(Box::new(TensorCopy {
-                load,
-                smem: (self.addr)(self.op(smem_op)?)?,
-                map,
-                coords,
-                mbar,
-                global_site: 0,
-                shared_site: 0,
-            })),
-            vec![kind(g, Space::Global), kind(s, Space::Shared)],
         ))
     }
 

@@ -557,11 +557,15 @@ pub enum Instr {
         load_site: u32,
         store_site: u32,
     },
-    /// `cp.async.bulk.dst.src[.mbarrier::complete_tx::bytes] [dst], [src], size[, [mbar]]`
-    /// [PTX ISA §9.7.9.25.4.1]: a bulk copy of `size` bytes (a multiple of 16) by the
-    /// executing thread, global → shared (completing `size` transaction bytes on `mbar`),
-    /// shared → global or shared → shared. Reported as its two sides, each as warp-wide
-    /// accesses of 16-byte lanes (512 bytes an access): the sectors are the bytes' own.
+    /// `cp.async.bulk.dst.src[.mbarrier::complete_tx::bytes][.multicast::cluster] [dst],
+    /// [src], size[, [mbar][, ctaMask]]` [PTX ISA §9.7.9.25.4.1] and
+    /// `cp.reduce.async.bulk.dst.src.completion.redOp.type [dst], [src], size[, [mbar]]`
+    /// [PTX ISA §9.7.9.25.4.2]: a bulk copy (or reduction) of `size` bytes (a multiple of
+    /// 16) by the executing thread, global → shared (completing `size` transaction bytes on
+    /// `mbar`), shared → global, shared::cta → shared::cluster (another block's shared
+    /// memory and mbarrier), or with `multicast` (a 16-bit mask of cluster ranks) global →
+    /// the same shared offset and mbarrier of every block of the mask. Executed and
+    /// reported by `exec/bulk.rs`.
     CpBulk {
         dst: Addr,
         src: Addr,
@@ -569,9 +573,18 @@ pub enum Instr {
         src_space: MemSpace,
         size: Src,
         mbar: Option<Addr>,
+        /// `ctaMask` of `.multicast::cluster` (bit r: cluster rank r).
+        multicast: Option<Src>,
+        /// `cp.reduce.async.bulk`'s operation and element type: each destination element
+        /// becomes `op(destination, source)`.
+        reduce: Option<(AtomOp, Ty)>,
         load_site: u32,
         store_site: u32,
     },
+    /// `st.async[.weak].shared::cluster.mbarrier::complete_tx::bytes{.v2,.v4}.type [a], b,
+    /// [mbar]` and `red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes
+    /// .op.type [a], b, [mbar]` [PTX ISA §9.7.9.12, §9.7.13.6]: see [`AsyncStore`].
+    AsyncStore(Box<AsyncStore>),
     /// `cp.async.bulk.tensor` in tile mode: see [`TensorCopy`].
     TensorCopy(Box<TensorCopy>),
     /// `bra` to instruction index `target`; `uni` says the branch is not divergent.
@@ -911,6 +924,24 @@ pub struct WgmmaInstr {
     pub site: u32,
 }
 
+/// An asynchronous store or reduction into a block's shared memory of the cluster (usually
+/// another block's, a `mapa` address), completing its bytes (`ty.bytes × srcs.len()` a
+/// lane) as transaction bytes on `mbar`, an mbarrier of the same block. Executed by
+/// `exec/bulk.rs`; reported as one access of `srcs.len() × ty.bytes` bytes a lane: a
+/// distributed-shared store (`st.async`) or atomic (`red.async`) row for another block's
+/// shared memory, a shared one for the own block's.
+#[derive(Clone, Debug)]
+pub struct AsyncStore {
+    pub ty: Ty,
+    /// The value (`red.async`, `st.async`) or the vector's values (`.v2`, `.v4`).
+    pub srcs: Vec<Src>,
+    /// `red.async`'s operation; `None`: `st.async`.
+    pub red: Option<AtomOp>,
+    pub addr: Addr,
+    pub mbar: Addr,
+    pub site: u32,
+}
+
 /// `cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [smem],
 /// [map, {coords}], [mbar]` (a load, `load`) or `cp.async.bulk.tensor.Nd.global.shared::cta
 /// .tile.bulk_group [map, {coords}], [smem]` (a store) [PTX ISA §9.7.9.25.5.1]: `map` holds the
@@ -923,6 +954,12 @@ pub struct TensorCopy {
     pub map: Src,
     pub coords: Vec<Src>,
     pub mbar: Option<Addr>,
+    /// `ctaMask` of `.multicast::cluster` (a load): the box lands at the same shared offset
+    /// of every block of the mask, and completes on each one's mbarrier at `mbar`'s offset.
+    pub multicast: Option<Src>,
+    /// `cp.reduce.async.bulk.tensor`'s operation (a store): each tensor element becomes
+    /// `op(element, box element)`, in the tensor map's element type.
+    pub reduce: Option<AtomOp>,
     /// The site of the global side and of the shared side.
     pub global_site: u32,
     pub shared_site: u32,

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use warpscope_model::{Space, WarpAccess, WARP_SIZE};
 
 mod access;
+mod bulk;
 mod cluster;
 mod mbarrier;
 pub(crate) mod mma;

@@ -601,91 +601,8 @@ impl<'a> BlockCtx<'a> {
                     self.tensor_copy(warp, pc, lane, t, global, sink)?;
                 }
             }
-            Instr::CpBulk {
-                dst,
-                src,
-                dst_space,
-                src_space,
-                size,
-                mbar,
-                load_site,
-                store_site,
-            } => {
-                for lane in lanes(exec) {
-                    let at = |a: &crate::instr::Addr| {
-                        a.base
-                            .map_or(0, |r| warp.regs[r as usize * WARP_SIZE + lane])
-                            .wrapping_add(a.offset as u64)
-                    };
-                    let (from, to, bytes) = (at(src), at(dst), get(warp, *size, lane));
-                    if bytes % 16 != 0 || from % 16 != 0 || to % 16 != 0 {
-                        return Err(Error::Fault {
-                            at: self.at(pc),
-                            msg: format!("cp.async.bulk of {bytes} bytes from {from:#x} to {to:#x}: the size and both addresses must be multiples of 16 [PTX ISA §9.7.9.25.4.1]"),
-                            thread: self.thread(warp, lane),
-                            block: self.block,
-                        });
-                    }
-                    // 512 bytes (32 lanes of 16) an access.
-                    let mut chunk = 0;
-                    while chunk < bytes {
-                        let n = ((bytes - chunk) / 16).min(WARP_SIZE as u64) as u32;
-                        let mask = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-                        let mut s_addrs = [0u64; WARP_SIZE];
-                        let mut d_addrs = [0u64; WARP_SIZE];
-                        for l in 0..n as usize {
-                            s_addrs[l] = from + chunk + 16 * l as u64;
-                            d_addrs[l] = to + chunk + 16 * l as u64;
-                        }
-                        let (mut src_at, mut dst_at) = (Located::default(), Located::default());
-                        self.emit(
-                            warp,
-                            pc,
-                            *load_site,
-                            *src_space,
-                            Op::Load,
-                            16,
-                            mask,
-                            &s_addrs,
-                            sink,
-                            Some(&mut src_at),
-                        )?;
-                        self.emit(
-                            warp,
-                            pc,
-                            *store_site,
-                            *dst_space,
-                            Op::Store,
-                            16,
-                            mask,
-                            &d_addrs,
-                            sink,
-                            Some(&mut dst_at),
-                        )?;
-                        for l in lanes(mask) {
-                            for k in (0..16).step_by(8) {
-                                let v = self.load(global, src_at.space[l], src_at.image[l] + k, 8);
-                                self.store(global, pc, dst_at.space[l], dst_at.image[l] + k, 8, v)?;
-                            }
-                        }
-                        chunk += 16 * n as u64;
-                    }
-                    if let Some(m) = mbar {
-                        let count = Some(Src::Imm(bytes));
-                        let addr = (m.base, m.offset);
-                        self.mbarrier(
-                            warp,
-                            pc,
-                            1 << lane,
-                            MbarOp::CompleteTx,
-                            MemSpace::Shared,
-                            None,
-                            addr,
-                            count,
-                        )?;
-                    }
-                }
-            }
+            i @ Instr::CpBulk { .. } => self.cp_bulk(warp, pc, exec, i, global, sink)?,
+            Instr::AsyncStore(a) => self.async_store(warp, pc, exec, a, global, sink)?,
             Instr::Shfl {
                 mode,
                 d,
@@ -984,7 +901,7 @@ fn map_lanes(
     warp.uni[d as usize] = false;
 }
 
-fn atom_value(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
+pub(super) fn atom_value(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
     let bits = ty.bits();
     match op {
         AtomOp::Add => match ty.kind {

@@ -62,6 +62,9 @@ impl Swizzle {
 pub struct TensorMap {
     /// Bytes of one element (1, 2, 4 or 8).
     pub elem_bytes: u32,
+    /// The element type as `DTYPE` names it (`u8`, `f16`, `bf16`, `tf32`, `e4m3`, …): a
+    /// tensor reduction's arithmetic (`cp.reduce.async.bulk.tensor`).
+    pub dtype: String,
     /// Elements in each dimension (1 to 5 dimensions, each 1 ..= 2^32).
     pub dims: Vec<u64>,
     /// Byte stride of dimensions 1.. (multiples of 16).
@@ -118,6 +121,7 @@ impl TensorMap {
             .collect();
         let mut map = TensorMap {
             elem_bytes,
+            dtype: parts[0].to_string(),
             elem_strides: vec![1; dims.len()],
             strides,
             box_dims,
@@ -335,6 +339,29 @@ impl BlockCtx<'_> {
                 .wrapping_add(a.offset as u64)
         };
         let smem = at(&t.smem) & 0xFFFF_FFFF;
+        // The blocks the box lands in (a load): every block of a multicast's ctaMask, at the
+        // same offset, or the block the shared::cluster address names.
+        let dests: Vec<u64> = match &t.multicast {
+            Some(m) => self
+                .cta_ranks(warp, pc, lane, get(warp, *m, lane))?
+                .into_iter()
+                .map(|r| super::bulk::at_rank(smem, r))
+                .collect(),
+            None => vec![smem],
+        };
+        let reduce_ty = match t.reduce {
+            None => None,
+            Some(op) => {
+                if !crate::decode_inst::bulk::tensor_reduction_allowed(op, &map.dtype) {
+                    return Err(fault(self, warp, format!(
+                        "cp.reduce.async.bulk.tensor .{} on a tensor map of {}: the PTX ISA defines .add for u32, s32, u64, f32, f16, bf16; .min/.max for u32, s32, s64, f16, bf16; .inc/.dec for u32; .and/.or/.xor for the integer types [PTX ISA §9.7.9.25.5.2]",
+                        format!("{op:?}").to_lowercase(),
+                        map.dtype
+                    )));
+                }
+                Ty::parse(&map.dtype)
+            }
+        };
         let align = if map.swizzle == Swizzle::None {
             128
         } else {
@@ -350,7 +377,7 @@ impl BlockCtx<'_> {
             ),
             ));
         }
-        if smem + map.box_bytes() > self.shared.len() as u64 {
+        if self.own_offset(smem) + map.box_bytes() > self.shared.len() as u64 {
             return Err(fault(self, warp, format!(
                 "the {}-byte box at shared offset {smem} runs past the block's {} bytes of shared memory",
                 map.box_bytes(),
@@ -407,26 +434,32 @@ impl BlockCtx<'_> {
                 };
                 chunks.push((
                     row.global.wrapping_add(c * 16),
-                    smem + map.swizzle.apply(row.box_off + c * 16),
+                    map.swizzle.apply(row.box_off + c * 16),
                     inside,
                 ));
             }
         }
-        let g_op = if t.load { Op::Load } else { Op::Store };
+        let g_op = match (t.load, t.reduce) {
+            (true, _) => Op::Load,
+            (false, None) => Op::Store,
+            (false, Some(_)) => Op::Atomic,
+        };
         let s_op = if t.load { Op::Store } else { Op::Load };
         let inside: Vec<(u64, u64, bool)> = chunks.iter().copied().filter(|c| c.2).collect();
-        // The global side: the chunks read or written. The shared side: the whole box on a
-        // load (out-of-bounds elements are filled), the written part on a store.
+        // The global side: the chunks read or written, once. The shared side: the whole box
+        // on a load (out-of-bounds elements are filled), in every destination block; the
+        // written part on a store.
         let shared_side = if t.load { &chunks } else { &inside };
-        let sides = [
-            (&inside, t.global_site, MemSpace::Global, g_op, false),
-            (shared_side, t.shared_site, MemSpace::Shared, s_op, true),
-        ];
-        for (list, site, space, op, shared) in sides {
+        let mut sides = vec![(&inside, t.global_site, MemSpace::Global, g_op, None)];
+        let bases: Vec<u64> = if t.load { dests.clone() } else { vec![smem] };
+        for &b in &bases {
+            sides.push((shared_side, t.shared_site, MemSpace::Shared, s_op, Some(b)));
+        }
+        for (list, site, space, op, base) in sides {
             for group in list.chunks(WARP_SIZE) {
                 let mut a = [0u64; WARP_SIZE];
                 for (l, c) in group.iter().enumerate() {
-                    a[l] = if shared { c.1 } else { c.0 };
+                    a[l] = base.map_or(c.0, |b| b + c.1);
                 }
                 let mask = lane_mask(group.len());
                 self.emit(warp, pc, site, space, op, 16, mask, &a, sink, None)?;
@@ -445,7 +478,7 @@ impl BlockCtx<'_> {
         for row in &rows {
             for e in 0..inner_elems {
                 let g = row.global.wrapping_add(e * map.elem_strides[0] as u64 * eb);
-                let s = smem + map.swizzle.apply(row.box_off + e * eb);
+                let s = map.swizzle.apply(row.box_off + e * eb);
                 let inside = e < row.in_bounds;
                 if t.load {
                     let v = if inside {
@@ -454,26 +487,50 @@ impl BlockCtx<'_> {
                     } else {
                         fill
                     };
-                    self.store(global, pc, warpscope_model::Space::Shared, s, eb as u32, v)?;
+                    // A shared::cluster offset: the own block's or another's image.
+                    for &d in &dests {
+                        let space = warpscope_model::Space::DistributedShared;
+                        self.store(global, pc, space, d + s, eb as u32, v)?;
+                    }
                 } else if inside {
+                    let s = self.own_offset(smem) + s;
                     let v = self.load(global, warpscope_model::Space::Shared, s, eb as u32);
                     let (sp, _, img) = self.locate(MemSpace::Global, g, warp, lane);
+                    let v = match (t.reduce, reduce_ty) {
+                        (Some(op), Some(ty)) => {
+                            let old = self.load(global, sp, img, eb as u32);
+                            super::step::atom_value(op, ty, old, v, 0)
+                        }
+                        _ => v,
+                    };
                     self.store(global, pc, sp, img, eb as u32, v)?;
                 }
             }
         }
         if let Some(m) = &t.mbar {
-            let count = Some(Src::Imm(map.box_bytes()));
-            self.mbarrier(
-                warp,
-                pc,
-                1 << lane,
-                MbarOp::CompleteTx,
-                MemSpace::Shared,
-                None,
-                (m.base, m.offset),
-                count,
-            )?;
+            // Each destination's mbarrier: the one given, or with a multicast the one at the
+            // same offset in every block of the mask.
+            let bar = at(m);
+            let bars: Vec<u64> = match &t.multicast {
+                Some(_) => dests
+                    .iter()
+                    .map(|&d| super::bulk::at_rank(bar, self.rank_of(d)))
+                    .collect(),
+                None => vec![bar],
+            };
+            for b in bars {
+                let count = Some(Src::Imm(map.box_bytes()));
+                self.mbarrier(
+                    warp,
+                    pc,
+                    1 << lane,
+                    MbarOp::CompleteTx,
+                    MemSpace::Shared,
+                    None,
+                    (None, b as i64),
+                    count,
+                )?;
+            }
         }
         Ok(())
     }
