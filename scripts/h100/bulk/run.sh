@@ -51,7 +51,7 @@ set -u
 OUT=${OUT:-/tmp/bulk-out}
 mkdir -p "$OUT"
 cd scripts/h100/bulk
-nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/bulk_driver bulk_driver.cu > "$OUT/bulk-build.txt" 2>&1 || { cat "$OUT/bulk-build.txt"; exit 1; }
+nvcc -O3 -arch=sm_90a -std=c++17 -o /tmp/bulk_driver bulk_driver.cu > "$OUT/bulk-build.txt" 2>&1 || { cat "$OUT/bulk-build.txt"; exit 1; }
 /tmp/bulk_driver | tee "$OUT/bulk-run.txt"
 grep -q "ok: async_stores" "$OUT/bulk-run.txt" || { echo "results wrong on the GPU: not profiling"; exit 1; }
 ncu --query-metrics --chip gh100 > "$OUT/bulk-query.txt" 2>&1
