@@ -8,7 +8,7 @@
 
 use crate::device::{Buffer, Device, Function, Launch, Module};
 use crate::error::{Error, Result};
-use crate::nvrtc::{self, Program};
+use warpscope_toolkit::nvrtc::{self, Program};
 use crate::stats::{median, stats};
 use serde::Serialize;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 
 use crate::device::{Buffer, Device, Function, Launch, Module, Samples};
 use crate::error::{Error, Result};
-use crate::nvrtc::{self, Compiled, Program};
+use warpscope_toolkit::nvrtc::{self, Compiled, Program};
 use crate::plan::{LaunchSpec, ParamPlan, Plan};
 use crate::texture::{TextureObject, Usage};
 use std::collections::BTreeMap;
