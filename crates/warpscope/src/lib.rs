@@ -19,6 +19,7 @@ use warpscope_traffic::{AccessTraffic, Gpu, Profile, TrafficModel};
 pub mod budget;
 pub mod compiled;
 pub mod diff;
+pub mod quick;
 mod explain;
 mod sass;
 pub mod schema;
