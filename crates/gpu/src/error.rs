@@ -39,7 +39,7 @@ pub enum Error {
     NcuPermission(String),
     /// Bad input: a launch, an argument, a batch line, a size.
     Argument(String),
-    /// The interpreter (front end) rejected the kernel or the launch.
+    /// The source front end (`warpscope-cuda`) rejected the kernel or the launch.
     Interpreter(String),
     /// A file could not be read or written.
     Io(String),
