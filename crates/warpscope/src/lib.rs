@@ -37,6 +37,8 @@ pub mod compiled;
 pub mod diff;
 pub mod quick;
 mod explain;
+#[cfg(feature = "cuda")]
+pub mod gpu;
 mod load;
 mod run;
 mod sass;
