@@ -15,8 +15,10 @@ fn gpu_err(e: warpscope_gpu::Error) -> anyhow::Error {
     anyhow!("{e}")
 }
 
-/// warpscope's analysis of `s` for compute capability `cc` ("9.0").
-pub fn analyze(s: &LaunchSpec, cc: &str) -> Result<Analysis> {
+/// The analysis request of `s` for compute capability `cc` ("9.0").
+///
+/// Errors: a bad `cc`, a `--texture` that does not parse.
+pub fn request(s: &LaunchSpec, cc: &str) -> Result<AnalyzeRequest> {
     let mut req = AnalyzeRequest::new(&s.file, &s.source, &s.kernel, s.grid, s.block).ccs(cc)?;
     req.args = s.args.clone();
     req.allocs = s.allocs.clone();
@@ -25,10 +27,15 @@ pub fn analyze(s: &LaunchSpec, cc: &str) -> Result<Analysis> {
     req.dynamic_shared_bytes = s.dynamic_shared_bytes;
     req.max_steps = s.max_steps;
     req.textures = plan::textures(s).map_err(gpu_err)?;
-    crate::analyze(&req)
+    Ok(req)
 }
 
-/// The real launch of `s`: planned by the source interpreter, or where it cannot read the
+/// warpscope's analysis of `s` for compute capability `cc` ("9.0").
+pub fn analyze(s: &LaunchSpec, cc: &str) -> Result<Analysis> {
+    crate::analyze(&request(s, cc)?)
+}
+
+/// The real launch of `s`: planned by the source front end, or where it cannot read the
 /// kernel (cooperative groups, atomics, inline PTX), by the compiled path, whose executor's
 /// touched bytes size the buffers the same way.
 pub fn plan_of(s: &LaunchSpec) -> Result<Plan> {
@@ -48,14 +55,7 @@ pub fn plan_of(s: &LaunchSpec) -> Result<Plan> {
 }
 
 fn compiled_plan(s: &LaunchSpec) -> Result<Plan> {
-    let mut req = AnalyzeRequest::new(&s.file, &s.source, &s.kernel, s.grid, s.block).ccs("9.0")?;
-    req.args = s.args.clone();
-    req.allocs = s.allocs.clone();
-    req.init = s.init.clone();
-    req.defines = s.defines.clone();
-    req.dynamic_shared_bytes = s.dynamic_shared_bytes;
-    req.max_steps = s.max_steps;
-    req.textures = plan::textures(s).map_err(gpu_err)?;
+    let req = request(s, "9.0")?;
     let k = crate::load_compiled(&req)?;
     let touched = k.touched_ranges()?;
     let mut params = Vec::new();
