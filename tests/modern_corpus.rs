@@ -500,3 +500,65 @@ fn source_path_assert_fires_where_it_fails() {
     let t = &json(&a)["architectures"][0]["totals"];
     assert_eq!(t["global_load"]["requests"], 16);
 }
+
+const CLUSTER: &str = "tests/kernels/modern/cluster.cu";
+
+/// Distributed shared memory (tests/kernels/modern/cluster.cu, `__cluster_dims__(2, 1, 1)`):
+/// the kernel's cluster shape is read from its PTX (`.reqnctapercluster`), the neighbour's
+/// word is a `distributed_shared` row of its own, and its figures follow from the
+/// shared-memory rules by hand: every warp reads 32 consecutive words of the neighbour's
+/// array, one request and one wavefront (32 banks), 128 aligned bytes = 4 sectors; 4 blocks
+/// of 8 warps = 32 requests, 32 wavefronts, 128 sectors. The own block's array stays shared.
+#[test]
+fn cluster_neighbour_reads_are_distributed_shared_memory() {
+    if toolkit().is_none() {
+        return;
+    }
+    let args = [
+        "analyze",
+        CLUSTER,
+        "--kernel",
+        "neighbour_sum",
+        "--grid",
+        "4",
+        "--block",
+        "256",
+        "--cc",
+        "9.0",
+    ];
+    let mut a = args.to_vec();
+    a.push("-q");
+    let v = json(&a);
+    let sites = v["architectures"][0]["sites"].as_array().unwrap();
+    let dsmem: Vec<_> = sites
+        .iter()
+        .filter(|s| s["space"] == "distributed_shared")
+        .collect();
+    assert_eq!(dsmem.len(), 1, "{sites:#?}");
+    let d = dsmem[0];
+    assert_eq!(d["op"], "load");
+    assert!(d["ptx"].as_str().unwrap().starts_with("ld.shared::cluster"), "{d}");
+    assert_eq!(
+        (&d["executions"], &d["requests"], &d["wavefronts"], &d["sectors"]),
+        (&32.into(), &32.into(), &32.into(), &128.into()),
+        "{d}"
+    );
+    // The ncu columns of the row: dshared requests and sectors.
+    let sums = csv_metric_sums(&args);
+    assert_eq!(sums["l1tex__t_requests_pipe_lsu_mem_dshared_op_ld.sum"], 32);
+    assert_eq!(sums["l1tex__t_sectors_pipe_lsu_mem_dshared_op_ld.sum"], 128);
+    assert_eq!(sums["smsp__sass_inst_executed_op_dshared_ld.sum"], 32);
+    // The errors: a grid the cluster does not divide, a --cluster against the kernel's
+    // __cluster_dims__, and a cluster on a CC without clusters.
+    let run = |extra: &[&str]| {
+        let mut a = vec!["analyze", CLUSTER, "--kernel", "neighbour_sum", "--block", "256"];
+        a.extend(extra);
+        warpscope(&a)
+    };
+    let (ok, _, err) = run(&["--grid", "3", "--cc", "9.0"]);
+    assert!(!ok && err.contains("gridDim.x = 3 is not a multiple of the cluster's x dimension 2"), "{err}");
+    let (ok, _, err) = run(&["--grid", "4", "--cc", "9.0", "--cluster", "4,1,1"]);
+    assert!(!ok && err.contains("disagrees with neighbour_sum's __cluster_dims__(2,1,1)"), "{err}");
+    let (ok, _, err) = run(&["--grid", "4", "--cc", "8.0", "--cluster", "2,1,1"]);
+    assert!(!ok && err.contains("CC 8.0 has no thread-block clusters"), "{err}");
+}

@@ -172,8 +172,14 @@ def compile_ptx(
     if unknown:
         raise ArgumentError(f"unaligned: {fn.__name__} has no parameter {sorted(unknown)}; its parameters: {', '.join(names)}")
 
-    # What the binder sees: pointers as dtype + aligned pointer, NumPy scalars as numbers.
+    # What the binder sees: pointers as dtype + aligned pointer, NumPy scalars as numbers,
+    # tensor descriptors over such a pointer.
     def prepared(name: str, v: Any) -> Any:
+        if _is_descriptor(v):
+            from triton.tools.tensor_descriptor import TensorDescriptor
+
+            return TensorDescriptor(_Pointer(v.base, 0), [int(x) for x in v.shape], [int(x) for x in v.strides],
+                                    [int(x) for x in v.block_shape], getattr(v, "padding", "zero"))
         if _is_array(v) and tuple(v.shape) != ():
             return _Pointer(v, 4 if name in unaligned else _offset_bytes(v))
         if hasattr(v, "item") and hasattr(v, "dtype"):
@@ -211,14 +217,33 @@ def compile_ptx(
     name = m.group(1) if m else fn.__name__
     # The PTX's parameters: the arguments Triton did not make constants, in order (then
     # Triton's own scratch pointers, which keep warpscope's param_K names).
-    params = [n for n, (ty, _) in zip(names, specialization) if ty != "constexpr"]
+    # A host tensor descriptor is its CUtensorMap, then its shape (i32) and strides (i64)
+    # per dimension, outermost first (Triton's make_tensordesc_arg).
+    params: List[str] = []
     bound_values = dict(bound)
     pointers: Dict[str, int] = {}
     scalars: Dict[str, Any] = {}
+    tensor_maps: Dict[str, str] = {}
+    descriptor_meta = list(getattr(compiled.metadata, "tensordesc_meta", None) or [])
     for n, (ty, _) in zip(names, specialization):
         if ty == "constexpr":
             continue
         v = _original(n, names, args, kwargs, bound_values)
+        if isinstance(ty, str) and ty.startswith("tensordesc"):
+            if not _is_descriptor(v):
+                raise ArgumentError(f"{fn.__name__}: argument '{n}' ({ty}) takes a TensorDescriptor")
+            meta = descriptor_meta.pop(0) if descriptor_meta else None
+            tensor_maps[n] = _tensor_map_spec(n, v, meta)
+            rank = len(v.shape)
+            params.append(n)
+            for i in range(rank):
+                params.append(f"{n}.shape{i}")
+                scalars[f"{n}.shape{i}"] = int(v.shape[i])
+            for i in range(rank):
+                params.append(f"{n}.stride{i}")
+                scalars[f"{n}.stride{i}"] = int(v.strides[i])
+            continue
+        params.append(n)
         if isinstance(ty, str) and ty.startswith("*"):
             if not _is_array(v):
                 raise ArgumentError(f"{fn.__name__}: argument '{n}' is a pointer ({ty}) but {v!r} has no shape and dtype")
@@ -239,6 +264,7 @@ def compile_ptx(
         params=params,
         pointers=pointers,
         scalars=scalars,
+        tensor_maps=tensor_maps,
         bound=bound_values,
         source_file=inspect.getsourcefile(fn.fn) if hasattr(fn, "fn") else None,
     )
@@ -252,6 +278,41 @@ def _original(name: str, names: List[str], args: Sequence[Any], kwargs: Dict[str
     if name in kwargs:
         return kwargs[name]
     return bound.get(name)
+
+
+def _is_descriptor(v: Any) -> bool:
+    """A Triton host tensor descriptor (``triton.tools.tensor_descriptor.TensorDescriptor``)
+    or any object with its fields."""
+    return all(hasattr(v, a) for a in ("base", "shape", "strides", "block_shape"))
+
+
+# CUtensorMapSwizzle as Triton's metadata gives it (CU_TENSOR_MAP_SWIZZLE_NONE = 0, 32B,
+# 64B, 128B).
+_SWIZZLES = {0: "none", 1: "32", 2: "64", 3: "128"}
+_ELEMENT_TYPES = {1: "u8", 2: "u16", 4: "u32", 8: "u64"}
+
+
+def _tensor_map_spec(name: str, desc: Any, meta: Optional[Dict[str, Any]]) -> str:
+    """The ``--tensor-map`` text of the CUtensorMap Triton's launcher encodes for ``desc``:
+    dimensions innermost first, byte strides of dimensions 1.., the box and swizzle the
+    compiler chose (``tensordesc_meta``: the box may be narrower than the block, e.g. 64
+    fp16 columns under a 128-byte swizzle)."""
+    if meta is None:
+        raise ArgumentError(
+            f"descriptor '{name}': this Triton gives no tensordesc_meta for it (a host TensorDescriptor on a "
+            "target without TMA?): compile for cc 9.0 or newer"
+        )
+    if meta.get("is_im2col") or meta.get("fp4_padded"):
+        raise ArgumentError(f"descriptor '{name}': im2col and fp4-padded descriptors are not supported yet")
+    elem = int(meta["elem_size"])
+    shape = [int(x) for x in desc.shape]
+    strides = [int(x) for x in desc.strides]
+    dims = "x".join(str(d) for d in reversed(shape))
+    byte_strides = "x".join(str(s * elem) for s in reversed(strides[:-1])) or "-"
+    box = "x".join(str(int(b)) for b in reversed(list(meta["block_size"])))
+    oob = "nan" if getattr(desc, "padding", "zero") == "nan" else "zero"
+    swizzle = _SWIZZLES.get(int(meta["swizzle"]), "none")
+    return f"{_ELEMENT_TYPES[elem]}:{dims}:{byte_strides}:{box}:swizzle={swizzle},oob={oob}"
 
 
 def _is_jit(k: Any) -> bool:
@@ -350,7 +411,7 @@ def analyze(
     spec, _ = _spec(
         path, kernel=t.name, grid=_grid(grid, meta), block=32 * t.num_warps,
         args={n: v for n, v in t.scalars.items()}, allocs=dict(t.pointers), init=init,
-        cc=",".join(ccs), defines=None, tensor_maps=None, textures=None, frontend="auto", source=None, path=None,
+        cc=",".join(ccs), defines=None, tensor_maps=t.tensor_maps or None, textures=None, frontend="auto", source=None, path=None,
         file=None, include_dirs=None, nvcc=None, std=None, opt_level=None, no_sass=no_sass,
         dynamic_smem=t.shared, max_steps=max_steps, max_memory=max_memory, sample_blocks=sample_blocks,
         l1="default", smem_bank_size=4, gpu=None, profile=None, param_names=t.params,

@@ -75,6 +75,14 @@ pub struct LaunchArgs {
     /// GPU at hand's CC in a build with the `cuda` feature, else 9.0.
     #[arg(long, value_name = "LIST")]
     cc: Option<String>,
+    /// Blocks per thread-block cluster, X,Y,Z (CC 9.0+; default: the kernel's
+    /// __cluster_dims__, else no cluster). Must divide the grid; at most 8 blocks, 16 with
+    /// --cluster-non-portable (CUDA Programming Guide, "Thread Block Clusters").
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_cluster)]
+    cluster: Option<[u32; 3]>,
+    /// Allow non-portable cluster sizes (up to 16 blocks on CC 9.0).
+    #[arg(long)]
+    cluster_non_portable: bool,
     /// Bytes of extern __shared__ memory per block (default 0, or the --launch's).
     #[arg(long, value_name = "BYTES")]
     dynamic_smem: Option<u64>,
@@ -374,6 +382,8 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
             }
         }
     }
+    req.cluster = l.cluster;
+    req.cluster_non_portable = l.cluster_non_portable;
     req.dynamic_shared_bytes = l
         .dynamic_smem
         .or(host.as_ref().map(|h| h.dynamic_smem))
@@ -469,4 +479,19 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
         }
     }
     Ok(job)
+}
+
+/// `--cluster X,Y,Z` (or `X`, `X,Y`): blocks per cluster, each at least 1.
+fn parse_cluster(s: &str) -> Result<[u32; 3], String> {
+    let v: Vec<u32> = s
+        .split(',')
+        .map(|x| x.trim().parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("--cluster {s}: {e}; give X,Y,Z, e.g. 2,1,1"))?;
+    if v.is_empty() || v.len() > 3 || v.contains(&0) {
+        return Err(format!(
+            "--cluster {s}: give 1 to 3 dimensions, each at least 1, e.g. 2,1,1"
+        ));
+    }
+    Ok(std::array::from_fn(|i| v.get(i).copied().unwrap_or(1)))
 }

@@ -218,7 +218,7 @@ fn two_dimensional(text: &str) -> bool {
 pub fn weight(c: &Cost, space: Space) -> u64 {
     match space {
         Space::Global | Space::Local | Space::Texture | Space::Surface => c.transaction_bytes,
-        Space::Shared => c.wavefronts,
+        Space::Shared | Space::DistributedShared => c.wavefronts,
         Space::Constant => c.requests,
     }
 }
@@ -257,6 +257,8 @@ pub fn diagnose(facts: &SiteFacts, arch: &Arch, config: &Config, a: &WarpAccess)
         // One request of a texture fetch: no advice yet (the fetch's own sectors are its
         // layout's; see warpscope_model::texture).
         Space::Texture | Space::Surface => Vec::new(),
+        // Another block's banks: the same rules as the block's own shared memory.
+        Space::DistributedShared => shared::shared(arch, config, a),
     }
 }
 

@@ -869,6 +869,9 @@ impl Kernel {
             // The source front end has no TMA: tensor copies come from compiled code.
             tensor_maps: Vec::new(),
             sample: cfg.sample.clone(),
+            // The source front end runs no clusters (its kernels take the compiled path).
+            cluster: [1, 1, 1],
+            explicit_cluster: false,
         })
     }
 

@@ -26,6 +26,16 @@ pub enum Space {
     /// A surface load or store (`suld`, `sust`): one [`WarpAccess`] per request, as
     /// [`Space::Texture`].
     Surface,
+    /// Distributed shared memory (DSMEM, CC 9.0+): another block's shared memory in the
+    /// same thread-block cluster, reached through a `shared::cluster` address (`mapa`,
+    /// `cluster.map_shared_rank`) [PTX ISA §5.1.7 "Shared State Space", PG "Distributed
+    /// Shared Memory"]. Addresses are byte offsets in the *target* block's window; costed
+    /// by the shared-memory bank rules of the target SM ([`crate::shared`]) plus the
+    /// 32-byte sectors the request moves over the SM-to-SM network (see [`crate::cost`]).
+    /// An access through a `shared::cluster` address to the block's own shared memory is
+    /// [`Space::Shared`].
+    #[serde(rename = "distributed_shared")]
+    DistributedShared,
 }
 
 impl Space {

@@ -266,6 +266,67 @@ impl LaunchLimits {
     }
 }
 
+impl LaunchLimits {
+    /// Blocks a thread-block cluster may hold: 8 (portable), or 16 with the non-portable
+    /// opt-in (`cudaFuncAttributeNonPortableClusterSizeAllowed`) on CC 9.0 and later; 0
+    /// before 9.0, which has no clusters. Source: CUDA C++ Programming Guide, "Thread Block
+    /// Clusters" ("a maximum of 8 thread blocks in a cluster is supported as a portable
+    /// cluster size … on GPU hardware … that supports non-portable cluster sizes, 16").
+    pub const fn max_cluster_blocks(&self, non_portable: bool) -> u32 {
+        if self.cc.major < 9 {
+            0
+        } else if non_portable {
+            16
+        } else {
+            8
+        }
+    }
+
+    /// Checks a thread-block cluster of `cluster` blocks (x, y, z) whose blocks each use
+    /// `shared_bytes` of shared memory: clusters need CC 9.0 ([`LaunchError::NoClusters`]);
+    /// at most [`LaunchLimits::max_cluster_blocks`] blocks ([`LaunchError::ClusterSize`]);
+    /// every block of the cluster runs on its own SM at once, so the cluster's distributed
+    /// shared memory is at most that many times the per-block limit
+    /// ([`LaunchError::ClusterSharedMemory`]). A cluster of one block is no cluster and
+    /// always passes.
+    pub fn check_cluster(
+        &self,
+        cluster: [u64; 3],
+        shared_bytes: u64,
+        non_portable: bool,
+    ) -> Result<(), LaunchError> {
+        let blocks = cluster[0].saturating_mul(cluster[1]).saturating_mul(cluster[2]);
+        if blocks <= 1 {
+            return Ok(());
+        }
+        let cc = self.cc;
+        if cc.major < 9 {
+            return Err(LaunchError::NoClusters { cc, cluster });
+        }
+        let max = self.max_cluster_blocks(non_portable);
+        if blocks > u64::from(max) {
+            return Err(LaunchError::ClusterSize {
+                cc,
+                cluster,
+                blocks,
+                max,
+                non_portable,
+            });
+        }
+        let total = shared_bytes.saturating_mul(blocks);
+        let limit = u64::from(self.max_shared_per_block) * blocks;
+        if total > limit {
+            return Err(LaunchError::ClusterSharedMemory {
+                cc,
+                cluster,
+                bytes: total,
+                max: limit,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// A launch that exceeds a [`LaunchLimits`]; `Display` gives the sentence for the user.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LaunchError {
@@ -320,6 +381,37 @@ pub enum LaunchError {
         /// The limit.
         max: u32,
     },
+    /// A thread-block cluster on a CC before 9.0.
+    NoClusters {
+        /// The capability.
+        cc: ComputeCapability,
+        /// The cluster's blocks (x, y, z).
+        cluster: [u64; 3],
+    },
+    /// A cluster of `blocks` blocks, over `max`.
+    ClusterSize {
+        /// The capability.
+        cc: ComputeCapability,
+        /// The cluster's blocks (x, y, z).
+        cluster: [u64; 3],
+        /// Blocks in the cluster.
+        blocks: u64,
+        /// The limit ([`LaunchLimits::max_cluster_blocks`]).
+        max: u32,
+        /// Whether the non-portable opt-in was given.
+        non_portable: bool,
+    },
+    /// A cluster whose blocks' shared memory adds up to `bytes`, over `max`.
+    ClusterSharedMemory {
+        /// The capability.
+        cc: ComputeCapability,
+        /// The cluster's blocks (x, y, z).
+        cluster: [u64; 3],
+        /// Shared memory of all the cluster's blocks, bytes.
+        bytes: u64,
+        /// The limit: blocks × the per-block maximum, bytes.
+        max: u64,
+    },
     /// A thread declares `bytes` of local memory, over `max`.
     LocalMemory {
         /// The capability whose limit was exceeded.
@@ -370,6 +462,22 @@ impl fmt::Display for LaunchError {
                 f,
                 "a block uses {bytes} bytes of shared memory; CC {cc} allows at most {max} bytes ({} KB) per block",
                 max / KB
+            ),
+            LaunchError::NoClusters { cc, cluster } => write!(
+                f,
+                "a cluster of {} blocks; CC {cc} has no thread-block clusters (CC 9.0 and later; CUDA Programming Guide, \"Thread Block Clusters\"): choose --cc 9.0 or later, or launch without --cluster",
+                dims(*cluster)
+            ),
+            LaunchError::ClusterSize { cc, cluster, blocks, max, non_portable } => write!(
+                f,
+                "a cluster of {} = {blocks} blocks; CC {cc} allows at most {max} blocks per cluster{} (CUDA Programming Guide, \"Thread Block Clusters\": 8 portable, 16 non-portable)",
+                dims(*cluster),
+                if *non_portable { "" } else { " without the non-portable opt-in (--cluster-non-portable, cudaFuncAttributeNonPortableClusterSizeAllowed)" }
+            ),
+            LaunchError::ClusterSharedMemory { cc, cluster, bytes, max } => write!(
+                f,
+                "a cluster of {} blocks uses {bytes} bytes of shared memory in all; CC {cc} allows at most {max} bytes (the per-block maximum on each of its blocks' SMs)",
+                dims(*cluster)
             ),
             LaunchError::LocalMemory { cc, bytes, max } => write!(
                 f,
@@ -939,6 +1047,24 @@ mod tests {
         assert_eq!(l("10.0").max_shared_per_block, 227 * 1024);
         assert_eq!(l("12.0").max_shared_per_block, 99 * 1024);
         assert_eq!(l("9.0").max_threads_per_block, 1024);
+    }
+
+    #[test]
+    fn cluster_checks() {
+        let h = lookup(cc("9.0")).unwrap().limits;
+        assert_eq!(h.check_cluster([1, 1, 1], 0, false), Ok(()));
+        assert_eq!(h.check_cluster([2, 2, 2], 1024, false), Ok(()));
+        let e = h.check_cluster([4, 4, 1], 0, false).unwrap_err().to_string();
+        assert!(e.contains("4×4×1 = 16 blocks; CC 9.0 allows at most 8 blocks per cluster without the non-portable opt-in"), "{e}");
+        assert_eq!(h.check_cluster([4, 4, 1], 0, true), Ok(()));
+        let e = h.check_cluster([4, 4, 2], 0, true).unwrap_err().to_string();
+        assert!(e.contains("32 blocks; CC 9.0 allows at most 16 blocks per cluster ("), "{e}");
+        let a = lookup(cc("8.0")).unwrap().limits;
+        let e = a.check_cluster([2, 1, 1], 0, false).unwrap_err().to_string();
+        assert!(e.contains("CC 8.0 has no thread-block clusters"), "{e}");
+        // 2 blocks of 228 KB each: 2 × 227 KB are allowed.
+        let e = h.check_cluster([2, 1, 1], 228 * 1024, false).unwrap_err().to_string();
+        assert!(e.contains("uses 466944 bytes of shared memory in all; CC 9.0 allows at most 464896 bytes"), "{e}");
     }
 
     #[test]

@@ -112,6 +112,7 @@ pub fn cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
         Space::Shared => crate::shared::cost(arch, config, access),
         Space::Constant => crate::constant::cost(arch, access),
         Space::Texture | Space::Surface => crate::texture::cost(access),
+        Space::DistributedShared => dsmem_cost(arch, config, access),
     };
     c.executions = u64::from(access.starts_execution());
     c.bytes_requested = access.active_lanes() as u64 * access.width as u64;
@@ -119,5 +120,30 @@ pub fn cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
         .active()
         .filter(|&(_, a)| a % access.width as u64 != 0)
         .count() as u64;
+    c
+}
+
+/// A distributed-shared-memory access ([`Space::DistributedShared`]): the requests and
+/// wavefronts the shared-memory rules give for the target block's banks (the access is
+/// served by the target SM's shared memory, [PG "Distributed Shared Memory"]), and the
+/// distinct 32-byte sectors its lanes' bytes cover, as the L1TEX t-stage counts the
+/// requests and sectors of `mem_dshared` (Nsight Compute's
+/// `l1tex__t_{requests,sectors}_pipe_lsu_mem_dshared_op_{ld,st}`). The sector rule is the
+/// global-memory one of CC 5.x+ (one sector per distinct 32-byte block touched); it has not
+/// been measured on an H100 yet (`scripts/h100/cluster/` collects the counters).
+fn dsmem_cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
+    let mut c = crate::shared::cost(arch, config, access);
+    let w = u64::from(access.width.clamp(1, 16));
+    let mut sectors: Vec<u64> = Vec::with_capacity(crate::WARP_SIZE);
+    for (_, a) in access.active() {
+        for s in a / 32..=(a + w - 1) / 32 {
+            sectors.push(s);
+        }
+    }
+    sectors.sort_unstable();
+    sectors.dedup();
+    c.sectors = sectors.len() as u64;
+    c.transactions = c.sectors;
+    c.transaction_bytes = 32 * c.sectors;
     c
 }

@@ -176,7 +176,7 @@ fn groups(mask: u32, size: u32) -> impl Iterator<Item = (u32, u32)> {
 pub fn breakdown(arch: &Arch, config: &Config, a: &WarpAccess) -> Breakdown {
     match a.space {
         Space::Global | Space::Local => memory(arch, config, a),
-        Space::Shared => shared(arch, config, a),
+        Space::Shared | Space::DistributedShared => shared(arch, config, a),
         // One request of a texture/surface fetch: its texels' 32-byte sectors
         // (crate::texture), drawn as a sectored request.
         Space::Texture | Space::Surface => Breakdown::Memory {

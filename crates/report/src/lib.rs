@@ -553,9 +553,11 @@ impl Totals {
     fn bucket(&mut self, space: Space, op: Op) -> &mut Cost {
         let i = match (space, op) {
             (Space::Global, Op::Atomic) => 8,
-            (Space::Shared, Op::Atomic) => 9,
+            // Distributed shared memory is summed with shared memory in the totals; its
+            // rows are its own.
+            (Space::Shared | Space::DistributedShared, Op::Atomic) => 9,
             (Space::Global, _) => 0,
-            (Space::Shared, _) => 2,
+            (Space::Shared | Space::DistributedShared, _) => 2,
             (Space::Local, _) => 4,
             (Space::Constant, _) => 6,
             (Space::Texture, _) => 10,

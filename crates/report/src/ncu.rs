@@ -78,7 +78,7 @@ const fn m(
 
 use Figure::*;
 use NcuOp::*;
-use Space::{Global, Local, Shared, Surface, Texture};
+use Space::{DistributedShared, Global, Local, Shared, Surface, Texture};
 
 /// Local-memory loads: requests (register spills included).
 pub const LOCAL_LD_REQUESTS: Metric = m(
@@ -248,6 +248,63 @@ pub const SHARED_GMMA_WAVEFRONTS: Metric = m(
     Wavefronts,
 );
 
+/// Distributed-shared-memory metrics (CC 9.0, Nsight Compute's `mem_dshared` /
+/// `op_dshared` names as an H100's `ncu --query-metrics` lists them): the L1TEX t-stage's
+/// requests and 32-byte sectors of `ld`/`st` to another block's shared memory, and the SASS
+/// instructions. The rows they count are [`Space::DistributedShared`]; not yet checked
+/// against an H100 (`scripts/h100/cluster/run.sh` collects them).
+pub const DSMEM_METRICS: &[Metric] = &[
+    m(
+        "dsmem_ld_instructions",
+        "smsp__sass_inst_executed_op_dshared_ld.sum",
+        DistributedShared,
+        Ld,
+        Instructions,
+    ),
+    m(
+        "dsmem_ld_requests",
+        "l1tex__t_requests_pipe_lsu_mem_dshared_op_ld.sum",
+        DistributedShared,
+        Ld,
+        Requests,
+    ),
+    m(
+        "dsmem_ld_sectors",
+        "l1tex__t_sectors_pipe_lsu_mem_dshared_op_ld.sum",
+        DistributedShared,
+        Ld,
+        Sectors,
+    ),
+    m(
+        "dsmem_st_instructions",
+        "smsp__sass_inst_executed_op_dshared_st.sum",
+        DistributedShared,
+        St,
+        Instructions,
+    ),
+    m(
+        "dsmem_st_requests",
+        "l1tex__t_requests_pipe_lsu_mem_dshared_op_st.sum",
+        DistributedShared,
+        St,
+        Requests,
+    ),
+    m(
+        "dsmem_st_sectors",
+        "l1tex__t_sectors_pipe_lsu_mem_dshared_op_st.sum",
+        DistributedShared,
+        St,
+        Sectors,
+    ),
+    m(
+        "dsmem_atom_instructions",
+        "smsp__sass_inst_executed_op_dshared_atom.sum",
+        DistributedShared,
+        Atom,
+        Instructions,
+    ),
+];
+
 pub const METRICS: &[Metric] = &[
     m(
         "global_ld_instructions",
@@ -381,6 +438,13 @@ pub const METRICS: &[Metric] = &[
     GLOBAL_TMA_LD_SECTORS,
     GLOBAL_TMA_ST_SECTORS,
     SHARED_GMMA_WAVEFRONTS,
+    DSMEM_METRICS[0],
+    DSMEM_METRICS[1],
+    DSMEM_METRICS[2],
+    DSMEM_METRICS[3],
+    DSMEM_METRICS[4],
+    DSMEM_METRICS[5],
+    DSMEM_METRICS[6],
 ];
 
 /// Whether Nsight Compute profiles `cc` (7.0 and later), so that its metrics name a figure.
@@ -400,6 +464,8 @@ pub fn ncu_op(space: Space, op: Op, ptx: Option<&str>) -> Option<NcuOp> {
     // in no shared-memory metric (measured on H100: 0 shared-store wavefronts for a
     // cp.async.bulk of 16 MiB into shared memory).
     if ptx.is_some_and(|p| p.starts_with("cp.async.bulk")) {
+        // A bulk copy's or multicast's writes into other blocks of the cluster are the TMA
+        // unit's (`…_mem_dshared_op_tma_st`), not mapped here.
         return match (space, op) {
             (Global, Op::Load) => Some(TmaLd),
             (Global, Op::Store) => Some(TmaSt),
@@ -417,7 +483,7 @@ pub fn ncu_op(space: Space, op: Op, ptx: Option<&str>) -> Option<NcuOp> {
     match (op, space) {
         (Op::Load, _) => Some(Ld),
         (Op::Store, _) => Some(St),
-        (Op::Atomic, Shared) => Some(Atom),
+        (Op::Atomic, Shared | DistributedShared) => Some(Atom),
         (Op::Atomic, _) => ptx.filter(|p| p.starts_with("red.")).map(|_| Red),
     }
 }
@@ -470,6 +536,18 @@ mod tests {
             if matches!(a.op, TmaLd | TmaSt) {
                 // The TMA unit's crossbar traffic: its own naming.
                 assert!(a.metric.contains("_op_tma_") && a.column.starts_with("global_tma_"));
+                continue;
+            }
+            if a.space == DistributedShared {
+                // Hopper's own naming: `mem_dshared_op_ld`, `op_dshared_ld`.
+                let op = format!("{:?}", a.op).to_lowercase();
+                assert!(
+                    a.metric.contains(&format!("mem_dshared_op_{op}."))
+                        || a.metric == format!("smsp__sass_inst_executed_op_dshared_{op}.sum"),
+                    "{}",
+                    a.metric
+                );
+                assert!(a.column.starts_with(&format!("dsmem_{op}_")));
                 continue;
             }
             if a.op == Gmma {

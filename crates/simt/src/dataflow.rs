@@ -11,6 +11,8 @@ pub(crate) fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
     match i {
         Alu { d, a, b, c, e, .. } => (vec![*d], vec![*a, *b, *c, *e]),
         Mov { d, a, .. } | Cvt { d, a, .. } | Cvta { d, a, .. } => (vec![*d], vec![*a]),
+        Mapa { d, a, rank, .. } => (vec![*d], vec![*a, *rank]),
+        GetCtaRank { d, a, .. } => (vec![*d], vec![*a]),
         Setp {
             p, q, a, b, bop, ..
         } => {
@@ -225,11 +227,21 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
             | Instr::Matrix { addr, .. } => {
                 addr.base.into_iter().for_each(|r| live[r as usize] = true)
             }
-            Instr::CpAsync { dst, src, .. } => dst
-                .base
-                .into_iter()
-                .chain(src.base)
-                .for_each(|r| live[r as usize] = true),
+            // `src-size` decides which lanes read global memory.
+            Instr::CpAsync {
+                dst,
+                src,
+                src_bytes,
+                ..
+            } => {
+                dst.base
+                    .into_iter()
+                    .chain(src.base)
+                    .for_each(|r| live[r as usize] = true);
+                if let Some(s) = src_bytes {
+                    mark(&mut live, s);
+                }
+            }
             Instr::TensorCopy(t) => {
                 t.smem
                     .base
@@ -318,6 +330,8 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     | Instr::Call { .. }
                     | Instr::Bra { .. }
                     | Instr::Bar
+                    | Instr::ClusterArrive
+                    | Instr::ClusterWait
                     | Instr::Exit
                     | Instr::Trap
                     | Instr::AssertFail { .. }

@@ -95,6 +95,12 @@ pub struct Program {
     pub texture_refs: Vec<TextureRef>,
     /// `.reqntid`/`.maxntid` of the entry, when given.
     pub reqntid: Option<[u64; 3]>,
+    /// `.reqnctapercluster X, Y, Z` of the entry (what nvcc emits for
+    /// `__cluster_dims__(X, Y, Z)`): the blocks per cluster every launch must have [PTX ISA
+    /// §11.5 "Cluster Dimension Directives"].
+    pub cluster_dims: Option<[u64; 3]>,
+    /// `.explicitcluster`: the kernel must be launched with a cluster shape.
+    pub explicit_cluster: bool,
     pub maxntid: Option<[u64; 3]>,
     /// Whether loaded values can reach an address or a predicate (see `dataflow`); when not,
     /// no global memory image is kept.
@@ -338,6 +344,8 @@ impl Program {
             texture_refs: d.texture_refs,
             insts: d.insts,
             reqntid: dirs("reqntid"),
+            cluster_dims: dirs("reqnctapercluster"),
+            explicit_cluster: entry.directives.iter().any(|(n, _)| n == "explicitcluster"),
             maxntid: dirs("maxntid"),
             needs_memory,
             local_reported: None,

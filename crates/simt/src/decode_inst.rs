@@ -188,7 +188,17 @@ impl<'a> InstDecoder<'a> {
                 }
             }
             "bar" | "barrier" => {
-                if self.has("warp") {
+                if self.has("cluster") {
+                    // barrier.cluster.arrive{.release,.relaxed}{.aligned} /
+                    // barrier.cluster.wait{.acquire}{.aligned} [PTX ISA §9.7.13.4].
+                    if self.has("arrive") {
+                        Decoded::Plain(Instr::ClusterArrive)
+                    } else if self.has("wait") {
+                        Decoded::Plain(Instr::ClusterWait)
+                    } else {
+                        return Err(self.invalid("barrier.cluster takes .arrive or .wait"));
+                    }
+                } else if self.has("warp") {
                     Decoded::Plain(Instr::Nop)
                 } else if self.has("red") {
                     return Err(self.unsupported("bar.red is not supported"));
@@ -283,17 +293,18 @@ impl<'a> InstDecoder<'a> {
                     .space()
                     .ok_or_else(|| self.invalid("isspacep needs a state space"))?,
             }),
-            // A launch runs clusters of one block (no --cluster yet): every shared::cluster
-            // address is the block's own, at rank 0.
-            "mapa" => Decoded::Plain(Instr::Mov {
+            // mapa{.shared::cluster}.u32|u64 d, a, rank; getctarank{.shared::cluster}.u32 d, a
+            // [PTX ISA §9.7.9.22–23]: without a state space the addresses are generic.
+            "mapa" => Decoded::Plain(Instr::Mapa {
                 d: self.d(0)?,
-                a: self.s(1, Ty::U64)?,
-                bytes: self.ty()?.bytes,
+                a: self.s(1, self.ty()?)?,
+                rank: self.s(2, Ty::U32)?,
+                generic: self.space().is_none(),
             }),
-            "getctarank" => Decoded::Plain(Instr::Mov {
+            "getctarank" => Decoded::Plain(Instr::GetCtaRank {
                 d: self.d(0)?,
-                a: Src::Imm(0),
-                bytes: 4,
+                a: self.s(1, if self.space().is_none() { Ty::U64 } else { Ty::U32 })?,
+                generic: self.space().is_none(),
             }),
             "multimem" => return Err(self.unsupported(
                 "multimem (NVLink multicast memory) is not modelled: analyze the kernel without it",

@@ -675,6 +675,25 @@ pub enum Instr {
     /// `D = A·B (+ D)`, its shared-memory operand reads reported at `site` (see
     /// `exec/wgmma.rs`).
     Wgmma(Box<WgmmaInstr>),
+    /// `mapa[.shared::cluster].u32|u64 d, a, rank` [PTX ISA §9.7.9.22]: the address of the
+    /// same shared-memory location as `a` in the block of cluster rank `rank`: a
+    /// `shared::cluster` window address (`generic` false) or a generic one (`generic`
+    /// true). See `exec/cluster.rs` for how such an address names its block.
+    Mapa {
+        d: Reg,
+        a: Src,
+        rank: Src,
+        generic: bool,
+    },
+    /// `getctarank[.shared::cluster].u32 d, a` [PTX ISA §9.7.9.23]: the cluster rank of the
+    /// block whose shared memory address `a` lies in.
+    GetCtaRank { d: Reg, a: Src, generic: bool },
+    /// `barrier.cluster.arrive[.release|.relaxed][.aligned]` [PTX ISA §9.7.13.4]: the
+    /// executing threads arrive on the cluster-wide barrier's current phase.
+    ClusterArrive,
+    /// `barrier.cluster.wait[.acquire][.aligned]`: the warp waits until every non-exited
+    /// thread of the cluster has arrived on the phase it arrived on.
+    ClusterWait,
     /// Instructions with no effect on memory accesses or values we track (`membar`,
     /// `fence`, `prefetch`, `cp.async.commit_group`, `cp.async.wait_*`, `bar.warp.sync`,
     /// `nanosleep`, `pmevent`, …).

@@ -41,6 +41,14 @@ pub const SPECIALS: &[&str] = &[
     "%cluster_nctarank",
     "%is_explicit_cluster",
     "%envreg0",
+    "%nclusterid.y",
+    "%nclusterid.z",
+    "%cluster_ctaid.x",
+    "%cluster_ctaid.y",
+    "%cluster_ctaid.z",
+    "%cluster_nctaid.x",
+    "%cluster_nctaid.y",
+    "%cluster_nctaid.z",
 ];
 
 /// Register index of a special register, if `name` is one. `%tid` without a component is
@@ -67,6 +75,16 @@ pub mod idx {
     pub const NSMID: Reg = 21;
     pub const DYN_SMEM: Reg = 26;
     pub const TOTAL_SMEM: Reg = 27;
+    /// `%clusterid.x` (y, z follow).
+    pub const CLUSTERID: Reg = 28;
     pub const NCLUSTERID_X: Reg = 31;
+    pub const CLUSTER_CTARANK: Reg = 32;
     pub const CLUSTER_NCTARANK: Reg = 33;
+    pub const IS_EXPLICIT_CLUSTER: Reg = 34;
+    /// `%nclusterid.y` (z follows).
+    pub const NCLUSTERID_Y: Reg = 36;
+    /// `%cluster_ctaid.x` (y, z follow).
+    pub const CLUSTER_CTAID: Reg = 38;
+    /// `%cluster_nctaid.x` (y, z follow).
+    pub const CLUSTER_NCTAID: Reg = 41;
 }

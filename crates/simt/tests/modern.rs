@@ -272,3 +272,26 @@ fn tma_tile_load_reads_the_box_and_swizzles_shared_rows() {
     assert_eq!(shared[0].1.addrs[8] - tile, 128 + 16);
     assert_eq!(shared[1].1.addrs[24] - tile, 7 * 128 + 7 * 16);
 }
+
+/// `cp.async … 16, src_size` (Triton masks its pipelined loads this way): a lane whose
+/// src-size is 0 reads no global memory, only zero-fills its 16 shared bytes [PTX ISA
+/// §9.7.9.25.3.3]. Lanes 0..20 of 32 read 16 bytes each: 320 contiguous bytes from the
+/// allocation's start, 10 sectors, and all 32 lanes write shared memory. Measured on H100
+/// (tests/data/h100/triton2): LDGSTS executions count the zero-fill ones, global sectors not.
+#[test]
+fn cp_async_with_src_size_zero_reads_nothing() {
+    let body = ".reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n.reg .pred %p<2>;\n\
+        ld.param.u64 %rd1, [p0];\nmov.u32 %r2, %tid.x;\nmul.wide.u32 %rd2, %r2, 16;\n\
+        add.s64 %rd3, %rd1, %rd2;\nsetp.lt.u32 %p1, %r2, 20;\nselp.b32 %r3, 16, 0, %p1;\n\
+        shl.b32 %r4, %r2, 4;\nmov.u32 %r5, smem;\nadd.s32 %r6, %r5, %r4;\n\
+        cp.async.cg.shared.global [%r6], [%rd3], 16, %r3;\ncp.async.wait_all;\nret;";
+    let p = program(body, ".shared .align 16 .b8 smem[512];");
+    let v = run(&p, 32).unwrap();
+    let global: Vec<_> = v.iter().filter(|(_, a, _)| a.space == warpscope_model::Space::Global).collect();
+    let shared: Vec<_> = v.iter().filter(|(_, a, _)| a.space == warpscope_model::Space::Shared).collect();
+    assert_eq!(global.len(), 1);
+    assert_eq!(global[0].1.mask, (1 << 20) - 1);
+    assert_eq!(global[0].1.addrs[19] - BASE, 19 * 16);
+    assert_eq!(shared.len(), 1);
+    assert_eq!(shared[0].1.mask, u32::MAX);
+}

@@ -841,7 +841,25 @@ fn build_launch(
         textures: Vec::new(),
         tensor_maps: Vec::new(),
         sample: crate::sample_of(req),
+        cluster: [1, 1, 1],
+        explicit_cluster: prog.explicit_cluster,
     };
+    // The cluster shape: the kernel's `__cluster_dims__` (`.reqnctapercluster`), which the
+    // GPU enforces, or --cluster; both must agree.
+    let declared = prog.cluster_dims.map(|d| d.map(|x| x as u32));
+    launch.cluster = match (declared, req.cluster) {
+        (Some(d), Some(c)) if d != c => bail!(
+            "--cluster {},{},{} disagrees with {}'s __cluster_dims__({},{},{}) (.reqnctapercluster): the kernel's shape is the one the GPU launches; drop --cluster or give the same shape",
+            c[0], c[1], c[2], req.kernel, d[0], d[1], d[2]
+        ),
+        (Some(d), _) => d,
+        (None, Some(c)) => c,
+        (None, None) => [1, 1, 1],
+    };
+    launch.explicit_cluster |= req.cluster.is_some() || declared.is_some();
+    if launch.cluster.iter().product::<u32>() > 1 && launch.sample.is_some() {
+        bail!("--sample-blocks with a thread-block cluster is not supported yet (a sample must hold whole clusters): drop --sample-blocks");
+    }
     let mut texture_of: Vec<Option<usize>> = vec![None; n];
     for (i, t) in req.textures.iter().enumerate() {
         let base = warpscope_simt::TEXTURE_BASE + i as u64 * warpscope_simt::TEXTURE_SPACING;

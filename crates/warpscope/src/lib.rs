@@ -121,6 +121,12 @@ pub struct AnalyzeRequest {
     /// (the Python package names a Triton kernel's by its Python arguments); parameters
     /// past the list keep `param_K`. Empty by default.
     pub param_names: Vec<String>,
+    /// `--cluster X,Y,Z`: blocks per thread-block cluster (CC 9.0+, compiled path); `None`:
+    /// the kernel's `__cluster_dims__` (`.reqnctapercluster`) if it declares one, else none.
+    pub cluster: Option<[u32; 3]>,
+    /// `--cluster-non-portable`: allow 16 blocks per cluster instead of 8 (the
+    /// `cudaFuncAttributeNonPortableClusterSizeAllowed` opt-in).
+    pub cluster_non_portable: bool,
 }
 
 /// A GPU of the table and the rates to predict with (datasheet or calibrated).
@@ -179,6 +185,8 @@ impl AnalyzeRequest {
             textures: Vec::new(),
             tensor_maps: Vec::new(),
             param_names: Vec::new(),
+            cluster: None,
+            cluster_non_portable: false,
         }
     }
 

@@ -95,6 +95,14 @@ impl Loaded {
         sample.as_ref().map(|s| s.len() as u64)
     }
 
+    /// Blocks per thread-block cluster the launch runs (x, y, z); `[1, 1, 1]`: none.
+    pub(crate) fn cluster(&self) -> [u32; 3] {
+        match self {
+            Loaded::Source(..) => [1, 1, 1],
+            Loaded::Compiled(k) => k.launch.cluster,
+        }
+    }
+
     /// Bytes of shared memory per block (static, then `dynamic` of `extern __shared__`).
     pub(crate) fn shared_bytes(&self, dynamic: u64) -> u64 {
         match self {
@@ -313,10 +321,12 @@ pub(crate) fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
     let shared = kernel.shared_bytes(req.dynamic_shared_bytes);
     let local = kernel.local_bytes_per_thread();
     let mut archs: Vec<&'static Arch> = Vec::new();
+    let cluster = kernel.cluster().map(u64::from);
     for a in candidates {
         match a
             .limits
-            .check_shared(shared)
+            .check_cluster(cluster, shared, req.cluster_non_portable)
+            .and_then(|()| a.limits.check_shared(shared))
             .and_then(|()| a.limits.check_local(local))
         {
             Ok(()) => archs.push(a),

@@ -141,7 +141,9 @@ pub(crate) fn counters_short(space: Space, c: &Counters) -> String {
             }
             s
         }
-        Space::Shared => plural(c.wavefronts, "wavefront", "wavefronts"),
+        Space::Shared | Space::DistributedShared => {
+            plural(c.wavefronts, "wavefront", "wavefronts")
+        }
         Space::Constant => plural(c.requests, "request", "requests"),
     }
 }
@@ -163,7 +165,7 @@ pub(crate) fn counters_line(space: Space, c: &Counters) -> String {
             }
             s
         }
-        Space::Shared => format!(
+        Space::Shared | Space::DistributedShared => format!(
             "{} · {} · {} B requested",
             plural(c.requests, "request", "requests"),
             plural(c.wavefronts, "wavefront", "wavefronts"),
@@ -186,6 +188,7 @@ pub(crate) fn space_name(space: Space) -> &'static str {
         Space::Constant => "constant",
         Space::Texture => "texture",
         Space::Surface => "surface",
+        Space::DistributedShared => "distributed shared",
     }
 }
 

@@ -55,10 +55,14 @@ impl<'a> BlockCtx<'a> {
             },
         };
         match space {
-            Space::Shared => {
-                let off = a & 0xFFFF_FFFF;
-                (space, off, off)
-            }
+            // Another block's shared memory (a shared::cluster address): the model sees the
+            // offset in that block; the image offset keeps the rank ([`BlockCtx::load`]).
+            Space::Shared => match self.target(a) {
+                super::cluster::Target::Own(off) => (space, off, off),
+                super::cluster::Target::Remote(_, off) => {
+                    (Space::DistributedShared, off, a & 0xFFFF_FFFF)
+                }
+            },
             Space::Local => {
                 let thread = warp.first_thread as u64 + lane as u64;
                 let image = thread * self.prog.local_bytes + a;
@@ -98,6 +102,10 @@ impl<'a> BlockCtx<'a> {
             Space::Global if !self.prog.needs_memory => 0,
             Space::Global => global.read(off, n),
             Space::Shared => memory::read_flat(&self.shared, off, n),
+            Space::DistributedShared => match self.target(off) {
+                super::cluster::Target::Remote(r, o) => memory::read_flat(self.image(Some(r)), o, n),
+                super::cluster::Target::Own(o) => memory::read_flat(&self.shared, o, n),
+            },
             Space::Constant => memory::read_flat(&self.prog.const_image, off, n),
             Space::Local => memory::read_flat(&self.local, off, n),
             Space::Texture | Space::Surface => 0,
@@ -134,6 +142,13 @@ impl<'a> BlockCtx<'a> {
                 ))
             })?,
             Space::Shared => memory::write_flat(&mut self.shared, off, n, v),
+            Space::DistributedShared => {
+                let (r, o) = match self.target(off) {
+                    super::cluster::Target::Remote(r, o) => (Some(r), o),
+                    super::cluster::Target::Own(o) => (None, o),
+                };
+                memory::write_flat(self.image_mut(r), o, n, v)
+            }
             Space::Constant => {}
             Space::Local => memory::write_flat(&mut self.local, off, n, v),
             Space::Texture | Space::Surface => {}
@@ -170,7 +185,7 @@ impl<'a> BlockCtx<'a> {
         // also the image offsets.
         let mut single = match space {
             MemSpace::Global => Some(Space::Global),
-            MemSpace::Shared => Some(Space::Shared),
+            MemSpace::Shared if !self.any_cluster_rank(addrs, exec) => Some(Space::Shared),
             MemSpace::Const => Some(Space::Constant),
             _ => None,
         };
@@ -184,7 +199,7 @@ impl<'a> BlockCtx<'a> {
                 any |= addrs[lane] >> 60;
                 all &= addrs[lane] >> 60;
             }
-            if any == all {
+            if any == all && !(any == 1 && self.any_cluster_rank(addrs, exec)) {
                 single = match any {
                     0 => Some(Space::Global),
                     1 | 2 => {
@@ -223,10 +238,13 @@ impl<'a> BlockCtx<'a> {
             }
             return self.deliver(warp, pc, site, &a, addrs, sink);
         }
-        let mut acc: [Option<WarpAccess>; 4] = [None; 4];
+        let mut acc: [Option<WarpAccess>; 7] = [None; 7];
         let mut at = located;
         for lane in lanes(exec) {
             let (s, m, image) = self.locate(space, addrs[lane], warp, lane);
+            if s == Space::DistributedShared {
+                self.check_rank(warp, pc, image, addrs[lane], lane)?;
+            }
             if let Some(at) = at.as_deref_mut() {
                 at.space[lane] = s;
                 at.image[lane] = image;
@@ -240,6 +258,35 @@ impl<'a> BlockCtx<'a> {
         }
         for a in acc.iter().flatten() {
             self.deliver(warp, pc, site, a, addrs, sink)?;
+        }
+        Ok(())
+    }
+
+    /// Whether some executing lane's shared address names a cluster rank (bits 24–31 of its
+    /// shared-window offset; see `exec/cluster.rs`).
+    fn any_cluster_rank(&self, addrs: &[u64; WARP_SIZE], exec: u32) -> bool {
+        let mut bits = 0u64;
+        for lane in lanes(exec) {
+            bits |= addrs[lane];
+        }
+        bits & (0xFF << super::cluster::RANK_SHIFT) != 0
+    }
+
+    /// Checks that a shared::cluster address (its 32-bit window offset `image`) names a
+    /// block of the cluster.
+    fn check_rank(&self, warp: &Warp, pc: u32, image: u64, raw: u64, lane: usize) -> Result<()> {
+        let n = self.cluster_blocks();
+        if let super::cluster::Target::Remote(r, _) = self.target(image) {
+            if r >= n {
+                return Err(Error::Fault {
+                    at: self.at(pc),
+                    msg: format!(
+                        "shared::cluster access at {raw:#x} names the block of cluster rank {r}, but the cluster has {n} block(s): the address did not come from mapa / map_shared_rank of this launch"
+                    ),
+                    thread: self.thread(warp, lane),
+                    block: self.block,
+                });
+            }
         }
         Ok(())
     }
@@ -405,7 +452,7 @@ impl<'a> BlockCtx<'a> {
                     && matches!(memory::place(self.allocs, lo), Placement::Inside)
                     && matches!(memory::place(self.allocs, end - 1), Placement::Inside)
             }
-            Space::Shared => end <= self.shared.len() as u64,
+            Space::Shared | Space::DistributedShared => end <= self.shared.len() as u64,
             Space::Constant => end <= self.prog.const_image.len() as u64,
             Space::Local | Space::Texture | Space::Surface => true,
         }
@@ -512,10 +559,11 @@ impl<'a> BlockCtx<'a> {
                     ))),
                 }
             }
-            Space::Shared => {
+            Space::Shared | Space::DistributedShared => {
                 if m + width as u64 > self.shared.len() as u64 {
                     Err(fault(format!(
-                        "shared {what} at byte {m}, past the block's {} bytes of shared memory (set the dynamic size with --dynamic-smem)",
+                        "{}shared {what} at byte {m}, past the block's {} bytes of shared memory (set the dynamic size with --dynamic-smem)",
+                        if s == Space::DistributedShared { "distributed " } else { "" },
                         self.shared.len()
                     )))
                 } else {

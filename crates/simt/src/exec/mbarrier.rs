@@ -54,6 +54,10 @@ impl State {
     }
 }
 
+/// A barrier: the cluster rank of its block (`None`: the executing block) and its
+/// shared-memory offset there.
+type Mbar = (Option<u32>, u64);
+
 /// What a wait instruction found.
 pub(super) enum Wait {
     /// Every executing lane's phase is complete.
@@ -63,7 +67,10 @@ pub(super) enum Wait {
 }
 
 impl BlockCtx<'_> {
-    /// The shared-memory offset of a barrier address (a shared-window or generic address).
+    /// The block (cluster rank, `None`: the executing block) and shared-memory offset of a
+    /// barrier address (a shared-window, `shared::cluster` or generic address): an
+    /// `mbarrier.arrive.shared::cluster` may name a barrier in another block of the cluster
+    /// (`exec/cluster.rs`).
     fn mbar_offset(
         &self,
         space: MemSpace,
@@ -71,11 +78,17 @@ impl BlockCtx<'_> {
         pc: u32,
         warp: &Warp,
         lane: usize,
-    ) -> Result<u64> {
-        let off = match space {
+    ) -> Result<Mbar> {
+        let raw = match space {
             MemSpace::Generic if a >> 60 == 1 => a - window::SHARED,
             MemSpace::Generic => u64::MAX,
             _ => a & 0xFFFF_FFFF,
+        };
+        let (rank, off) = match self.target(raw) {
+            _ if raw == u64::MAX => (None, raw),
+            super::cluster::Target::Own(o) => (None, o),
+            super::cluster::Target::Remote(r, o) if r < self.cluster_blocks() => (Some(r), o),
+            super::cluster::Target::Remote(..) => (None, u64::MAX),
         };
         if off
             .checked_add(8)
@@ -92,15 +105,15 @@ impl BlockCtx<'_> {
                 block: self.block,
             });
         }
-        Ok(off)
+        Ok((rank, off))
     }
 
-    fn mbar_state(&self, off: u64) -> State {
-        State::decode(crate::memory::read_flat(&self.shared, off, 8))
+    fn mbar_state(&self, (rank, off): Mbar) -> State {
+        State::decode(crate::memory::read_flat(self.image(rank), off, 8))
     }
 
-    fn set_mbar_state(&mut self, off: u64, s: State) {
-        crate::memory::write_flat(&mut self.shared, off, 8, s.encode());
+    fn set_mbar_state(&mut self, (rank, off): Mbar, s: State) {
+        crate::memory::write_flat(self.image_mut(rank), off, 8, s.encode());
     }
 
     /// Runs an `mbarrier` operation that does not wait, lane by lane in lane order.
@@ -121,9 +134,10 @@ impl BlockCtx<'_> {
                 .0
                 .map_or(0, |r| warp.regs[r as usize * WARP_SIZE + lane]);
             let a = base.wrapping_add(addr.1 as u64);
-            let off = self.mbar_offset(space, a, pc, warp, lane)?;
+            let bar = self.mbar_offset(space, a, pc, warp, lane)?;
+            let off = bar.1;
             let n = count.map(|c| get(warp, c, lane)).unwrap_or(1);
-            let mut s = self.mbar_state(off);
+            let mut s = self.mbar_state(bar);
             let mut out = None;
             match op {
                 MbarOp::Init => {
@@ -168,7 +182,7 @@ impl BlockCtx<'_> {
                     s.settle();
                 }
             }
-            self.set_mbar_state(off, s);
+            self.set_mbar_state(bar, s);
             if let (Some(d), Some(v)) = (d, out) {
                 warp.regs[d as usize * WARP_SIZE + lane] = v;
             }
@@ -198,8 +212,8 @@ impl BlockCtx<'_> {
                 .0
                 .map_or(0, |r| warp.regs[r as usize * WARP_SIZE + lane]);
             let a = base.wrapping_add(addr.1 as u64);
-            let off = self.mbar_offset(space, a, pc, warp, lane)?;
-            let s = self.mbar_state(off);
+            let bar = self.mbar_offset(space, a, pc, warp, lane)?;
+            let (off, s) = (bar.1, self.mbar_state(bar));
             // A phase of parity p is complete once the barrier's current parity differs.
             let done = s.parity != get(warp, token, lane) & 1;
             if let Some(d) = d {

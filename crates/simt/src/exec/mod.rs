@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use warpscope_model::{Space, WarpAccess, WARP_SIZE};
 
 mod access;
+mod cluster;
 mod mbarrier;
 pub(crate) mod mma;
 mod packed;
@@ -15,6 +16,7 @@ mod texture;
 mod tma;
 mod wgmma;
 
+pub use cluster::{MAX_CLUSTER_BLOCKS, RANK_SHIFT};
 pub use texture::{texref_handle, texture_handle, TextureBinding, TEXTURE_BASE, TEXTURE_SPACING};
 pub use tma::{Swizzle, TensorMap, TensorMapBinding, PARAM_ADDRESS_BASE, PARAM_ADDRESS_SPACING};
 
@@ -38,6 +40,13 @@ pub struct Launch {
     /// Blocks per grid and threads per block (x, y, z).
     pub grid: [u32; 3],
     pub block: [u32; 3],
+    /// Blocks per thread-block cluster (x, y, z; CC 9.0+): each dimension must divide the
+    /// grid's. `[1, 1, 1]` (the default): no cluster, every block alone (an implicit cluster
+    /// of one). The blocks of a cluster run together, interleaved (`exec/cluster.rs`).
+    pub cluster: [u32; 3],
+    /// Whether the cluster shape is the kernel's or the launch's own (`%is_explicit_cluster`):
+    /// `.explicitcluster`/`.reqnctapercluster` or a launch with a cluster attribute.
+    pub explicit_cluster: bool,
     /// The bytes of each kernel parameter, in order (pointer parameters hold an
     /// allocation's base address).
     pub args: Vec<Vec<u8>>,
@@ -65,7 +74,9 @@ pub struct Launch {
     /// The tensor maps (`--tensor-map`) of `CUtensorMap` parameters, for TMA tensor copies.
     pub tensor_maps: Vec<TensorMapBinding>,
     /// Run only these blocks (linear indices `x + gx·(y + gy·z)`, ascending): a sample of the
-    /// grid ([`sample_blocks`]); `None`: every block.
+    /// grid ([`sample_blocks`]); `None`: every block. With a cluster of more than one block,
+    /// the indices are those of clusters in the grid of clusters (`grid / cluster`): a
+    /// cluster runs whole or not at all.
     pub sample: Option<Arc<Vec<u64>>>,
 }
 
@@ -75,6 +86,8 @@ impl Default for Launch {
         Launch {
             grid: [1, 1, 1],
             block: [32, 1, 1],
+            cluster: [1, 1, 1],
+            explicit_cluster: false,
             args: Vec::new(),
             allocs: Vec::new(),
             dynamic_shared_bytes: 0,
@@ -226,6 +239,8 @@ enum Yield {
     /// An `mbarrier.try_wait` on an open phase (the wait runs again when the warp resumes):
     /// the barrier's shared offset and state.
     Blocked(u64, mbarrier::State),
+    /// A `barrier.cluster.wait` on an open phase (runs again when the warp resumes).
+    ClusterWait,
 }
 
 struct Warp {
@@ -240,6 +255,10 @@ struct Warp {
     /// Linear index of lane 0's thread in the block.
     first_thread: u32,
     index: u32,
+    /// Lanes that arrived on the cluster barrier's open phase (`barrier.cluster.arrive`).
+    cluster_arrived: u32,
+    /// The cluster barrier phase the warp arrived on and has not waited for yet.
+    cluster_wait: Option<u64>,
 }
 
 /// Where the executing lanes of one memory instruction land: space and image offset.
@@ -273,8 +292,12 @@ struct BlockCtx<'a> {
     next_check: u64,
     /// When the block started, when [`Launch::max_block_time`] is set.
     started: Option<Instant>,
-    /// Lowest linear index of a block that failed (`u64::MAX`: none); blocks after it stop.
+    /// Lowest slot of a block (cluster) that failed (`u64::MAX`: none); later ones stop.
     failed: &'a AtomicU64,
+    /// The block's rank in its cluster (`%cluster_ctarank`; 0 without a cluster).
+    rank: u32,
+    /// The cluster's shared state while this block's warps run (see `exec/cluster.rs`).
+    cluster: cluster::Cluster,
 }
 
 impl Program {
@@ -380,16 +403,21 @@ impl Program {
         }
         let threads = threads as u32;
         let grid_blocks = launch.grid.iter().map(|&x| x as u64).product::<u64>();
-        // With a sample, the blocks run are its slots.
-        let blocks = match &launch.sample {
-            Some(s) => (s.len() as u64).min(grid_blocks),
-            None => grid_blocks,
-        };
-        if blocks == 0 {
+        if grid_blocks == 0 {
             return Err(Error::Launch(format!(
                 "a grid of {}×{}×{} blocks: every dimension must be at least 1",
                 launch.grid[0], launch.grid[1], launch.grid[2]
             )));
+        }
+        let cluster_blocks = self.check_cluster(launch)?;
+        // The units run are clusters (blocks when there is none); with a sample, its slots.
+        let grid_units = grid_blocks / cluster_blocks as u64;
+        let blocks = match &launch.sample {
+            Some(s) => (s.len() as u64).min(grid_units),
+            None => grid_units,
+        };
+        if blocks == 0 {
+            return Err(Error::Launch("a sample of no blocks".into()));
         }
         // A running block's shared and local images, checked against the cap before any
         // is made; the global image gets what is left.
@@ -397,11 +425,16 @@ impl Program {
             .dynamic_shared_base()
             .saturating_add(launch.dynamic_shared_bytes);
         let local_bytes = self.local_bytes.saturating_mul(threads as u64);
-        let per_block = shared_bytes.saturating_add(local_bytes);
+        // Every block of a cluster holds its images while the cluster runs.
+        let per_block = shared_bytes
+            .saturating_add(local_bytes)
+            .saturating_mul(cluster_blocks as u64);
         if per_block > launch.max_memory {
             return Err(Error::Memory(format!(
-                "a block of {} needs {shared_bytes} bytes of shared memory and {local_bytes} bytes of local memory ({} bytes per thread × {threads} threads): more than the memory cap of {} bytes (--max-memory); give a larger --max-memory, or launch fewer threads per block",
-                self.name, self.local_bytes, launch.max_memory
+                "a block of {} needs {shared_bytes} bytes of shared memory and {local_bytes} bytes of local memory ({} bytes per thread × {threads} threads){}: more than the memory cap of {} bytes (--max-memory); give a larger --max-memory, or launch fewer threads per block",
+                self.name, self.local_bytes,
+                if cluster_blocks > 1 { format!(", × {cluster_blocks} blocks of a cluster held at once") } else { String::new() },
+                launch.max_memory
             )));
         }
         let mut global = Global::with_limit(launch.max_memory - per_block);
@@ -428,7 +461,7 @@ impl Program {
             });
         }
         if let Some(p) = &launch.progress {
-            p.start(blocks);
+            p.start(blocks * cluster_blocks as u64);
         }
         // The lowest failed block: blocks after it stop early (their results are never
         // delivered, the failure is).
@@ -533,9 +566,43 @@ impl Program {
         })
     }
 
-    /// Runs the blocks of linear indices `range` in order (x fastest). A failing block
-    /// lowers `failed` to its index; a block after the lowest failed one stops with
-    /// [`Error::Stopped`].
+    /// Checks the launch's cluster shape and returns the blocks of one cluster.
+    ///
+    /// Errors: a zero dimension, more than [`MAX_CLUSTER_BLOCKS`] blocks, a grid dimension
+    /// that the cluster's does not divide (CUDA requires whole clusters: PG "Thread Block
+    /// Clusters"), and a kernel that declares another shape (`.reqnctapercluster`).
+    fn check_cluster(&self, launch: &Launch) -> Result<u32> {
+        let c = launch.cluster;
+        let n = c.iter().map(|&x| x as u64).product::<u64>();
+        if n == 0 || n > MAX_CLUSTER_BLOCKS as u64 {
+            return Err(Error::Launch(format!(
+                "a cluster of {}×{}×{} blocks: a cluster holds 1 to {MAX_CLUSTER_BLOCKS} blocks (8 portable, 16 with the non-portable opt-in; CUDA Programming Guide, \"Thread Block Clusters\")",
+                c[0], c[1], c[2]
+            )));
+        }
+        for (axis, name) in ["x", "y", "z"].iter().enumerate() {
+            if launch.grid[axis] % c[axis] != 0 {
+                return Err(Error::Launch(format!(
+                    "the grid ({}×{}×{} blocks) is not a whole number of {}×{}×{} clusters: gridDim.{name} = {} is not a multiple of the cluster's {name} dimension {}; give a grid that the cluster divides (CUDA launches whole clusters only)",
+                    launch.grid[0], launch.grid[1], launch.grid[2], c[0], c[1], c[2],
+                    launch.grid[axis], c[axis]
+                )));
+            }
+        }
+        if let Some(k) = self.cluster_dims {
+            if k.map(|x| x as u32) != c {
+                return Err(Error::Launch(format!(
+                    "{} declares clusters of {}×{}×{} blocks (.reqnctapercluster, __cluster_dims__); the launch asks for {}×{}×{}: launch with the kernel's shape (or leave --cluster out)",
+                    self.name, k[0], k[1], k[2], c[0], c[1], c[2]
+                )));
+            }
+        }
+        Ok(n as u32)
+    }
+
+    /// Runs the clusters (blocks, without a cluster) of run-order slots `range` in order
+    /// (x fastest; a cluster's blocks by rank). A failing cluster lowers `failed` to its
+    /// slot; a cluster after the lowest failed one stops with [`Error::Stopped`].
     #[allow(clippy::too_many_arguments)]
     fn run_blocks(
         &self,
@@ -552,61 +619,81 @@ impl Program {
             .saturating_add(launch.dynamic_shared_bytes);
         let local_bytes = self.local_bytes.saturating_mul(threads as u64);
         let cap = launch.max_memory;
-        // One block's images, zeroed again for each block.
-        let mut shared = memory::zeroed(shared_bytes, cap, &|| {
-            format!("the shared memory of a block of {}", self.name)
-        })
-        .map_err(Error::Memory)?;
-        let mut local = memory::zeroed(local_bytes, cap, &|| {
-            format!(
-                "the local memory of a block of {} ({} bytes per thread × {threads} threads)",
-                self.name, self.local_bytes
-            )
-        })
-        .map_err(Error::Memory)?;
+        let c = launch.cluster;
+        let n = c.iter().product::<u32>().max(1);
+        // Each rank's images, zeroed again for each cluster.
+        let mut shared: Vec<Vec<u8>> = Vec::new();
+        let mut local: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..n {
+            shared.push(
+                memory::zeroed(shared_bytes, cap, &|| {
+                    format!("the shared memory of a block of {}", self.name)
+                })
+                .map_err(Error::Memory)?,
+            );
+            local.push(
+                memory::zeroed(local_bytes, cap, &|| {
+                    format!(
+                        "the local memory of a block of {} ({} bytes per thread × {threads} threads)",
+                        self.name, self.local_bytes
+                    )
+                })
+                .map_err(Error::Memory)?,
+            );
+        }
         let [gx, gy, _] = launch.grid.map(|x| x as u64);
+        let [ux, uy] = [gx / c[0] as u64, gy / c[1] as u64];
         for slot in range {
             if slot > failed.load(Ordering::Relaxed) {
                 return Err(Error::Stopped);
             }
-            let linear = match &launch.sample {
+            let unit = match &launch.sample {
                 Some(s) => s[slot as usize],
                 None => slot,
             };
-            let block = [
-                (linear % gx) as u32,
-                ((linear / gx) % gy) as u32,
-                (linear / (gx * gy)) as u32,
-            ];
-            shared.fill(0);
-            local.fill(0);
-            let mut ctx = BlockCtx {
-                prog: self,
-                launch,
-                allocs,
-                block,
-                block_linear: linear,
-                slot,
-                threads,
-                shared: std::mem::take(&mut shared),
-                local: std::mem::take(&mut local),
-                steps: 0,
-                next_check: CHECK_EVERY.min(launch.max_steps.saturating_add(1)),
-                started: launch.max_block_time.map(|_| Instant::now()),
-                failed,
-            };
-            let r = ctx.run_block(global, sink);
+            let origin = [unit % ux, (unit / ux) % uy, unit / (ux * uy)];
+            let mut ctxs: Vec<BlockCtx> = Vec::with_capacity(n as usize);
+            for rank in 0..n {
+                let local_id = [rank % c[0], (rank / c[0]) % c[1], rank / (c[0] * c[1])];
+                let block: [u32; 3] =
+                    std::array::from_fn(|i| (origin[i] * c[i] as u64) as u32 + local_id[i]);
+                let linear = block[0] as u64 + gx * (block[1] as u64 + gy * block[2] as u64);
+                let mut sh = std::mem::take(&mut shared[rank as usize]);
+                let mut lo = std::mem::take(&mut local[rank as usize]);
+                sh.fill(0);
+                lo.fill(0);
+                ctxs.push(BlockCtx {
+                    prog: self,
+                    launch,
+                    allocs,
+                    block,
+                    block_linear: linear,
+                    slot,
+                    threads,
+                    shared: sh,
+                    local: lo,
+                    steps: 0,
+                    next_check: CHECK_EVERY.min(launch.max_steps.saturating_add(1)),
+                    started: launch.max_block_time.map(|_| Instant::now()),
+                    failed,
+                    rank,
+                    cluster: Default::default(),
+                });
+            }
+            let r = cluster::run(&mut ctxs, global, sink);
             if let Err(e) = r {
                 if !matches!(e, Error::Stopped) {
                     failed.fetch_min(slot, Ordering::Relaxed);
                 }
                 return Err(e);
             }
-            if let Some(p) = &launch.progress {
-                p.block_done(ctx.steps);
+            for (rank, ctx) in ctxs.into_iter().enumerate() {
+                if let Some(p) = &launch.progress {
+                    p.block_done(ctx.steps);
+                }
+                shared[rank] = ctx.shared;
+                local[rank] = ctx.local;
             }
-            shared = ctx.shared;
-            local = ctx.local;
         }
         Ok(())
     }
@@ -620,63 +707,6 @@ type RunBlocks<'a> =
 const CHUNK_ACCESSES: u64 = 16_384;
 
 impl<'a> BlockCtx<'a> {
-    fn run_block(
-        &mut self,
-        global: &mut Global,
-        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
-    ) -> Result<()> {
-        let nwarps = self.threads.div_ceil(WARP_SIZE as u32);
-        let mut warps: Vec<Warp> = (0..nwarps).map(|w| self.new_warp(w)).collect();
-        let mut done = vec![false; nwarps as usize];
-        let mut blocked: Vec<(u32, u64, mbarrier::State)> = Vec::new();
-        loop {
-            let mut any = false;
-            let steps = self.steps;
-            blocked.clear();
-            for (w, warp) in warps.iter_mut().enumerate() {
-                if done[w] {
-                    continue;
-                }
-                any = true;
-                match self.run_warp(warp, global, sink)? {
-                    Yield::Done => done[w] = true,
-                    Yield::Barrier | Yield::Spin => {}
-                    Yield::Blocked(off, state) => blocked.push((w as u32, off, state)),
-                }
-            }
-            if !any {
-                return Ok(());
-            }
-            // Every live warp waits on a barrier and none did anything but retry its wait:
-            // no arrival can ever come.
-            let live = done.iter().filter(|d| !**d).count();
-            if blocked.len() == live && self.steps - steps == live as u64 {
-                return Err(self.deadlock(&warps, &blocked));
-            }
-        }
-    }
-
-    /// The error for warps that wait on `mbarrier` phases that cannot complete.
-    fn deadlock(&self, warps: &[Warp], blocked: &[(u32, u64, mbarrier::State)]) -> Error {
-        let &(w, off, s) = &blocked[0];
-        let warp = &warps[w as usize];
-        let pc = warp.stack.last().map_or(0, |e| e.pc);
-        let ids: Vec<String> = blocked.iter().map(|b| b.0.to_string()).collect();
-        Error::Fault {
-            at: self.at(pc),
-            msg: format!(
-                "deadlock: warp(s) {} wait on the mbarrier at shared offset {off} for its phase of parity {}, which never completes ({} of {} arrivals and {} transaction bytes still pending, and every warp of the block is waiting): check the arrival count given to mbarrier.init / cuda::barrier init and the bytes given to expect_tx",
-                ids.join(", "),
-                s.parity,
-                s.pending,
-                s.expected,
-                s.tx
-            ),
-            thread: self.thread(warp, warp.stack.last().map_or(0, |e| (e.mask & !warp.exited).trailing_zeros() as usize % WARP_SIZE)),
-            block: self.block,
-        }
-    }
-
     fn new_warp(&self, w: u32) -> Warp {
         let n = self.prog.nregs as usize;
         let mut warp = Warp {
@@ -688,6 +718,8 @@ impl<'a> BlockCtx<'a> {
             live: 0,
             first_thread: w * WARP_SIZE as u32,
             index: w,
+            cluster_arrived: 0,
+            cluster_wait: None,
         };
         let [bx, by, _] = self.launch.block;
         let lanes = (self.threads - warp.first_thread).min(WARP_SIZE as u32);
@@ -748,8 +780,26 @@ impl<'a> BlockCtx<'a> {
             splat(&mut warp, r, v);
         }
         splat(&mut warp, idx::SMID, self.block_linear % 132);
-        splat(&mut warp, idx::NCLUSTERID_X, self.launch.grid[0] as u64);
-        splat(&mut warp, idx::CLUSTER_NCTARANK, 1);
+        // Cluster registers [PTX ISA §10.14–10.20]; without a cluster every block is an
+        // implicit cluster of one.
+        let c = self.launch.cluster.map(|x| x.max(1));
+        for i in 0..3u32 {
+            let k = i as usize;
+            splat(&mut warp, idx::CLUSTERID + i, (self.block[k] / c[k]) as u64);
+            splat(&mut warp, idx::CLUSTER_CTAID + i, (self.block[k] % c[k]) as u64);
+            splat(&mut warp, idx::CLUSTER_NCTAID + i, c[k] as u64);
+        }
+        let ncluster = std::array::from_fn::<u64, 3, _>(|k| (self.launch.grid[k] / c[k]) as u64);
+        splat(&mut warp, idx::NCLUSTERID_X, ncluster[0]);
+        splat(&mut warp, idx::NCLUSTERID_Y, ncluster[1]);
+        splat(&mut warp, idx::NCLUSTERID_Y + 1, ncluster[2]);
+        splat(&mut warp, idx::CLUSTER_CTARANK, self.rank as u64);
+        splat(&mut warp, idx::CLUSTER_NCTARANK, (c[0] * c[1] * c[2]) as u64);
+        splat(
+            &mut warp,
+            idx::IS_EXPLICIT_CLUSTER,
+            self.launch.explicit_cluster as u64,
+        );
         for (p, bytes) in self.prog.params.iter().zip(&self.launch.args) {
             for &(off, n, r) in &p.regs {
                 splat(&mut warp, r, memory::read_flat(bytes, off, n as u32));
@@ -967,6 +1017,21 @@ impl<'a> BlockCtx<'a> {
                         return Ok(Yield::Spin);
                     }
                     continue;
+                }
+                Instr::ClusterArrive => {
+                    set_pc(warp, next);
+                    if exec != 0 {
+                        self.cluster_arrive(warp, exec);
+                    }
+                    continue;
+                }
+                Instr::ClusterWait => {
+                    if exec == 0 || self.cluster_wait_done(warp) {
+                        set_pc(warp, next);
+                        continue;
+                    }
+                    // The same wait runs again when the warp resumes.
+                    return Ok(Yield::ClusterWait);
                 }
                 Instr::MbarrierWait {
                     d,

@@ -544,7 +544,15 @@ impl<'a> BlockCtx<'a> {
                 store_site,
             } => {
                 let w = *bytes as u32;
-                let from = self.addresses(warp, *src, exec);
+                // A lane whose `src-size` is 0 reads no global memory: it only zero-fills
+                // its shared bytes (Triton masks its pipelined loads this way).
+                let reads = match src_bytes {
+                    Some(s) => lanes(exec)
+                        .filter(|&lane| get(warp, *s, lane) != 0)
+                        .fold(0u32, |m, lane| m | 1 << lane),
+                    None => exec,
+                };
+                let from = self.addresses(warp, *src, reads);
                 let to = self.addresses(warp, *dst, exec);
                 let (g, sh) = (MemSpace::Global, MemSpace::Shared);
                 let (mut src_at, mut dst_at) = (Located::default(), Located::default());
@@ -555,7 +563,7 @@ impl<'a> BlockCtx<'a> {
                     g,
                     Op::Load,
                     w,
-                    exec,
+                    reads,
                     &from,
                     sink,
                     Some(&mut src_at),
@@ -910,7 +918,36 @@ impl<'a> BlockCtx<'a> {
             | Instr::AssertFail { .. }
             | Instr::Ret
             | Instr::Bar
+            | Instr::ClusterArrive
+            | Instr::ClusterWait
             | Instr::Call { .. } => {}
+            Instr::Mapa {
+                d,
+                a,
+                rank,
+                generic,
+            } => {
+                let base = *d as usize * WARP_SIZE;
+                for lane in lanes(exec) {
+                    let v = self
+                        .mapa(get(warp, *a, lane), get(warp, *rank, lane), *generic)
+                        .map_err(|msg| Error::Fault {
+                            at: self.at(pc),
+                            msg,
+                            thread: self.thread(warp, lane),
+                            block: self.block,
+                        })?;
+                    warp.regs[base + lane] = if *generic { v } else { v & 0xFFFF_FFFF };
+                }
+                warp.uni[*d as usize] = false;
+            }
+            Instr::GetCtaRank { d, a, generic } => {
+                let base = *d as usize * WARP_SIZE;
+                for lane in lanes(exec) {
+                    warp.regs[base + lane] = self.getctarank(get(warp, *a, lane), *generic);
+                }
+                warp.uni[*d as usize] = false;
+            }
         }
         Ok(())
     }
