@@ -48,4 +48,3 @@ pub fn missing_symbols(lib: &libloading::Library, names: &[&str]) -> Vec<String>
         .map(|n| n.to_string())
         .collect()
 }
-

@@ -267,7 +267,8 @@ pub fn nvrtc_compile_and_load(
         include_dirs,
         lineinfo: true,
     };
-    let (ptx, lowered) = warpscope_toolkit::nvrtc::compile_ptx(&program).map_err(|e| anyhow!("{e}"))?;
+    let (ptx, lowered) =
+        warpscope_toolkit::nvrtc::compile_ptx(&program).map_err(|e| anyhow!("{e}"))?;
     let entry = lowered
         .first()
         .map(|(_, l)| l.clone())

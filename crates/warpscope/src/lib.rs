@@ -35,11 +35,11 @@ use warpscope_traffic::{Gpu, Profile};
 pub mod budget;
 pub mod compiled;
 pub mod diff;
-pub mod quick;
 mod explain;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 mod load;
+pub mod quick;
 mod run;
 mod sass;
 pub mod schema;
@@ -208,8 +208,8 @@ impl AnalyzeRequest {
     ///
     /// Errors: a rule that does not parse, prefixed with `--init RULE`.
     pub fn init(mut self, rule: &str) -> Result<Self> {
-        let r = warpscope_init::Rule::parse(rule)
-            .map_err(|e| anyhow::anyhow!("--init {rule}: {e}"))?;
+        let r =
+            warpscope_init::Rule::parse(rule).map_err(|e| anyhow::anyhow!("--init {rule}: {e}"))?;
         self.init.push(r);
         Ok(self)
     }

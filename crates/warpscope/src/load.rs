@@ -17,7 +17,8 @@ use crate::AnalyzeRequest;
 
 /// A kernel ready to run, from either front end.
 pub(crate) enum Loaded {
-    /// The source interpreter's lowered kernel and its launch.
+    /// The source front end's kernel (its IR lowered to PTX for the SIMT executor) and
+    /// its launch.
     Source(warpscope_cuda::Kernel, warpscope_cuda::LaunchConfig),
     /// PTX (compiled from the `.cu`, or given) on the SIMT executor.
     Compiled(Box<compiled::CompiledKernel>),
@@ -76,7 +77,9 @@ impl Loaded {
         merge: &mut dyn FnMut(T),
     ) -> Result<()> {
         match self {
-            Loaded::Source(k, cfg) => Ok(k.run_parts(cfg, part, &|t, s, a, _| feed(t, s, a), merge)?),
+            Loaded::Source(k, cfg) => {
+                Ok(k.run_parts(cfg, part, &|t, s, a, _| feed(t, s, a), merge)?)
+            }
             Loaded::Compiled(k) => Ok(k.prog.run_parts(
                 &k.launch,
                 part,

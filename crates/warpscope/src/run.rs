@@ -45,10 +45,9 @@ pub(crate) fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Ana
         kernel.run(&mut |site, a, origin| {
             agg.add(site, a);
             if !matches!(
-                    a.space,
-                    Space::Global | Space::Local | Space::Texture | Space::Surface
-                )
-            {
+                a.space,
+                Space::Global | Space::Local | Space::Texture | Space::Surface
+            ) {
                 return;
             }
             let b = origin.block.map(u64::from);
