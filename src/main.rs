@@ -1,4 +1,5 @@
-//! The `warpscope` command line: a thin layer over [`warpscope::analyze`].
+//! The `warpscope` command (package `warpscope-cli`): a thin command line over the
+//! `warpscope` library crate; every subcommand is a module of `cli`.
 
 mod cli;
 

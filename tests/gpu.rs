@@ -13,7 +13,8 @@ use std::process::Command;
 use warpscope::init::{Contents, Scalar};
 use warpscope_gpu::ncu::{self, Verdict};
 use warpscope_gpu::plan::{self, Init, LaunchSpec, ParamPlan, Sizing};
-use warpscope_gpu::{nvrtc, Device, Error};
+use warpscope_gpu::{Device, Error};
+use warpscope_toolkit::nvrtc;
 
 fn bin() -> String {
     std::env::var("WARPSCOPE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_warpscope").to_string())
@@ -764,7 +765,7 @@ fn nvrtc_errors_point_at_the_users_file() {
     })
     .unwrap_err();
     let m = e.to_string();
-    assert!(matches!(e, Error::Compile { .. }), "{m}");
+    assert!(matches!(e, nvrtc::Error::Compile { .. }), "{m}");
     assert!(
         m.contains("dir/bad.cu:3: error: identifier \"undefined_name\" is undefined"),
         "{m}"

@@ -1,6 +1,7 @@
 //! `warpscope run`, `verify` and `calibrate`: the kernel on the GPU at hand (cargo feature
-//! `cuda`). The work is in `warpscope-gpu`; this module holds the flags, the analysis side
-//! (warpscope's predictions for the device's compute capability) and the output.
+//! `cuda`). The work is in `warpscope-gpu`, the analysis side (warpscope's predictions for
+//! the device's compute capability, the launch's plan) in `warpscope::gpu`; this module
+//! holds the flags, the batch files, the runs and the output.
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, ValueEnum};
@@ -8,8 +9,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
+use warpscope::gpu::{modeled, plan_all, plan_of};
 use warpscope::report::{thousands, Analysis};
-use warpscope::AnalyzeRequest;
 use warpscope_gpu::ncu::{self, Verdict};
 use warpscope_gpu::plan::{self, LaunchSpec, ParamPlan, Plan, Sizing};
 use warpscope_gpu::run::Runner;
@@ -254,141 +255,6 @@ fn spec(l: &GpuLaunch) -> Result<LaunchSpec> {
             .map_err(gpu_err)?,
         textures: l.textures.clone(),
     })
-}
-
-/// warpscope's analysis of `s` for compute capability `cc` ("9.0").
-fn analyze(s: &LaunchSpec, cc: &str) -> Result<Analysis> {
-    let mut req = AnalyzeRequest::new(&s.file, &s.source, &s.kernel, s.grid, s.block).ccs(cc)?;
-    req.args = s.args.clone();
-    req.allocs = s.allocs.clone();
-    req.init = s.init.clone();
-    req.defines = s.defines.clone();
-    req.dynamic_shared_bytes = s.dynamic_shared_bytes;
-    req.max_steps = s.max_steps;
-    req.textures = plan::textures(s).map_err(gpu_err)?;
-    warpscope::analyze(&req)
-}
-
-/// The real launch of `s`: planned by the source interpreter, or where it cannot read the
-/// kernel (cooperative groups, atomics, inline PTX), by the compiled path, whose executor's
-/// touched bytes size the buffers the same way.
-fn plan_of(s: &LaunchSpec) -> Result<Plan> {
-    // Texture objects are bound on the compiled path.
-    if !s.textures.is_empty() {
-        return compiled_plan(s);
-    }
-    match plan::plan(s) {
-        Ok(p) => Ok(p),
-        Err(source) => compiled_plan(s).map_err(|e| {
-            anyhow!(
-                "{}\n(the compiled path could not plan it either: {e})",
-                gpu_err(source)
-            )
-        }),
-    }
-}
-
-fn compiled_plan(s: &LaunchSpec) -> Result<Plan> {
-    let mut req = AnalyzeRequest::new(&s.file, &s.source, &s.kernel, s.grid, s.block).ccs("9.0")?;
-    req.args = s.args.clone();
-    req.allocs = s.allocs.clone();
-    req.init = s.init.clone();
-    req.defines = s.defines.clone();
-    req.dynamic_shared_bytes = s.dynamic_shared_bytes;
-    req.max_steps = s.max_steps;
-    req.textures = plan::textures(s).map_err(gpu_err)?;
-    let k = warpscope::load_compiled(&req)?;
-    let touched = k.touched_ranges()?;
-    let mut params = Vec::new();
-    for d in &k.params {
-        if let Some(t) = req.textures.iter().rev().find(|t| t.name == d.name) {
-            let (surface, layered) = plan::texture_usage(&s.source, &s.kernel, &d.name);
-            params.push(plan::ParamPlan::Texture {
-                name: d.name.clone(),
-                desc: t.clone(),
-                surface,
-                layered,
-            });
-            continue;
-        }
-        let Some(i) = d.alloc else {
-            params.push(plan::ParamPlan::Scalar {
-                name: d.name.clone(),
-                ty: d.ty.clone(),
-                bytes: d.bytes.clone(),
-            });
-            continue;
-        };
-        let range = touched.get(i).copied().flatten();
-        let given = s
-            .allocs
-            .iter()
-            .rev()
-            .find(|(n, _)| n == &d.name)
-            .map(|(_, e)| *e);
-        let (alloc, contents) = &k.launch.allocs[i];
-        // Without --alloc a bounded allocation was sized by its --init file.
-        let (bytes, sizing) = match (given, alloc.size, range) {
-            (Some(e), _, _) => (e.saturating_mul(d.elem_size.max(1)), plan::Sizing::Alloc),
-            (None, Some(b), _) => (b, plan::Sizing::File),
-            (None, None, Some((_, end))) => (end, plan::Sizing::Touched),
-            (None, None, None) => (plan::MIN_ALLOC_BYTES, plan::Sizing::Untouched),
-        };
-        params.push(plan::ParamPlan::Pointer {
-            name: d.name.clone(),
-            ty: d.ty.clone(),
-            elem_size: d.elem_size,
-            bytes: bytes.max(1).div_ceil(256) * 256,
-            sizing,
-            touched: range,
-            init: s.init_of(&d.name),
-            elem: plan::ElemType::of_pointer(&d.ty, d.elem_size),
-            contents: contents.clone(),
-        });
-    }
-    Ok(Plan {
-        params,
-        interpreted: true,
-    })
-}
-
-/// Whether warpscope models the device's compute capability.
-fn modeled(info: &DeviceInfo) -> bool {
-    warpscope::model::arch::parse_list(&info.cc_string()).is_ok()
-}
-
-/// Plans and analyzes every launch, several at a time (each is one interpreter run or two).
-fn plan_all(
-    specs: &[LaunchSpec],
-    cc: Option<&str>,
-) -> Vec<(Result<Plan>, Option<Result<Analysis>>)> {
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(16);
-    let mut results: Vec<Option<(Result<Plan>, Option<Result<Analysis>>)>> =
-        (0..specs.len()).map(|_| None).collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots = std::sync::Mutex::new(&mut results);
-    std::thread::scope(|sc| {
-        for _ in 0..threads.min(specs.len()).max(1) {
-            sc.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= specs.len() {
-                    break;
-                }
-                let s = &specs[i];
-                let p = plan_of(s).with_context(|| format!("{} {}", s.file, s.label()));
-                let a = cc
-                    .map(|cc| analyze(s, cc).with_context(|| format!("{} {}", s.file, s.label())));
-                // Poisoned only if another worker panicked, which is already a bug report.
-                slots.lock().unwrap()[i] = Some((p, a));
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|r| r.expect("every launch planned"))
-        .collect()
 }
 
 /// Bytes of global loads and stores the kernel asks for (warpscope's `bytes_requested`).

@@ -16,7 +16,7 @@ mod launches;
 mod lists;
 mod progress;
 mod project;
-mod quick;
+use warpscope::quick;
 mod sweep;
 
 #[derive(Parser)]

@@ -8,10 +8,10 @@
 
 use crate::device::{Buffer, Device, Function, Launch, Module};
 use crate::error::{Error, Result};
-use crate::nvrtc::{self, Program};
 use crate::stats::{median, stats};
 use serde::Serialize;
 use std::time::Duration;
+use warpscope_toolkit::nvrtc::{self, Program};
 use warpscope_traffic::{gpus, Profile};
 
 /// The kernels, all `extern "C"` (their symbols are their names). Harris's copies keep the

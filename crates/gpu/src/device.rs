@@ -524,7 +524,7 @@ impl Device {
         })
     }
 
-    /// Loads a CUBIN (or PTX) image, e.g. [`crate::nvrtc::Compiled::image`].
+    /// Loads a CUBIN (or PTX) image, e.g. [`warpscope_toolkit::nvrtc::Compiled::image`].
     pub fn load(&self, image: &[u8]) -> Result<Module> {
         self.ctx.make_current()?;
         let mut m = std::ptr::null_mut();

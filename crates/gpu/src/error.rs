@@ -30,7 +30,7 @@ pub enum Error {
     /// The kernel did not finish within the time limit.
     Timeout { kernel: String, seconds: f64 },
     /// NVRTC rejected the source: the compile log, its `FILE(LINE)` positions rewritten as
-    /// `FILE:LINE` ([`crate::nvrtc::map_log`]).
+    /// `FILE:LINE` ([`warpscope_toolkit::nvrtc::map_log`]).
     Compile { file: String, log: String },
     /// Nsight Compute could not be found or run, or gave no usable result.
     Ncu(String),
@@ -39,7 +39,7 @@ pub enum Error {
     NcuPermission(String),
     /// Bad input: a launch, an argument, a batch line, a size.
     Argument(String),
-    /// The interpreter (front end) rejected the kernel or the launch.
+    /// The source front end (`warpscope-cuda`) rejected the kernel or the launch.
     Interpreter(String),
     /// A file could not be read or written.
     Io(String),
@@ -79,6 +79,17 @@ impl std::error::Error for Error {}
 impl From<warpscope_cuda::Error> for Error {
     fn from(e: warpscope_cuda::Error) -> Self {
         Error::Interpreter(e.to_string())
+    }
+}
+
+impl From<warpscope_toolkit::nvrtc::Error> for Error {
+    fn from(e: warpscope_toolkit::nvrtc::Error) -> Self {
+        use warpscope_toolkit::nvrtc::Error as N;
+        match e {
+            N::NoNvrtc(d) => Error::NoNvrtc(d),
+            N::Compile { file, log } => Error::Compile { file, log },
+            N::Argument(m) => Error::Argument(m),
+        }
     }
 }
 

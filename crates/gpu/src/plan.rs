@@ -1,8 +1,8 @@
-//! From a launch as warpscope's interpreter takes it to a real launch: the bytes of every
-//! scalar parameter, the size of every pointer parameter's allocation, how to fill it.
+//! From a launch as warpscope's source front end takes it to a real launch: the bytes of
+//! every scalar parameter, the size of every pointer parameter's allocation, how to fill it.
 //!
 //! A pointer parameter's allocation is `--alloc NAME=ELEMENTS` when given, else the element
-//! count of its `--init NAME=file:PATH`; otherwise the interpreter runs the launch (memory
+//! count of its `--init NAME=file:PATH`; otherwise the front end runs the launch (memory
 //! holding what `--init` puts there, as `analyze` reads it) and the allocation spans every
 //! byte the kernel touched through that parameter: offsets `0 .. max(offset + width)` of the
 //! addresses `ALLOC_BASE + k·ALLOC_SPACING + offset` of its allocation `k`
@@ -398,7 +398,7 @@ fn kernel_text<'s>(source: &'s str, kernel: &str) -> Option<&'s str> {
 pub const MIN_ALLOC_BYTES: u64 = 256;
 
 /// Lowers the kernel of `spec` and plans its launch: scalar bytes, allocation sizes (from
-/// `--alloc`, else an `--init` file's, else the interpreter's run), initial contents.
+/// `--alloc`, else an `--init` file's, else the front end's run), initial contents.
 ///
 /// Errors: [`Error::Interpreter`] for anything the front end rejects (syntax, arguments,
 /// out-of-bounds accesses with `--alloc`, an `--init` naming no pointer parameter or a file
@@ -489,7 +489,7 @@ pub fn plan(spec: &LaunchSpec) -> Result<Plan> {
     })
 }
 
-/// Runs the launch in the interpreter and returns, for every global allocation index `k`,
+/// Runs the launch through the source front end and returns, for every global allocation index `k`,
 /// the lowest and one-past-highest byte offset any access touched (`None` if untouched).
 ///
 /// Errors: what [`Kernel::run`] reports.

@@ -4,11 +4,11 @@
 
 use crate::device::{Buffer, Device, Function, Launch, Module, Samples};
 use crate::error::{Error, Result};
-use crate::nvrtc::{self, Compiled, Program};
 use crate::plan::{LaunchSpec, ParamPlan, Plan};
 use crate::texture::{TextureObject, Usage};
 use std::collections::BTreeMap;
 use std::time::Duration;
+use warpscope_toolkit::nvrtc::{self, Compiled, Program};
 
 /// Compiles and keeps the modules of the launches it is given.
 pub struct Runner<'d> {

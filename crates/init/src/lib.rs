@@ -1,7 +1,7 @@
 //! The initial contents of a launch's allocations: what `--init` puts in the memory a pointer
-//! parameter points to, for `analyze`, `explain` (both executors) and `verify` (real GPU
-//! buffers), so that data-dependent kernels — gathers, histograms, CSR — are analyzed on
-//! their data rather than on zeros.
+//! parameter points to, for `analyze`, `explain` (both front ends, on the SIMT executor) and
+//! `verify` (real GPU buffers), so that data-dependent kernels — gathers, histograms, CSR —
+//! are analyzed on their data rather than on zeros.
 //!
 //! A rule is `NAME=MODE` for one pointer parameter or `MODE` for all of them; the last rule
 //! that names a parameter wins. Modes ([`Mode`]):

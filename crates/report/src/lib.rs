@@ -1,7 +1,7 @@
 //! Reports: the counters of every access site summed over a launch, per compute capability,
 //! and their renderings (a table for people, JSON for programs).
 //!
-//! [`Aggregator`] receives the warp-level accesses of one interpretation of a kernel and
+//! [`Aggregator`] receives the warp-level accesses of one run of a kernel launch and
 //! applies the model of every requested compute capability to them, batch by batch, the
 //! architectures in parallel (rayon). [`Analysis`] is the result; [`render_table`] and
 //! `serde_json` render it.

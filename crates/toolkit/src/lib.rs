@@ -9,15 +9,23 @@
 //!
 //! No GPU is needed: `nvcc -ptx` only compiles.
 //!
-//! NVRTC is not used yet. It would plug in as a second compiler behind
-//! [`Toolkit::compile_ptx`] (`nvrtcCreateProgram` / `nvrtcGetPTX` from the
-//! `nvidia-cuda-nvrtc` wheel's `libnvrtc`), for device-only sources when no `nvcc` is found;
-//! the cache key would then name the compiler too.
+//! With the cargo feature `nvrtc`, [`nvrtc`] is the second compiler: NVRTC (libnvrtc, from
+//! the CUDA toolkit or the `nvidia-cuda-nvrtc` wheel, loaded at run time) compiles a
+//! device-only `.cu` to PTX when no `nvcc` is found ([`nvrtc::compile_ptx`], uncached), or to
+//! a CUBIN for the GPU at hand ([`nvrtc::compile`], what `warpscope run` and `verify` load);
+//! [`dylib`] holds the run-time loading both it and `warpscope-gpu`'s driver use.
+//!
+//! The SASS side: [`SassTools`] runs `ptxas` and `nvdisasm` to show what the assembler made
+//! of the PTX ([`parse_ptxas_report`], [`parse_nvdisasm`]).
 
 mod cache;
 mod compile;
+#[cfg(feature = "nvrtc")]
+pub mod dylib;
 mod error;
 mod find;
+#[cfg(feature = "nvrtc")]
+pub mod nvrtc;
 mod sass;
 
 use std::fmt;

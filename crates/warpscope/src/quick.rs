@@ -8,7 +8,7 @@
 
 use anyhow::{bail, Result};
 use std::collections::HashSet;
-use warpscope::report::Analysis;
+use warpscope_report::Analysis;
 
 /// The name of the generated kernel.
 pub const KERNEL: &str = "pattern";
@@ -52,7 +52,7 @@ struct Tok {
 }
 
 /// Words that start a declaration: storage qualifiers, cv-qualifiers and the type names the
-/// front end knows (vector types are recognized by [`warpscope::cuda::types::is_vector_type_name`]).
+/// front end knows (vector types are recognized by [`warpscope_cuda::types::is_vector_type_name`]).
 #[rustfmt::skip]
 const DECL_WORDS: &[&str] = &[
     "__shared__", "__constant__", "__device__", "extern", "static", "const", "volatile",
@@ -72,7 +72,7 @@ const NOT_FREE: &[&str] = &[
 ];
 
 fn is_decl_word(w: &str) -> bool {
-    DECL_WORDS.contains(&w) || warpscope::cuda::types::is_vector_type_name(w)
+    DECL_WORDS.contains(&w) || warpscope_cuda::types::is_vector_type_name(w)
 }
 
 /// `-e:1:COL: msg`, COL being the 1-based byte column of `at` in the text.
@@ -608,7 +608,7 @@ impl Quick {
 impl Quick {
     /// [`Quick::fix_analysis`] for an explanation: its site, kernel and file read as the
     /// `-e` text's.
-    pub fn fix_explanation(&self, e: &mut warpscope::report::explain::Explanation) {
+    pub fn fix_explanation(&self, e: &mut warpscope_report::explain::Explanation) {
         self.fix_analysis(&mut e.analysis);
         // The site's text already shows the access; the title needs no second copy.
         e.kernel = "pattern".into();

@@ -258,7 +258,7 @@ pub fn nvrtc_compile_and_load(
             .iter()
             .map(|d| d.display().to_string()),
     );
-    let program = warpscope_gpu::nvrtc::Program {
+    let program = warpscope_toolkit::nvrtc::Program {
         file: &req.file,
         source: &req.source,
         kernels: vec![req.kernel.clone()],
@@ -267,7 +267,8 @@ pub fn nvrtc_compile_and_load(
         include_dirs,
         lineinfo: true,
     };
-    let (ptx, lowered) = warpscope_gpu::nvrtc::compile_ptx(&program).map_err(|e| anyhow!("{e}"))?;
+    let (ptx, lowered) =
+        warpscope_toolkit::nvrtc::compile_ptx(&program).map_err(|e| anyhow!("{e}"))?;
     let entry = lowered
         .first()
         .map(|(_, l)| l.clone())

@@ -1,13 +1,34 @@
-//! Compiling a `.cu` file with NVRTC for the present GPU's own architecture
-//! (`--gpu-architecture=sm_XY`, machine code: a CUBIN, no PTX JIT), with its kernels named
-//! as warpscope takes them — `offset<float>` instantiates the template — through NVRTC name
-//! expressions (`nvrtcAddNameExpression`, then `nvrtcGetLoweredName` gives the mangled symbol
-//! the driver looks up).
+//! Compiling a `.cu` file with NVRTC (the runtime compiler, loaded at run time through
+//! cudarc; cargo feature `nvrtc`): to a CUBIN for a GPU's own architecture
+//! (`--gpu-architecture=sm_XY`, machine code, no PTX JIT; [`compile`], what `warpscope run`,
+//! `verify` and `calibrate` load), or to PTX for `compute_XY` ([`compile_ptx`], the compiled
+//! path's compiler when no nvcc is found). Kernels are named as warpscope takes them —
+//! `offset<float>` instantiates the template — through NVRTC name expressions
+//! (`nvrtcAddNameExpression`, then `nvrtcGetLoweredName` gives the mangled symbol the driver
+//! looks up). [`load`] finds libnvrtc.
 
-use crate::error::{Error, Result};
-use crate::load;
+pub mod load;
+
 use cudarc::nvrtc::sys;
 use std::ffi::{c_char, CStr, CString};
+
+/// What can go wrong compiling with NVRTC. `Display` gives the message warpscope prints.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// NVRTC (libnvrtc.so, part of the CUDA toolkit) could not be loaded.
+    #[error("no NVRTC found (libnvrtc.so, from the CUDA toolkit): {0}")]
+    NoNvrtc(String),
+    /// NVRTC rejected the source: the compile log, its `FILE(LINE)` positions rewritten as
+    /// `FILE:LINE` ([`map_log`]).
+    #[error("NVRTC could not compile {file}:\n{}", .log.trim_end())]
+    Compile { file: String, log: String },
+    /// Bad input: a NUL byte in the source or a name, a kernel NVRTC did not find.
+    #[error("{0}")]
+    Argument(String),
+}
+
+/// NVRTC's results.
+pub type Result<T> = std::result::Result<T, Error>;
 
 /// One NVRTC compilation.
 #[derive(Clone, Debug)]
@@ -32,7 +53,7 @@ pub struct Program<'a> {
 /// What NVRTC produced.
 #[derive(Clone, Debug)]
 pub struct Compiled {
-    /// The CUBIN (ELF) image for [`crate::Device::load`].
+    /// The CUBIN (ELF) image (for `warpscope_gpu::Device::load`).
     pub image: Vec<u8>,
     /// (kernel as named in [`Program::kernels`], lowered symbol) for each kernel.
     pub lowered: Vec<(String, String)>,

@@ -1,0 +1,351 @@
+//! Front-end loading: a request's kernel (a `.cu` through nvcc or NVRTC to PTX, a `.cu`
+//! through the source front end, or a `.ptx` as given) becomes a [`Loaded`] kernel with its
+//! launch, and the compute capabilities that can run it are chosen ([`prepare`]).
+//!
+//! Both front ends end on the SIMT executor (`warpscope-simt`): the source front end lowers
+//! its IR to PTX of its own, the compiled path decodes the compiler's. [`Loaded`] is the one
+//! interface the run ([`crate::run`]) uses for either.
+
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+use warpscope_cuda::Source;
+use warpscope_model::{arch, Arch};
+use warpscope_report::{LocalArrayInfo, SiteInfo};
+
+use crate::compiled::{self, Frontend};
+use crate::AnalyzeRequest;
+
+/// A kernel ready to run, from either front end.
+pub(crate) enum Loaded {
+    /// The source front end's kernel (its IR lowered to PTX for the SIMT executor) and
+    /// its launch.
+    Source(warpscope_cuda::Kernel, warpscope_cuda::LaunchConfig),
+    /// PTX (compiled from the `.cu`, or given) on the SIMT executor.
+    Compiled(Box<compiled::CompiledKernel>),
+}
+
+impl Loaded {
+    pub(crate) fn sites(&self) -> Vec<SiteInfo> {
+        match self {
+            Loaded::Source(k, _) => k
+                .sites()
+                .iter()
+                .enumerate()
+                .map(|(i, s)| SiteInfo {
+                    line: s.loc.line,
+                    column: s.loc.col,
+                    text: s.text.clone(),
+                    op: s.op,
+                    read_only: s.read_only,
+                    ptx: None,
+                    ptx_line: None,
+                    file: k.site_file(i).map(str::to_string),
+                })
+                .collect(),
+            Loaded::Compiled(k) => k.sites.clone(),
+        }
+    }
+
+    /// Runs the launch; the sink gets (site, access, origin).
+    pub(crate) fn run(
+        &self,
+        sink: &mut dyn FnMut(usize, &warpscope_model::WarpAccess, warpscope_cuda::WarpOrigin),
+    ) -> Result<()> {
+        match self {
+            Loaded::Source(k, cfg) => Ok(k.run_with_origin(cfg, sink)?),
+            Loaded::Compiled(k) => Ok(k.prog.run(&k.launch, &mut |s, a, o| {
+                sink(
+                    s as usize,
+                    a,
+                    warpscope_cuda::WarpOrigin {
+                        block: o.block,
+                        warp: o.warp,
+                    },
+                )
+            })?),
+        }
+    }
+
+    /// [`Loaded::run`] with the accesses summed in parts on the threads that run the blocks
+    /// (when no cache model needs them in order): `part()` makes an empty summary,
+    /// `feed(part, site, access)` adds one access, and `merge` receives the parts in block
+    /// order.
+    pub(crate) fn run_parts<T: Send>(
+        &self,
+        part: &(dyn Fn() -> T + Sync),
+        feed: &(dyn Fn(&mut T, usize, &warpscope_model::WarpAccess) + Sync),
+        merge: &mut dyn FnMut(T),
+    ) -> Result<()> {
+        match self {
+            Loaded::Source(k, cfg) => {
+                Ok(k.run_parts(cfg, part, &|t, s, a, _| feed(t, s, a), merge)?)
+            }
+            Loaded::Compiled(k) => Ok(k.prog.run_parts(
+                &k.launch,
+                part,
+                &|t, s, a, _| feed(t, s as usize, a),
+                merge,
+            )?),
+        }
+    }
+
+    /// Blocks of the sample the launch runs (`--sample-blocks`), `None` for every block.
+    pub(crate) fn sampled_blocks(&self) -> Option<u64> {
+        let sample = match self {
+            Loaded::Source(_, cfg) => &cfg.sample,
+            Loaded::Compiled(k) => &k.launch.sample,
+        };
+        sample.as_ref().map(|s| s.len() as u64)
+    }
+
+    /// Blocks per thread-block cluster the launch runs (x, y, z); `[1, 1, 1]`: none.
+    pub(crate) fn cluster(&self) -> [u32; 3] {
+        match self {
+            Loaded::Source(..) => [1, 1, 1],
+            Loaded::Compiled(k) => k.launch.cluster,
+        }
+    }
+
+    /// Bytes of shared memory per block (static, then `dynamic` of `extern __shared__`).
+    pub(crate) fn shared_bytes(&self, dynamic: u64) -> u64 {
+        match self {
+            Loaded::Source(k, _) => k.shared_bytes(dynamic),
+            Loaded::Compiled(k) => k.shared_bytes(),
+        }
+    }
+
+    /// Bytes of local memory one thread declares (PTX `.local`); the source path checks its
+    /// own arrays as it lowers them.
+    pub(crate) fn local_bytes_per_thread(&self) -> u64 {
+        match self {
+            Loaded::Source(..) => 0,
+            Loaded::Compiled(k) => k.prog.local_bytes,
+        }
+    }
+
+    pub(crate) fn local_arrays(&self) -> Vec<LocalArrayInfo> {
+        match self {
+            Loaded::Source(k, _) => k
+                .local_arrays()
+                .iter()
+                .map(|l| LocalArrayInfo {
+                    name: l.name.clone(),
+                    line: l.loc.line,
+                    column: l.loc.col,
+                    reason: l.reason.clone(),
+                })
+                .collect(),
+            Loaded::Compiled(_) => Vec::new(),
+        }
+    }
+}
+
+/// A loaded kernel and the architectures to cost it on.
+pub(crate) struct Prepared {
+    pub(crate) kernel: Loaded,
+    pub(crate) archs: Vec<&'static Arch>,
+    pub(crate) notes: Vec<String>,
+}
+
+pub(crate) fn is_ptx_file(file: &str) -> bool {
+    file.to_ascii_lowercase().ends_with(".ptx")
+}
+
+/// The kernel of `req` (a `.cu`, or a `.ptx`) through the compiled path: nvcc, else NVRTC
+/// (feature `cuda`), for the CCs of `req` (default: 9.0). For `warpscope run`/`verify`, which
+/// size real buffers from what the executor touched.
+///
+/// Errors: no compiler (how to get one), a compiler error, what [`analyze`] reports.
+pub fn load_compiled(req: &AnalyzeRequest) -> Result<compiled::CompiledKernel> {
+    let archs = match &req.archs {
+        Some(a) => a.clone(),
+        None => arch::default_set(),
+    };
+    if is_ptx_file(&req.file) {
+        return compiled::load_ptx(req, &req.source, &req.file);
+    }
+    match compiled::toolkit(&req.compile) {
+        Ok(tk) => compiled::compile_and_load(req, &tk, &archs),
+        #[cfg(feature = "cuda")]
+        Err(_) if req.compile.nvcc.is_none() => compiled::nvrtc_compile_and_load(req, &archs),
+        Err(e) => bail!("{e}"),
+    }
+}
+
+/// Loads the kernel through the front end the request asks for.
+fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) -> Result<Loaded> {
+    if is_ptx_file(&req.file) {
+        if req.compile.frontend == Frontend::Source {
+            bail!(
+                "{}: a PTX file has no source for --frontend source; drop the flag",
+                req.file
+            );
+        }
+        let mut k = compiled::load_ptx(req, &req.source, &req.file)?;
+        notes.append(&mut k.notes);
+        return Ok(Loaded::Compiled(Box::new(k)));
+    }
+    let try_compiled = req.compile.frontend != Frontend::Source && Path::new(&req.file).exists();
+    if try_compiled {
+        match compiled::toolkit(&req.compile) {
+            Ok(tk) => match compiled::compile_and_load(req, &tk, archs) {
+                Ok(mut k) => {
+                    notes.append(&mut k.notes);
+                    return Ok(Loaded::Compiled(Box::new(k)));
+                }
+                Err(e) => match texture_references_refused(&e.to_string()) {
+                    Some(line) if req.compile.frontend == Frontend::Auto => notes.push(format!(
+                        "source interpreter used: texture references (texture<…>/surface<…> globals) were removed in CUDA 12, and nvcc {} refuses them ({line}); the source interpreter reads them",
+                        tk.version
+                    )),
+                    Some(_) => bail!("{e}\ntexture references were removed in CUDA 12: without --frontend ptx the source interpreter reads them"),
+                    None => return Err(e),
+                },
+            },
+            Err(e) => {
+                // No nvcc: NVRTC (feature `cuda`) compiles device code the same way.
+                #[cfg(feature = "cuda")]
+                if req.compile.nvcc.is_none() {
+                    match compiled::nvrtc_compile_and_load(req, archs) {
+                        Ok(mut k) => {
+                            notes.append(&mut k.notes);
+                            return Ok(Loaded::Compiled(Box::new(k)));
+                        }
+                        Err(n) if req.compile.frontend == Frontend::Ptx => {
+                            bail!("--frontend ptx needs a CUDA compiler: {e}\nNVRTC: {n}")
+                        }
+                        Err(_) => {}
+                    }
+                }
+                if req.compile.frontend == Frontend::Ptx || req.compile.nvcc.is_some() {
+                    bail!("--frontend ptx needs a CUDA compiler: {e}")
+                }
+                notes.push(format!(
+                    "source interpreter used (no CUDA compiler found, so the figures are for the accesses as written, not as compiled): {}",
+                    e.to_string().lines().next().unwrap_or_default()
+                ));
+            }
+        }
+    }
+    let src = Source::parse_with_includes(
+        &req.file,
+        &req.source,
+        &req.defines,
+        &req.compile.include_dirs,
+    )?;
+    let kernel = src.kernel(&req.kernel)?;
+    let mut cfg = kernel.configure(
+        &req.args,
+        &req.allocs,
+        req.grid,
+        req.block,
+        req.dynamic_shared_bytes,
+        req.max_steps,
+    )?;
+    kernel.apply_init(&mut cfg, &req.init, &req.allocs)?;
+    kernel.set_textures(&mut cfg, &req.textures)?;
+    cfg.max_block_time = req.max_block_time;
+    cfg.max_memory = req.max_memory;
+    cfg.progress = req.progress.clone();
+    cfg.sample = sample_of(req);
+    Ok(Loaded::Source(kernel, cfg))
+}
+
+/// The line of nvcc's output that refuses a texture or surface reference (`f.cu(3): error:
+/// texture is not a template`, CUDA 12 and later, which removed them), if `compile_error`
+/// has one.
+fn texture_references_refused(compile_error: &str) -> Option<&str> {
+    compile_error.lines().map(str::trim).find(|l| {
+        l.ends_with("error: texture is not a template")
+            || l.ends_with("error: surface is not a template")
+    })
+}
+
+/// The blocks `--sample-blocks` runs, when it is given and smaller than the grid.
+pub(crate) fn sample_of(req: &AnalyzeRequest) -> Option<std::sync::Arc<Vec<u64>>> {
+    let want = req.sample_blocks?;
+    let total: u64 = req.grid.iter().map(|&x| x as u64).product();
+    (want < total).then(|| std::sync::Arc::new(warpscope_simt::sample_blocks(req.grid, want)))
+}
+
+pub(crate) fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
+    if req.sample_blocks.is_some() && !req.gpus.is_empty() {
+        bail!("--sample-blocks with --gpu: the cache model needs every block in order; drop one of them");
+    }
+    let grid = req.grid.map(|x| x as u64);
+    let block = req.block.map(|x| x as u64);
+    let mut notes = Vec::new();
+    let mut fixed: Vec<&'static Arch> = Vec::new();
+    for g in &req.gpus {
+        let a = g.gpu.arch();
+        if let Some(list) = &req.archs {
+            if list.len() != 1 || list[0].cc != a.cc {
+                bail!(
+                    "--gpu {} is CC {}; --cc {} asks for others: drop --cc (the GPU fixes it)",
+                    g.gpu.name,
+                    a.cc,
+                    list.iter()
+                        .map(|a| a.cc.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                );
+            }
+        }
+        if !fixed.iter().any(|f| f.cc == a.cc) {
+            fixed.push(a);
+        }
+    }
+    let lenient = fixed.is_empty() && req.leave_out_unfit;
+    let requested: Vec<&'static Arch> = if !fixed.is_empty() {
+        fixed
+    } else {
+        req.archs.clone().unwrap_or_else(arch::default_set)
+    };
+    notes.extend(req.notes.iter().cloned());
+    let mut candidates: Vec<&'static Arch> = Vec::new();
+    for a in requested {
+        match a.check_launch(grid, block) {
+            Ok(()) => candidates.push(a),
+            Err(e) if lenient => notes.push(format!("CC {} left out: {e}", a.cc)),
+            Err(e) => {
+                return Err(e).context(
+                    "the launch cannot run on this compute capability; choose another with --cc",
+                )
+            }
+        }
+    }
+    if candidates.is_empty() {
+        bail!(
+            "no compute capability of the set can run this launch: {}",
+            notes.join("; ")
+        );
+    }
+    let kernel = load(req, &candidates, &mut notes)?;
+    let shared = kernel.shared_bytes(req.dynamic_shared_bytes);
+    let local = kernel.local_bytes_per_thread();
+    let mut archs: Vec<&'static Arch> = Vec::new();
+    let cluster = kernel.cluster().map(u64::from);
+    for a in candidates {
+        match a
+            .limits
+            .check_cluster(cluster, shared, req.cluster_non_portable)
+            .and_then(|()| a.limits.check_shared(shared))
+            .and_then(|()| a.limits.check_local(local))
+        {
+            Ok(()) => archs.push(a),
+            Err(e) if lenient => notes.push(format!("CC {} left out: {e}", a.cc)),
+            Err(e) => return Err(e).context("choose another compute capability with --cc"),
+        }
+    }
+    if archs.is_empty() {
+        bail!(
+            "no compute capability of the set can run this launch: {}",
+            notes.join("; ")
+        );
+    }
+    Ok(Prepared {
+        kernel,
+        archs,
+        notes,
+    })
+}

@@ -1,0 +1,114 @@
+//! The run: a prepared kernel's launch executed once, every warp access costed for every
+//! chosen compute capability (the report's [`Aggregator`]) and, with `--gpu`, fed in order
+//! to the traffic model of each GPU; the result is the [`Analysis`] (the JSON schema's
+//! `analyze` document).
+
+use anyhow::Result;
+use warpscope_model::Space;
+use warpscope_report::{Aggregator, Analysis, Header, SiteInfo, SiteTraffic, TrafficReport};
+use warpscope_traffic::{AccessTraffic, TrafficModel};
+
+use crate::load::Prepared;
+use crate::AnalyzeRequest;
+
+/// Runs `p`, the kernel of `req`, and sums its accesses into the analysis.
+///
+/// Errors: what the run reports (faults, runaway loops, memory limits).
+pub(crate) fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Analysis> {
+    let kernel = &p.kernel;
+    let mut agg = Aggregator::new(p.archs.clone(), req.config);
+    // One traffic model per GPU, all fed by the one interpretation, each with its
+    // immediate traffic per (site, space, width).
+    type PerRow = std::collections::HashMap<(usize, Space, u32), AccessTraffic>;
+    let mut traffic: Vec<(TrafficModel, PerRow)> = req
+        .gpus
+        .iter()
+        .map(|g| {
+            let arch = g.gpu.arch();
+            (
+                TrafficModel::new(g.gpu, arch, &req.config, &g.profile),
+                PerRow::new(),
+            )
+        })
+        .collect();
+    let grid = req.grid.map(u64::from);
+    let (archs, config) = (p.archs.clone(), req.config);
+    // No cache model to feed in order: the accesses are summed on the threads that run the
+    // blocks, and the parts merged in block order.
+    if traffic.is_empty() {
+        kernel.run_parts(
+            &|| Aggregator::on_this_thread(archs.clone(), config),
+            &|part, site, a| part.add(site, a),
+            &mut |part| agg.merge(part),
+        )?;
+    } else {
+        kernel.run(&mut |site, a, origin| {
+            agg.add(site, a);
+            if !matches!(
+                a.space,
+                Space::Global | Space::Local | Space::Texture | Space::Surface
+            ) {
+                return;
+            }
+            let b = origin.block.map(u64::from);
+            let block_linear = b[0] + grid[0] * (b[1] + grid[1] * b[2]);
+            for (t, per_row) in &mut traffic {
+                let x = t.add(block_linear, origin.warp, a);
+                let r = per_row.entry((site, a.space, a.width)).or_default();
+                r.l1_bytes += x.l1_bytes;
+                r.l2_bytes += x.l2_bytes;
+                r.dram_bytes += x.dram_bytes;
+            }
+        })?;
+    }
+    let total_blocks: u64 = req.grid.iter().map(|&x| x as u64).product();
+    let sample = kernel.sampled_blocks();
+    if let Some(n) = sample {
+        agg.scale(total_blocks, n);
+    }
+    let sites: Vec<SiteInfo> = kernel.sites();
+    let local_arrays = kernel.local_arrays();
+    let header = Header {
+        kernel: req.kernel.clone(),
+        source: req.file.clone(),
+        grid: req.grid,
+        block: req.block,
+        local_arrays,
+        notes: p.notes.clone(),
+    };
+    let mut analysis = agg.finish(header, &sites);
+    if let Some(n) = sample {
+        analysis.notes.push(format!(
+            "sampled {} of {} blocks ({:.2} %): the totals are extrapolated to the whole grid (×{:.1}); per-access figures (sectors per request, efficiency) are those of the sampled blocks",
+            warpscope_report::thousands(n), warpscope_report::thousands(total_blocks), 100.0 * n as f64 / total_blocks as f64, total_blocks as f64 / n as f64
+        ));
+    }
+    for ((t, per_row), g) in traffic.into_iter().zip(&req.gpus) {
+        let launch = t.finish();
+        let mut rows: Vec<SiteTraffic> = per_row
+            .into_iter()
+            .map(|((site, space, _), x)| {
+                let s = &sites[site];
+                SiteTraffic {
+                    line: s.line,
+                    column: s.column,
+                    text: s.text.clone(),
+                    space,
+                    op: s.op,
+                    l1_bytes: x.l1_bytes,
+                    l2_bytes: x.l2_bytes,
+                    dram_bytes: x.dram_bytes,
+                }
+            })
+            .collect();
+        rows.sort_by_key(|r| (r.line, r.column, r.op));
+        analysis.traffic.push(TrafficReport {
+            profile: g.profile.origin.clone(),
+            copy_gbps: g.profile.copy_gbps,
+            effective_gbps: launch.effective_gbps(launch.bytes_requested),
+            launch,
+            sites: rows,
+        });
+    }
+    Ok(analysis)
+}
