@@ -15,6 +15,7 @@ mod packed;
 mod step;
 mod texture;
 mod tma;
+mod tcgen05;
 mod wgmma;
 
 pub use cluster::{MAX_CLUSTER_BLOCKS, RANK_SHIFT};
@@ -299,6 +300,8 @@ struct BlockCtx<'a> {
     rank: u32,
     /// The cluster's shared state while this block's warps run (see `exec/cluster.rs`).
     cluster: cluster::Cluster,
+    /// The block's tensor memory, from its first `tcgen05` allocation (`exec/tcgen05.rs`).
+    tmem: Option<Box<tcgen05::Tmem>>,
 }
 
 impl Program {
@@ -679,6 +682,7 @@ impl Program {
                     failed,
                     rank,
                     cluster: Default::default(),
+                    tmem: None,
                 });
             }
             let r = cluster::run(&mut ctxs, global, sink);
