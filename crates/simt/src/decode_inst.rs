@@ -305,7 +305,14 @@ impl<'a> InstDecoder<'a> {
             }),
             "getctarank" => Decoded::Plain(Instr::GetCtaRank {
                 d: self.d(0)?,
-                a: self.s(1, if self.space().is_none() { Ty::U64 } else { Ty::U32 })?,
+                a: self.s(
+                    1,
+                    if self.space().is_none() {
+                        Ty::U64
+                    } else {
+                        Ty::U32
+                    },
+                )?,
                 generic: self.space().is_none(),
             }),
             "multimem" => return Err(self.unsupported(

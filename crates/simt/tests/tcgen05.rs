@@ -24,7 +24,14 @@ fn alloc(k: u64, bytes: Vec<u8>) -> (Alloc, warpscope_init::Contents) {
         warpscope_init::Contents::Bytes(bytes.into())
     };
     let base = window::ALLOC_BASE + k * window::ALLOC_SPACING;
-    (Alloc { name: format!("p{k}"), base, size: None }, contents)
+    (
+        Alloc {
+            name: format!("p{k}"),
+            base,
+            size: None,
+        },
+        contents,
+    )
 }
 
 /// Runs kernel `k` of `body` (params p0, p1: pointers) with 128 threads and shared memory
@@ -41,8 +48,17 @@ mov.u32 %r9, smem;\nsetp.lt.u32 %p1, %r1, 32;\n{body}ret;\n}}\n"
     let e = warpscope_ptx::find_entry(&m, "k").unwrap();
     let p = Program::decode(&m, e)?;
     let allocs = vec![alloc(0, vec![]), alloc(1, image)];
-    let args = allocs.iter().map(|(a, _)| a.base.to_le_bytes().to_vec()).collect();
-    let l = Launch { block: [128, 1, 1], args, allocs, max_steps: 1 << 24, ..Default::default() };
+    let args = allocs
+        .iter()
+        .map(|(a, _)| a.base.to_le_bytes().to_vec())
+        .collect();
+    let l = Launch {
+        block: [128, 1, 1],
+        args,
+        allocs,
+        max_steps: 1 << 24,
+        ..Default::default()
+    };
     let mut v = Vec::new();
     p.run(&l, &mut |s, a, o| v.push((s, *a, o)))?;
     Ok((p, v))
@@ -68,7 +84,10 @@ fn probes(first: u32, n: u32) -> String {
 fn probed(v: &[(u32, WarpAccess, WarpOrigin)], n: usize) -> Vec<Vec<Vec<u64>>> {
     let mut out = vec![vec![Vec::new(); n]; 4];
     let mut seen = [0usize; 4];
-    for (_, a, o) in v.iter().filter(|(_, a, _)| a.op == Op::Store && a.width == 1 && a.space == Space::Global) {
+    for (_, a, o) in v
+        .iter()
+        .filter(|(_, a, _)| a.op == Op::Store && a.width == 1 && a.space == Space::Global)
+    {
         let w = o.warp as usize;
         out[w][seen[w]] = a.addrs.iter().map(|x| x - window::ALLOC_BASE).collect();
         seen[w] += 1;
@@ -100,11 +119,19 @@ tcgen05.ld.sync.aligned.16x256b.x1.b32 {%r40, %r41, %r42, %r43}, [%r12+0];\ntcge
     for w in 0..4u64 {
         for l in 0..32u64 {
             for r in 0..8u64 {
-                assert_eq!(got[w as usize][r as usize][l as usize], 1000 * w + 10 * l + r, "32x32b w{w} l{l} r{r}");
+                assert_eq!(
+                    got[w as usize][r as usize][l as usize],
+                    1000 * w + 10 * l + r,
+                    "32x32b w{w} l{l} r{r}"
+                );
             }
             for r in 0..4u64 {
                 let (row, col) = (l / 4 + 8 * ((r / 2) % 2), r % 2 + 2 * (l % 4));
-                assert_eq!(got[w as usize][8 + r as usize][l as usize], 1000 * w + 10 * row + col, "16x256b w{w} l{l} r{r}");
+                assert_eq!(
+                    got[w as usize][8 + r as usize][l as usize],
+                    1000 * w + 10 * row + col,
+                    "16x256b w{w} l{l} r{r}"
+                );
             }
         }
         assert_eq!(got[w as usize][11][5], 1000 * w + 93);
@@ -197,14 +224,23 @@ fn m128n16k16_f16_product_and_reads() {
         for l in 0..32u64 {
             for j in 0..16u64 {
                 let want = (d(32 * w + l, j) as f32).to_bits() as u64;
-                assert_eq!(got[w as usize][j as usize][l as usize], want, "w{w} l{l} col{j}");
+                assert_eq!(
+                    got[w as usize][j as usize][l as usize], want,
+                    "w{w} l{l} col{j}"
+                );
             }
         }
     }
     assert_eq!(got[0][0][0], 27f32.to_bits() as u64);
-    let reads: Vec<_> = v.iter().filter(|(s, _, _)| p.sites[*s as usize].ptx.starts_with("tcgen05.mma")).collect();
+    let reads: Vec<_> = v
+        .iter()
+        .filter(|(s, _, _)| p.sites[*s as usize].ptx.starts_with("tcgen05.mma"))
+        .collect();
     assert_eq!(reads.len(), 9);
-    assert!(reads.iter().all(|(_, a, o)| a.space == Space::Shared && a.op == Op::Load && a.width == 16 && o.warp == 0));
+    assert!(reads.iter().all(|(_, a, o)| a.space == Space::Shared
+        && a.op == Op::Load
+        && a.width == 16
+        && o.warp == 0));
     // The first access: A's rows 0–7 at k 0–7 (lanes 0–7, 16 bytes apart), then k 8–15
     // (LBO 128 on), rows 8–15 (SBO 256 on), …
     assert_eq!(reads[0].1.addrs[1], 16);
@@ -242,14 +278,20 @@ fn bad_tcgen05_is_an_error() {
     assert!(m.contains("warp 1") && m.contains("lanes 32 … 63"), "{m}");
     let mut cols = alloc_ptx(32);
     cols += "shl.b32 %r11, %r2, 21;\nadd.s32 %r12, %r10, %r11;\ntcgen05.ld.sync.aligned.32x32b.x64.b32 {";
-    cols += &(200..264).map(|r| format!("%r{r}")).collect::<Vec<_>>().join(", ");
+    cols += &(200..264)
+        .map(|r| format!("%r{r}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     cols += "}, [%r12];\n";
     assert!(fault(&cols).contains("columns 0 … 63"));
     let wgmma_desc = desc(0) & !(1 << 46);
     assert!(fault(&mma_body(IDESC, wgmma_desc, desc(B_REGION))).contains("version 0b001"));
     let n8 = (IDESC & !(63 << 17)) | 1 << 17;
     assert!(fault(&mma_body(n8, desc(0), desc(B_REGION))).contains("M = 128, N = 8"));
-    match run("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [smem+0], 32;\n", vec![]) {
+    match run(
+        "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [smem+0], 32;\n",
+        vec![],
+    ) {
         Err(Error::Unsupported { why, .. }) => assert!(why.contains("cta_group::2")),
         other => panic!("{:?}", other.map(|_| ())),
     }

@@ -156,9 +156,9 @@ impl<'a> InstDecoder<'a> {
             match self.op(split_k)? {
                 Operand::Int(v) if (0..512).contains(v) => *v as u32,
                 _ => {
-                    return Err(self.invalid(
-                        "immHalfSplitoff must be an immediate column offset 0 … 511",
-                    ))
+                    return Err(
+                        self.invalid("immHalfSplitoff must be an immediate column offset 0 … 511")
+                    )
                 }
             }
         } else {
@@ -215,11 +215,9 @@ impl<'a> InstDecoder<'a> {
                 "kind::tf32" => Tc5Kind::Tf32,
                 "kind::f8f6f4" => Tc5Kind::F8f6f4,
                 "kind::i8" => Tc5Kind::I8,
-                other => {
-                    return Err(self.unsupported(&format!(
-                        ".{other} is not supported yet (supported: .kind::f16, ::tf32, ::f8f6f4, ::i8)"
-                    )))
-                }
+                other => return Err(self.unsupported(&format!(
+                    ".{other} is not supported yet (supported: .kind::f16, ::tf32, ::f8f6f4, ::i8)"
+                ))),
             },
             None => return Err(self.invalid("no .kind (.kind::f16, ::tf32, ::f8f6f4, ::i8)")),
         };

@@ -13,9 +13,9 @@ pub(crate) mod mma;
 pub(crate) mod mma_sp;
 mod packed;
 mod step;
+mod tcgen05;
 mod texture;
 mod tma;
-mod tcgen05;
 mod wgmma;
 
 pub use cluster::{MAX_CLUSTER_BLOCKS, RANK_SHIFT};
@@ -791,7 +791,11 @@ impl<'a> BlockCtx<'a> {
         for i in 0..3u32 {
             let k = i as usize;
             splat(&mut warp, idx::CLUSTERID + i, (self.block[k] / c[k]) as u64);
-            splat(&mut warp, idx::CLUSTER_CTAID + i, (self.block[k] % c[k]) as u64);
+            splat(
+                &mut warp,
+                idx::CLUSTER_CTAID + i,
+                (self.block[k] % c[k]) as u64,
+            );
             splat(&mut warp, idx::CLUSTER_NCTAID + i, c[k] as u64);
         }
         let ncluster = std::array::from_fn::<u64, 3, _>(|k| (self.launch.grid[k] / c[k]) as u64);
@@ -799,7 +803,11 @@ impl<'a> BlockCtx<'a> {
         splat(&mut warp, idx::NCLUSTERID_Y, ncluster[1]);
         splat(&mut warp, idx::NCLUSTERID_Y + 1, ncluster[2]);
         splat(&mut warp, idx::CLUSTER_CTARANK, self.rank as u64);
-        splat(&mut warp, idx::CLUSTER_NCTARANK, (c[0] * c[1] * c[2]) as u64);
+        splat(
+            &mut warp,
+            idx::CLUSTER_NCTARANK,
+            (c[0] * c[1] * c[2]) as u64,
+        );
         splat(
             &mut warp,
             idx::IS_EXPLICIT_CLUSTER,

@@ -290,7 +290,15 @@ impl<'a> BlockCtx<'a> {
     }
 
     /// Checks that TMEM columns `lo … hi−1` are allocated.
-    fn tc5_allocated(&self, pc: u32, warp: &Warp, lane: usize, what: &str, lo: u32, hi: u32) -> Result<()> {
+    fn tc5_allocated(
+        &self,
+        pc: u32,
+        warp: &Warp,
+        lane: usize,
+        what: &str,
+        lo: u32,
+        hi: u32,
+    ) -> Result<()> {
         let used = self.tmem.as_ref().map_or(0, |t| t.used);
         if hi as usize > COLUMNS || granules(lo, hi) & !used != 0 {
             return Err(self.tc5_fault(
@@ -366,7 +374,8 @@ impl<'a> BlockCtx<'a> {
                 let t = get(warp, *taddr, lane0) as u32;
                 let n = get(warp, *ncols, lane0);
                 let col = t & 0xFFFF;
-                if !(32..=512).contains(&n) || !n.is_power_of_two() || t >> 16 != 0 || col % 32 != 0 {
+                if !(32..=512).contains(&n) || !n.is_power_of_two() || t >> 16 != 0 || col % 32 != 0
+                {
                     return Err(self.tc5_fault(pc, warp, lane0, format!(
                         "tcgen05.dealloc of {n} columns at TMEM address {t:#x}: ncols is a power of two from 32 to 512 and the address an allocation's (lane 0, a column a multiple of 32)"
                     )));
@@ -471,10 +480,15 @@ impl<'a> BlockCtx<'a> {
         let a_tmem = m.a_tmem.as_ref().map(tmem_at);
         if let Some(at) = a_tmem {
             if at >> 16 != 0 {
-                return Err(self.tc5_fault(pc, warp, l, format!(
-                    "tcgen05.mma: A's TMEM address {at:#x} is at lane {}; A starts at lane 0",
-                    at >> 16
-                )));
+                return Err(self.tc5_fault(
+                    pc,
+                    warp,
+                    l,
+                    format!(
+                        "tcgen05.mma: A's TMEM address {at:#x} is at lane {}; A starts at lane 0",
+                        at >> 16
+                    ),
+                ));
             }
             let c = at & 0xFFFF;
             self.tc5_allocated(pc, warp, l, "tcgen05.mma's A", c, c + 8)?;
@@ -482,9 +496,8 @@ impl<'a> BlockCtx<'a> {
         let shared_len = self.shared.len() as u64;
         let desc = |ctx: &Self, s: Src, which: &str| -> Result<Desc> {
             let raw = get(warp, s, l);
-            let d = sm100_desc(raw).map_err(|e| {
-                ctx.tc5_fault(pc, warp, l, format!("tcgen05.mma: {which}'s {e}"))
-            })?;
+            let d = sm100_desc(raw)
+                .map_err(|e| ctx.tc5_fault(pc, warp, l, format!("tcgen05.mma: {which}'s {e}")))?;
             if d.start >= shared_len {
                 return Err(ctx.tc5_fault(pc, warp, l, format!(
                     "tcgen05.mma: {which}'s matrix descriptor {raw:#018x} starts at shared address {:#x}, outside the block's {shared_len} bytes of shared memory (set the dynamic size with --dynamic-smem)",
@@ -502,9 +515,17 @@ impl<'a> BlockCtx<'a> {
         if let Some(d) = a_desc {
             parts.push(("A", d, d.cores(id.a_mn, sa, 0, id.m as u64, k as u64)));
         }
-        parts.push(("B", b_desc, b_desc.cores(id.b_mn, sb, 0, id.n as u64, k as u64)));
+        parts.push((
+            "B",
+            b_desc,
+            b_desc.cores(id.b_mn, sb, 0, id.n as u64, k as u64),
+        ));
         for (which, d, cores) in &parts {
-            if let Some(&end) = cores.iter().flatten().find(|&&a| (a & 0xFFFF_FFFF) + 16 > shared_len) {
+            if let Some(&end) = cores
+                .iter()
+                .flatten()
+                .find(|&&a| (a & 0xFFFF_FFFF) + 16 > shared_len)
+            {
                 return Err(self.tc5_fault(pc, warp, l, format!(
                     "tcgen05.mma: {which} (descriptor start {:#x}, LBO {}, SBO {}, {} swizzle) reads 16 bytes at shared address {end:#x}, past the block's {shared_len} bytes of shared memory",
                     d.start, d.lbo, d.sbo, d.swizzle.name()
@@ -522,7 +543,18 @@ impl<'a> BlockCtx<'a> {
                 } else {
                     (1u32 << (8 * chunk.len())) - 1
                 };
-                self.emit(warp, pc, m.site, MemSpace::Shared, Op::Load, 16, used, &addrs, sink, None)?;
+                self.emit(
+                    warp,
+                    pc,
+                    m.site,
+                    MemSpace::Shared,
+                    Op::Load,
+                    16,
+                    used,
+                    &addrs,
+                    sink,
+                    None,
+                )?;
             }
         }
         if !self.prog.needs_memory {
@@ -531,7 +563,10 @@ impl<'a> BlockCtx<'a> {
         // Values: A (M×K), B (K×N), then D in TMEM.
         let (mm, n, kk) = (id.m as usize, id.n as usize, k as usize);
         let element = |ctx: &Self, ty: MmaElem, addr: u64| {
-            value(ty, ctx.load(global, Space::Shared, addr & 0xFFFF_FFFF, size(ty) as u32))
+            value(
+                ty,
+                ctx.load(global, Space::Shared, addr & 0xFFFF_FFFF, size(ty) as u32),
+            )
         };
         let mut a = vec![0f64; mm * kk];
         for r in 0..mm {
@@ -616,9 +651,15 @@ mod tests {
     #[test]
     fn tritons_descriptors() {
         let id = Idesc::decode(Tc5Kind::F16, 0x0821_0010).unwrap();
-        assert_eq!((id.m, id.n, id.a, id.d, id.a_mn, id.b_mn), (128, 128, MmaElem::F16, MmaElem::F32, false, true));
+        assert_eq!(
+            (id.m, id.n, id.a, id.d, id.a_mn, id.b_mn),
+            (128, 128, MmaElem::F16, MmaElem::F32, false, true)
+        );
         let d = sm100_desc(0x4000_4040_0000_0000).unwrap();
-        assert_eq!((d.start, d.lbo, d.sbo, d.swizzle), (0, 0, 1024, Swizzle::B128));
+        assert_eq!(
+            (d.start, d.lbo, d.sbo, d.swizzle),
+            (0, 0, 1024, Swizzle::B128)
+        );
         assert!(sm100_desc(0x4000_0040_0000_0000).is_err());
     }
 }
