@@ -3,7 +3,7 @@
 //! the executor keeps no global memory image (loads read zero, stores are dropped), so a
 //! launch of any size runs in flat memory.
 
-use crate::instr::{Inst, Instr, Reg, Src};
+use crate::instr::{Inst, Instr, Reg, Src, Tc5Op};
 
 /// Registers an instruction writes, and the registers it reads as values.
 pub(crate) fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
@@ -98,7 +98,50 @@ pub(crate) fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
                 .collect(),
         ),
         Texture(t) => (t.ds.iter().flatten().copied().collect(), Vec::new()),
+        Tcgen05(t) => tc5_defs_uses(t),
         _ => (Vec::new(), Vec::new()),
+    }
+}
+
+/// A `tcgen05` operation's registers: `tcgen05.ld` writes its registers (values from tensor
+/// memory); the others write none.
+fn tc5_defs_uses(t: &Tc5Op) -> (Vec<Reg>, Vec<Src>) {
+    let (defs, mut uses) = (Vec::new(), tc5_addresses(t));
+    match t {
+        Tc5Op::Move {
+            store: false, regs, ..
+        } => {
+            let defs = regs
+                .iter()
+                .filter_map(|s| match s {
+                    Src::Reg(r) => Some(*r),
+                    Src::Imm(_) => None,
+                })
+                .collect();
+            return (defs, uses);
+        }
+        Tc5Op::Move { regs, .. } => uses.extend(regs.iter().copied()),
+        Tc5Op::Mma(m) => uses.push(m.enable_d),
+        _ => {}
+    }
+    (defs, uses)
+}
+
+/// The operands of a `tcgen05` operation that place something: tensor memory addresses,
+/// column counts, descriptors (shared-memory reads), the allocation's shared address.
+fn tc5_addresses(t: &Tc5Op) -> Vec<Src> {
+    let reg = |a: &crate::instr::Addr| a.base.map(Src::Reg);
+    match t {
+        Tc5Op::Alloc { dst, ncols } => reg(dst).into_iter().chain([*ncols]).collect(),
+        Tc5Op::Dealloc { taddr, ncols } => vec![*taddr, *ncols],
+        Tc5Op::Relinquish => Vec::new(),
+        Tc5Op::Move { taddr, .. } => reg(taddr).into_iter().collect(),
+        Tc5Op::Mma(m) => reg(&m.d)
+            .into_iter()
+            .chain(m.a_tmem.as_ref().and_then(reg))
+            .chain(m.a_desc)
+            .chain([m.b_desc, m.idesc])
+            .collect(),
     }
 }
 
@@ -139,6 +182,10 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
                 }
             }),
             Instr::Wgmma(w) => w.dregs.iter().for_each(|r| tainted[*r as usize] = true),
+            Instr::Tcgen05(t) => tc5_defs_uses(t)
+                .0
+                .iter()
+                .for_each(|r| tainted[*r as usize] = true),
             _ => {}
         }
     }
@@ -205,6 +252,7 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
                 Instr::MbarrierWait { addr, token, .. } => reg(addr.base) || is(&tainted, token),
                 Instr::Shfl { b, c, .. } => is(&tainted, b) || is(&tainted, c),
                 Instr::Texture(t) => texture_operands(t).any(|s| is(&tainted, &s)),
+                Instr::Tcgen05(t) => tc5_addresses(t).iter().any(|s| is(&tainted, s)),
                 _ => false,
             }
     })
@@ -293,6 +341,7 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                 .iter()
                 .chain([&w.b_desc])
                 .for_each(|s| mark(&mut live, s)),
+            Instr::Tcgen05(t) => tc5_addresses(t).iter().for_each(|s| mark(&mut live, s)),
             Instr::AssertFail {
                 message,
                 file,
@@ -341,6 +390,7 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     | Instr::Matrix { .. }
                     | Instr::Wmma(_)
                     | Instr::Wgmma(_)
+                    | Instr::Tcgen05(_)
                     | Instr::Texture(_)
                     | Instr::Call { .. }
                     | Instr::Bra { .. }

@@ -859,6 +859,11 @@ impl<'m> Decoder<'m> {
                     }
                     Instr::Wmma(w) => w.site = ids[0],
                     Instr::Wgmma(w) => w.site = ids[0],
+                    Instr::Tcgen05(t) => {
+                        if let Tc5Op::Mma(m) = &mut **t {
+                            m.site = ids[0];
+                        }
+                    }
                     Instr::CpAsync {
                         load_site,
                         store_site,

@@ -12,6 +12,7 @@ use crate::minifloat::Format;
 pub(crate) mod bulk;
 mod mma;
 mod mma_sp;
+mod tcgen05;
 mod tex;
 mod wgmma;
 
@@ -353,11 +354,7 @@ impl<'a> InstDecoder<'a> {
             "ldmatrix" | "stmatrix" => self.matrix()?,
             "mma" | "wmma" | "movmatrix" => self.tensor()?,
             "wgmma" => self.wgmma()?,
-            "tcgen05" => {
-                return Err(
-                    self.unsupported("tcgen05 (sm_100 tensor core) instructions are not supported")
-                )
-            }
+            "tcgen05" => self.tcgen05()?,
             _ => return Err(self.unsupported(SUPPORTED)),
         })
     }

@@ -688,6 +688,9 @@ pub enum Instr {
     /// `D = A·B (+ D)`, its shared-memory operand reads reported at `site` (see
     /// `exec/wgmma.rs`).
     Wgmma(Box<WgmmaInstr>),
+    /// `tcgen05.{alloc,dealloc,relinquish_alloc_permit,ld,st,mma}` [PTX ISA §9.7.16]: the
+    /// block's tensor memory and the MMAs on it (`exec/tcgen05.rs`).
+    Tcgen05(Box<Tc5Op>),
     /// `mapa[.shared::cluster].u32|u64 d, a, rank` [PTX ISA §9.7.9.22]: the address of the
     /// same shared-memory location as `a` in the block of cluster rank `rank`: a
     /// `shared::cluster` window address (`generic` false) or a generic one (`generic`
@@ -963,4 +966,66 @@ pub struct TensorCopy {
     /// The site of the global side and of the shared side.
     pub global_site: u32,
     pub shared_site: u32,
+}
+
+/// The data-movement shape of `tcgen05.ld`/`tcgen05.st` [PTX ISA §9.7.16.2.3]: TMEM lanes ×
+/// bits per lane of one repetition (`.num` repeats it along the columns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tc5Shape {
+    S32x32b,
+    S16x64b,
+    S16x128b,
+    S16x256b,
+    S16x32bx2,
+}
+
+/// The `.kind` of a `tcgen05.mma` [PTX ISA §9.7.16.10.6]: which multiplicand types the
+/// instruction descriptor may name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tc5Kind {
+    F16,
+    Tf32,
+    F8f6f4,
+    I8,
+}
+
+/// One `tcgen05` operation (see `exec/tcgen05.rs`). TMEM addresses are 32-bit: lane in bits
+/// 31–16, column in bits 15–0 [PTX ISA §9.7.16.2.1].
+#[derive(Clone, Debug)]
+pub enum Tc5Op {
+    /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols`.
+    Alloc { dst: Addr, ncols: Src },
+    /// `tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols`.
+    Dealloc { taddr: Src, ncols: Src },
+    /// `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned`.
+    Relinquish,
+    /// `tcgen05.ld.sync.aligned.shape.num.b32 regs, [taddr]{, split}` (`store` false) or
+    /// `tcgen05.st.sync.aligned.shape.num.b32 [taddr]{, split}, regs`: `num` repetitions,
+    /// `split` the column offset of the second half of `.16x32bx2`.
+    Move {
+        store: bool,
+        shape: Tc5Shape,
+        num: u32,
+        regs: Vec<Src>,
+        taddr: Addr,
+        split: u32,
+    },
+    /// `tcgen05.mma.cta_group::1.kind [d], a-desc|[a], b-desc, idesc, enable-input-d`.
+    Mma(Tc5Mma),
+}
+
+/// The operands of a `tcgen05.mma` (M, N and the types are in the instruction descriptor,
+/// read when it executes).
+#[derive(Clone, Debug)]
+pub struct Tc5Mma {
+    pub kind: Tc5Kind,
+    pub d: Addr,
+    /// A in tensor memory, or `a_desc`: A in shared memory.
+    pub a_tmem: Option<Addr>,
+    pub a_desc: Option<Src>,
+    pub b_desc: Src,
+    pub idesc: Src,
+    pub enable_d: Src,
+    /// The site of its shared-memory operand reads.
+    pub site: u32,
 }

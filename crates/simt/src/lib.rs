@@ -30,7 +30,8 @@ pub use error::{At, Error, Result};
 pub use exec::{
     sample_blocks, texref_handle, texture_handle, Launch, Progress, Swizzle, TensorMap,
     TensorMapBinding, TextureBinding, WarpOrigin, DEFAULT_MAX_MEMORY, DEFAULT_MAX_STEPS,
-    MAX_CLUSTER_BLOCKS, MIN_STEPS_FOR_TIME, PARAM_ADDRESS_BASE, RANK_SHIFT, PARAM_ADDRESS_SPACING, TEXTURE_BASE, TEXTURE_SPACING,
+    MAX_CLUSTER_BLOCKS, MIN_STEPS_FOR_TIME, PARAM_ADDRESS_BASE, PARAM_ADDRESS_SPACING, RANK_SHIFT,
+    TEXTURE_BASE, TEXTURE_SPACING,
 };
 pub use instr::Site;
 pub use memory::Alloc;

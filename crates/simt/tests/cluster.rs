@@ -105,7 +105,10 @@ fn cluster_special_registers_of_every_block() {
     assert_eq!(&order[..3], &[[0, 0, 0], [1, 0, 0], [2, 0, 0]]);
     // Without a cluster every block is an implicit cluster of one.
     let v = run(&p, &launch([2, 1, 1], 32, [1, 1, 1])).unwrap();
-    let got: Vec<u64> = v[regs.len()..].iter().map(|(_, a, _)| a.addrs[0] - BASE).collect();
+    let got: Vec<u64> = v[regs.len()..]
+        .iter()
+        .map(|(_, a, _)| a.addrs[0] - BASE)
+        .collect();
     assert_eq!(got, [1, 0, 2, 1, 0, 0, 1, 1, 0, 1, 0]);
 }
 
@@ -228,11 +231,16 @@ fn a_cluster_barrier_that_cannot_complete_is_a_deadlock_naming_it() {
     let body = "mov.u32 %r2, %cluster_ctarank;\nsetp.ne.u32 %p1, %r2, 0;\n\
         @%p1 bra SKIP;\nbarrier.cluster.arrive;\nSKIP:\nbarrier.cluster.wait;\nret;";
     let p = program(body, "", "");
-    let e = run(&p, &launch([2, 1, 1], 64, [2, 1, 1])).unwrap_err().to_string();
+    let e = run(&p, &launch([2, 1, 1], 64, [2, 1, 1]))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("deadlock"), "{e}");
     assert!(e.contains("barrier.cluster.wait"), "{e}");
     // Rank 0's 64 threads arrived, of 128.
-    assert!(e.contains("64 of the 128 non-exited threads of the cluster's 2 block(s)"), "{e}");
+    assert!(
+        e.contains("64 of the 128 non-exited threads of the cluster's 2 block(s)"),
+        "{e}"
+    );
     // Exited threads need not arrive: rank 1 exits instead.
     let body = "mov.u32 %r2, %cluster_ctarank;\nsetp.ne.u32 %p1, %r2, 0;\n\
         @%p1 bra SKIP;\nbarrier.cluster.arrive;\nbarrier.cluster.wait;\nSKIP:\nret;";
@@ -266,7 +274,9 @@ fn a_remote_mbarrier_arrival_completes_the_neighbours_phase() {
     let v = run(&p, &launch([2, 1, 1], 1, [2, 1, 1])).unwrap();
     assert_eq!(v.iter().filter(|x| x.1.space == Space::Global).count(), 1);
     let p = program(&body(false), extra, "");
-    let e = run(&p, &launch([2, 1, 1], 1, [2, 1, 1])).unwrap_err().to_string();
+    let e = run(&p, &launch([2, 1, 1], 1, [2, 1, 1]))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("deadlock") && e.contains("mbarrier"), "{e}");
 }
 
@@ -274,19 +284,25 @@ fn a_remote_mbarrier_arrival_completes_the_neighbours_phase() {
 fn launch_errors_name_the_rule() {
     let p = program("ret;", "", "");
     // A grid the cluster does not divide.
-    let e = run(&p, &launch([3, 1, 1], 32, [2, 1, 1])).unwrap_err().to_string();
+    let e = run(&p, &launch([3, 1, 1], 32, [2, 1, 1]))
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("gridDim.x = 3 is not a multiple of the cluster's x dimension 2"),
         "{e}"
     );
     // More blocks than any capability allows in a cluster.
-    let e = run(&p, &launch([32, 1, 1], 32, [32, 1, 1])).unwrap_err().to_string();
+    let e = run(&p, &launch([32, 1, 1], 32, [32, 1, 1]))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("a cluster holds 1 to 16 blocks"), "{e}");
     // The kernel's declared shape against the launch's.
     let p = program("ret;", "", ".explicitcluster\n.reqnctapercluster 2, 1, 1");
     assert_eq!(p.cluster_dims, Some([2, 1, 1]));
     assert!(p.explicit_cluster);
-    let e = run(&p, &launch([4, 1, 1], 32, [4, 1, 1])).unwrap_err().to_string();
+    let e = run(&p, &launch([4, 1, 1], 32, [4, 1, 1]))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("declares clusters of 2×1×1 blocks"), "{e}");
     run(&p, &launch([4, 1, 1], 32, [2, 1, 1])).unwrap();
     // mapa to a rank outside the cluster.
@@ -295,6 +311,11 @@ fn launch_errors_name_the_rule() {
         BUF,
         "",
     );
-    let e = run(&p, &launch([2, 1, 1], 32, [2, 1, 1])).unwrap_err().to_string();
-    assert!(e.contains("mapa to cluster rank 2, but the cluster has 2 block(s)"), "{e}");
+    let e = run(&p, &launch([2, 1, 1], 32, [2, 1, 1]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("mapa to cluster rank 2, but the cluster has 2 block(s)"),
+        "{e}"
+    );
 }

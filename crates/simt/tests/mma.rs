@@ -681,8 +681,8 @@ fn malformed_tensor_instructions_are_errors_naming_them() {
         matches!(&e, Error::Invalid { msg, .. } if msg.contains("movmatrix")),
         "{e}"
     );
-    // tcgen05 is not run (wgmma is: tests/wgmma.rs; mma.sp: mma_sp_* below).
-    let e = decode_error("tcgen05.fence::before_thread_sync;");
+    // tcgen05.cp is not run (tcgen05.mma is: tests/tcgen05.rs; wgmma: tests/wgmma.rs).
+    let e = decode_error("tcgen05.cp.cta_group::1.128x256b [%r1], %rd1;");
     assert!(
         matches!(&e, Error::Unsupported { instr, .. } if instr.starts_with("tcgen05")),
         "{e}"

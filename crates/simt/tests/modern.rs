@@ -287,8 +287,14 @@ fn cp_async_with_src_size_zero_reads_nothing() {
         cp.async.cg.shared.global [%r6], [%rd3], 16, %r3;\ncp.async.wait_all;\nret;";
     let p = program(body, ".shared .align 16 .b8 smem[512];");
     let v = run(&p, 32).unwrap();
-    let global: Vec<_> = v.iter().filter(|(_, a, _)| a.space == warpscope_model::Space::Global).collect();
-    let shared: Vec<_> = v.iter().filter(|(_, a, _)| a.space == warpscope_model::Space::Shared).collect();
+    let global: Vec<_> = v
+        .iter()
+        .filter(|(_, a, _)| a.space == warpscope_model::Space::Global)
+        .collect();
+    let shared: Vec<_> = v
+        .iter()
+        .filter(|(_, a, _)| a.space == warpscope_model::Space::Shared)
+        .collect();
     assert_eq!(global.len(), 1);
     assert_eq!(global[0].1.mask, (1 << 20) - 1);
     assert_eq!(global[0].1.addrs[19] - BASE, 19 * 16);

@@ -103,7 +103,9 @@ impl<'a> BlockCtx<'a> {
             Space::Global => global.read(off, n),
             Space::Shared => memory::read_flat(&self.shared, off, n),
             Space::DistributedShared => match self.target(off) {
-                super::cluster::Target::Remote(r, o) => memory::read_flat(self.image(Some(r)), o, n),
+                super::cluster::Target::Remote(r, o) => {
+                    memory::read_flat(self.image(Some(r)), o, n)
+                }
                 super::cluster::Target::Own(o) => memory::read_flat(&self.shared, o, n),
             },
             Space::Constant => memory::read_flat(&self.prog.const_image, off, n),

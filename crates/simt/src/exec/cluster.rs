@@ -93,7 +93,12 @@ impl BlockCtx<'_> {
 
     /// `mapa`: the address of `a`'s shared-memory location in the block of rank `rank`.
     /// Errors: a rank outside the cluster (PTX ISA §9.7.9.22 leaves it undefined).
-    pub(super) fn mapa(&self, a: u64, rank: u64, generic: bool) -> std::result::Result<u64, String> {
+    pub(super) fn mapa(
+        &self,
+        a: u64,
+        rank: u64,
+        generic: bool,
+    ) -> std::result::Result<u64, String> {
         let n = self.cluster_blocks() as u64;
         if rank >= n {
             return Err(format!(
@@ -120,7 +125,11 @@ impl BlockCtx<'_> {
 
     /// `getctarank`: the cluster rank of the block whose shared memory `a` lies in.
     pub(super) fn getctarank(&self, a: u64, generic: bool) -> u64 {
-        let off = if generic { a.wrapping_sub(window::SHARED) } else { a };
+        let off = if generic {
+            a.wrapping_sub(window::SHARED)
+        } else {
+            a
+        };
         match self.target(off) {
             Target::Own(_) => self.rank as u64,
             Target::Remote(r, _) => r as u64,
@@ -173,7 +182,10 @@ pub(super) fn run(
     sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
 ) -> Result<()> {
     let mut cluster = Cluster {
-        images: ctxs.iter_mut().map(|c| std::mem::take(&mut c.shared)).collect(),
+        images: ctxs
+            .iter_mut()
+            .map(|c| std::mem::take(&mut c.shared))
+            .collect(),
         phase: 0,
         pending: false,
     };
@@ -272,10 +284,9 @@ fn deadlock(ctxs: &[BlockCtx], blocks: &[Block], waiting: &[(usize, u32, Waiting
     let ctx = &ctxs[b];
     let warp = &blocks[b].warps[w as usize];
     let pc = warp.stack.last().map_or(0, |e| e.pc);
-    let lane = warp
-        .stack
-        .last()
-        .map_or(0, |e| (e.mask & !warp.exited).trailing_zeros() as usize % WARP_SIZE);
+    let lane = warp.stack.last().map_or(0, |e| {
+        (e.mask & !warp.exited).trailing_zeros() as usize % WARP_SIZE
+    });
     let ids: Vec<String> = waiting
         .iter()
         .filter(|x| x.0 == b)

@@ -14,6 +14,7 @@ pub(crate) mod mma;
 pub(crate) mod mma_sp;
 mod packed;
 mod step;
+mod tcgen05;
 mod texture;
 mod tma;
 mod wgmma;
@@ -300,6 +301,8 @@ struct BlockCtx<'a> {
     rank: u32,
     /// The cluster's shared state while this block's warps run (see `exec/cluster.rs`).
     cluster: cluster::Cluster,
+    /// The block's tensor memory, from its first `tcgen05` allocation (`exec/tcgen05.rs`).
+    tmem: Option<Box<tcgen05::Tmem>>,
 }
 
 impl Program {
@@ -680,6 +683,7 @@ impl Program {
                     failed,
                     rank,
                     cluster: Default::default(),
+                    tmem: None,
                 });
             }
             let r = cluster::run(&mut ctxs, global, sink);
@@ -788,7 +792,11 @@ impl<'a> BlockCtx<'a> {
         for i in 0..3u32 {
             let k = i as usize;
             splat(&mut warp, idx::CLUSTERID + i, (self.block[k] / c[k]) as u64);
-            splat(&mut warp, idx::CLUSTER_CTAID + i, (self.block[k] % c[k]) as u64);
+            splat(
+                &mut warp,
+                idx::CLUSTER_CTAID + i,
+                (self.block[k] % c[k]) as u64,
+            );
             splat(&mut warp, idx::CLUSTER_NCTAID + i, c[k] as u64);
         }
         let ncluster = std::array::from_fn::<u64, 3, _>(|k| (self.launch.grid[k] / c[k]) as u64);
@@ -796,7 +804,11 @@ impl<'a> BlockCtx<'a> {
         splat(&mut warp, idx::NCLUSTERID_Y, ncluster[1]);
         splat(&mut warp, idx::NCLUSTERID_Y + 1, ncluster[2]);
         splat(&mut warp, idx::CLUSTER_CTARANK, self.rank as u64);
-        splat(&mut warp, idx::CLUSTER_NCTARANK, (c[0] * c[1] * c[2]) as u64);
+        splat(
+            &mut warp,
+            idx::CLUSTER_NCTARANK,
+            (c[0] * c[1] * c[2]) as u64,
+        );
         splat(
             &mut warp,
             idx::IS_EXPLICIT_CLUSTER,

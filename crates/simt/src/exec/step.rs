@@ -741,6 +741,7 @@ impl<'a> BlockCtx<'a> {
                 self.tensor(warp, pc, exec, global, &inst.instr, sink)?
             }
             Instr::Wgmma(w) => self.wgmma(warp, pc, exec, global, w, sink)?,
+            Instr::Tcgen05(t) => self.tcgen05(warp, pc, exec, global, t, sink)?,
             Instr::Matrix {
                 store,
                 trans,

@@ -86,7 +86,7 @@ impl Swizzle {
     }
 
     /// The mode as errors name it.
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Swizzle::None => "no",
             Swizzle::B32 => "32B",
@@ -172,7 +172,14 @@ impl Desc {
     /// The core matrices (8 rows × 16 bytes: each row's address) of MN elements
     /// `mn0 … mn0 + rows − 1` by K elements `0 … k − 1`: K-major, each group of 8 MN
     /// elements by each 16 bytes of K; MN-major, each 16 bytes of MN by each group of 8 K.
-    fn cores(&self, mn_major: bool, size: u64, mn0: u64, rows: u64, k: u64) -> Vec<[u64; 8]> {
+    pub(crate) fn cores(
+        &self,
+        mn_major: bool,
+        size: u64,
+        mn0: u64,
+        rows: u64,
+        k: u64,
+    ) -> Vec<[u64; 8]> {
         let t = 16 / size;
         let mut out = Vec::new();
         if mn_major {
