@@ -793,7 +793,11 @@ mod tests {
             ["l1tex__m_xbar2l1tex_read_sectors_mem_dshared_op_tma_red.sum"]
         );
         assert_eq!(
-            names(DistributedShared, Op::Store, "st.async.weak.shared::cluster.mbarrier::complete_tx::bytes.b32"),
+            names(
+                DistributedShared,
+                Op::Store,
+                "st.async.weak.shared::cluster.mbarrier::complete_tx::bytes.b32"
+            ),
             [
                 "l1tex__t_requests_pipe_lsu_mem_dshared_op_st.sum",
                 "l1tex__t_sectors_pipe_lsu_mem_dshared_op_st.sum",
@@ -801,7 +805,11 @@ mod tests {
             ]
         );
         assert_eq!(
-            names(DistributedShared, Op::Atomic, "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32"),
+            names(
+                DistributedShared,
+                Op::Atomic,
+                "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32"
+            ),
             [
                 "smsp__sass_inst_executed_op_dshared_redas.sum",
                 "l1tex__t_requests_pipe_lsu_mem_dshared_op_redas.sum",
@@ -809,6 +817,9 @@ mod tests {
             ]
         );
         // A plain DSMEM store keeps its own instructions.
-        assert_eq!(names(DistributedShared, Op::Store, "st.shared::cluster.u32").len(), 3);
+        assert_eq!(
+            names(DistributedShared, Op::Store, "st.shared::cluster.u32").len(),
+            3
+        );
     }
 }

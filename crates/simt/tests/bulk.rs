@@ -309,7 +309,9 @@ fn tensor_multicast_lands_the_box_in_both_blocks() {
         .filter(|x| x.1.space == Space::Global && x.1.op == Op::Load)
         .collect();
     assert_eq!(g.len(), 2);
-    assert!(g.iter().all(|x| (x.1.mask, x.1.addrs[0] - BASE) == (0xF, 32)));
+    assert!(g
+        .iter()
+        .all(|x| (x.1.mask, x.1.addrs[0] - BASE) == (0xF, 32)));
     assert!(v.iter().all(|x| x.1.space != Space::DistributedShared));
     let s = total(&v, Space::Shared, Op::Store);
     assert_eq!((s.executions, s.wavefronts), (2, 2));

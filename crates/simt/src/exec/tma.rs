@@ -460,9 +460,8 @@ impl BlockCtx<'_> {
             sides.push((shared_side, t.shared_site, MemSpace::Shared, s_op, Some(b)));
         }
         let mc = t.multicast.is_some();
-        let mut sink = |s: u32, a: &WarpAccess, o: WarpOrigin| {
-            super::bulk::multicast_row(mc, s, a, o, sink)
-        };
+        let mut sink =
+            |s: u32, a: &WarpAccess, o: WarpOrigin| super::bulk::multicast_row(mc, s, a, o, sink);
         for (list, site, space, op, base) in sides {
             for group in list.chunks(WARP_SIZE) {
                 let mut a = [0u64; WARP_SIZE];
