@@ -275,8 +275,8 @@ fn ncu_csv_sample_parses() {
         r[1].name
     );
     assert!(!ncu::name_matches("offset", &r[1].name));
-    // The sample was recorded before verify read the local, texture, surface, TMA and wgmma
-    // counters.
+    // The sample was recorded before verify read the local, texture, surface, TMA, wgmma and
+    // DSMEM counters.
     for c in ncu::COUNTERS.iter().filter(|c| {
         ![
             "texture_",
@@ -284,6 +284,7 @@ fn ncu_csv_sample_parses() {
             "local_",
             "global_tma_",
             "shared_gmma_",
+            "dsmem_",
         ]
         .iter()
         .any(|p| c.column.starts_with(p))

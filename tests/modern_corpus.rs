@@ -611,17 +611,17 @@ const BULK: &str = "tests/kernels/modern/bulk_cluster.cu";
 /// completion (its mbarriers complete) and each destination is a row of its own. By hand:
 ///
 /// - `bulk_multicast`: one 1,024-byte multicast a cluster (2), each two 512-byte pieces of
-///   16-byte lanes: the global side read once, 4 executions and 2·1,024/32 = 64 sectors (the
-///   TMA unit's load sectors); rank 0's own buffer a shared row (4 executions, 4 wavefronts
-///   a piece: 16), rank 1's a distributed-shared row (4 executions, 64 sectors, 16
-///   wavefronts).
+///   16-byte lanes, and per destination block (2 a cluster) the global side read (8
+///   executions, 4·1,024/32 = 128 sectors: the TMA unit's load sectors, counted per
+///   destination SM) and a shared store in that block (8 executions, 4 wavefronts a piece:
+///   32), no distributed-shared row (as measured on H100: `bulk_cluster_kernels_equal_the_h100`).
 /// - `bulk_exchange`: each of the 4 blocks copies 1 KiB into its neighbour (DSMEM stores: 8
 ///   executions, 128 sectors) and adds it into `sums` (global atomic row: 8 executions, 128
 ///   sectors); both read the own 1 KiB (8 executions each).
 /// - `async_stores`: st.async.b32 a thread, 32 consecutive words a warp (32 warps: 32
 ///   requests, 4 sectors each = 128, 1 wavefront each); red.async.add.u32 of every lane on
-///   one word (32 requests, 1 sector each); the 1-KiB bulk reduction into the neighbour (8
-///   executions, 128 sectors).
+///   one word (32 requests, 32 sectors each, one a lane as measured on H100: 1,024); the
+///   1-KiB bulk reduction into the neighbour (8 executions, 128 sectors).
 #[test]
 fn bulk_cluster_kernels_report_every_destination() {
     if toolkit().is_none() {
@@ -653,9 +653,8 @@ fn bulk_cluster_kernels_report_every_destination() {
     assert_eq!(
         rows("bulk_multicast"),
         vec![
-            row("cp.async.bulk", "load", "global", [4, 4, 64, 0]),
-            row("cp.async.bulk", "store", "shared", [4, 4, 0, 16]),
-            row("cp.async.bulk", "store", "distributed_shared", [4, 4, 64, 16]),
+            row("cp.async.bulk", "load", "global", [8, 8, 128, 0]),
+            row("cp.async.bulk", "store", "shared", [8, 8, 0, 32]),
         ]
     );
     assert_eq!(
@@ -671,21 +670,106 @@ fn bulk_cluster_kernels_report_every_destination() {
         rows("async_stores"),
         vec![
             row("st.async.weak", "store", "distributed_shared", [32, 32, 128, 32]),
-            row("red.async.relaxed.cluster", "atomic", "distributed_shared", [32, 32, 32, 32]),
+            row("red.async.relaxed.cluster", "atomic", "distributed_shared", [32, 32, 1024, 32]),
             row("cp.reduce.async.bulk", "load", "shared", [8, 8, 0, 32]),
             row("cp.reduce.async.bulk", "atomic", "distributed_shared", [8, 8, 128, 32]),
         ]
     );
-    // The ncu columns: the multicast's global side is the TMA unit's load sectors; st.async
-    // counts as a DSMEM store, red.async as a DSMEM atomic (unmeasured: scripts/h100/bulk).
+    // The ncu columns (equal to the H100's: `bulk_cluster_kernels_equal_the_h100`): the
+    // multicast's global side is the TMA unit's load sectors; st.async counts in the DSMEM
+    // store requests and sectors with its own instructions (STAS), red.async in its own
+    // (REDAS) columns, not as a DSMEM atomic.
     let sums = csv_metric_sums(&["analyze", BULK, "--kernel", "bulk_multicast", "--grid", "4", "--block", "256", "--cc", "9.0"]);
-    assert_eq!(sums["l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum"], 64);
+    assert_eq!(sums["l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum"], 128);
     let sums = csv_metric_sums(&["analyze", BULK, "--kernel", "async_stores", "--grid", "4", "--block", "256", "--cc", "9.0"]);
     assert_eq!(sums["l1tex__t_sectors_pipe_lsu_mem_dshared_op_st.sum"], 128);
-    assert_eq!(sums["smsp__sass_inst_executed_op_dshared_atom.sum"], 32);
+    assert_eq!(sums["smsp__sass_inst_executed_op_dshared_stas.sum"], 32);
+    assert_eq!(sums["l1tex__t_sectors_pipe_lsu_mem_dshared_op_redas.sum"], 1024);
+    assert!(!sums.contains_key("smsp__sass_inst_executed_op_dshared_atom.sum"), "{sums:?}");
+    assert!(!sums.contains_key("smsp__sass_inst_executed_op_dshared_st.sum"), "{sums:?}");
     // sm_120 (CC 12.0) has clusters and these paths too: every kernel analyzes cleanly.
     for kernel in ["bulk_multicast", "bulk_exchange", "async_stores"] {
         let (ok, _, err) = warpscope(&["analyze", BULK, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "12.0", "-q"]);
         assert!(ok, "{kernel} at CC 12.0: {err}");
+    }
+}
+
+/// The bulk kernels against Nsight Compute on the H100 (tests/data/h100/bulk/, made by
+/// scripts/h100/bulk/run.sh; all three kernels' results correct on the GPU, bulk-run.txt):
+/// every ncu column warpscope gives for them equals the measured value, among them each
+/// bulk path's own:
+///
+/// - `bulk_multicast`: the TMA load sectors, 128 (1 KiB delivered to each of 4 blocks;
+///   L2 read once per cluster, which no column of warpscope's names).
+/// - `bulk_exchange`: the shared::cta → shared::cluster copy's `…dshared_op_tma_st` write
+///   sectors and the global bulk reduction's `…global_op_tma_red` write sectors, 128 each.
+/// - `async_stores`: st.async's DSMEM store requests, sectors and STAS instructions
+///   (32, 128, 32), red.async's REDAS requests, sectors and instructions (32, 1,024, 32),
+///   the DSMEM bulk reduction's `…dshared_op_tma_red` sectors (128), and the 68
+///   shared-load and shared-store wavefronts.
+#[test]
+fn bulk_cluster_kernels_equal_the_h100() {
+    if toolkit().is_none() {
+        return;
+    }
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h100/bulk/bulk-ncu.csv"),
+    )
+    .unwrap();
+    let required: [(&str, &[(&str, u64)]); 3] = [
+        (
+            "bulk_multicast",
+            &[
+                ("l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum", 128),
+                ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 64),
+                ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 128),
+            ],
+        ),
+        (
+            "bulk_exchange",
+            &[
+                ("l1tex__m_l1tex2xbar_write_sectors_mem_dshared_op_tma_st.sum", 128),
+                ("l1tex__m_l1tex2xbar_write_sectors_mem_global_op_tma_red.sum", 128),
+                ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 32),
+            ],
+        ),
+        (
+            "async_stores",
+            &[
+                ("l1tex__t_requests_pipe_lsu_mem_dshared_op_st.sum", 32),
+                ("l1tex__t_sectors_pipe_lsu_mem_dshared_op_st.sum", 128),
+                ("smsp__sass_inst_executed_op_dshared_stas.sum", 32),
+                ("l1tex__t_requests_pipe_lsu_mem_dshared_op_redas.sum", 32),
+                ("l1tex__t_sectors_pipe_lsu_mem_dshared_op_redas.sum", 1024),
+                ("smsp__sass_inst_executed_op_dshared_redas.sum", 32),
+                ("l1tex__m_xbar2l1tex_read_sectors_mem_dshared_op_tma_red.sum", 128),
+                ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 68),
+                ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 68),
+            ],
+        ),
+    ];
+    for (kernel, must) in required {
+        let mut measured = std::collections::BTreeMap::new();
+        let mut r = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
+        for row in r.records() {
+            let row = row.unwrap();
+            if row[4].starts_with(&format!("{kernel}(")) {
+                if let Ok(v) = row[14].replace(',', "").parse::<u64>() {
+                    measured.insert(row[12].to_string(), v);
+                }
+            }
+        }
+        let ours = csv_metric_sums(&["analyze", BULK, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "9.0"]);
+        let mut compared = Vec::new();
+        for (metric, value) in &ours {
+            if let Some(m) = measured.get(metric) {
+                assert_eq!(value, m, "{kernel} {metric}: ours {value}, the H100 {m}");
+                compared.push(metric.as_str());
+            }
+        }
+        for (metric, value) in must {
+            assert_eq!(measured.get(*metric), Some(value), "{kernel} {metric} measured");
+            assert!(compared.contains(metric), "{kernel}: {metric} not compared: {ours:?}");
+        }
     }
 }

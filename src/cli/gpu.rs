@@ -897,8 +897,8 @@ fn tail(s: &str, n: usize) -> String {
 }
 
 fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> String {
-    // Local, texture and surface columns only where a launch predicts or measures something
-    // there.
+    // Local, texture, surface, DSMEM and bulk-reduction columns only where a launch predicts
+    // or measures something there.
     let used = |k: usize| {
         reports.iter().any(|r| {
             r.comparison.rows.get(k).is_some_and(|c| {
@@ -909,7 +909,11 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
     let shown: Vec<usize> = (0..ncu::COUNTERS.len())
         .filter(|&k| {
             let c = ncu::COUNTERS[k].column;
-            !(c.starts_with("texture_") || c.starts_with("surface_") || c.starts_with("local_"))
+            !(c.starts_with("texture_")
+                || c.starts_with("surface_")
+                || c.starts_with("local_")
+                || c.starts_with("dsmem_")
+                || c == "global_tma_red_sectors")
                 || used(k)
         })
         .collect();
@@ -936,6 +940,9 @@ fn verify_table(info: &DeviceInfo, reports: &[VerifyReport], strict: bool) -> St
             "global_tma_ld_sectors" => "tma ld sect",
             "global_tma_st_sectors" => "tma st sect",
             "shared_gmma_wavefronts" => "gmma wf",
+            "dsmem_tma_st_sectors" => "dsm tma st sect",
+            "global_tma_red_sectors" => "tma red sect",
+            "dsmem_tma_red_sectors" => "dsm tma red sect",
             "dram_read_bytes" => "DRAM rd B",
             "dram_write_bytes" => "DRAM wr B",
             _ => c,

@@ -77,6 +77,9 @@ pub const COUNTERS: &[Counter] = {
         of(GLOBAL_TMA_LD_SECTORS, true),
         of(GLOBAL_TMA_ST_SECTORS, true),
         of(SHARED_GMMA_WAVEFRONTS, true),
+        of(DSMEM_TMA_ST_SECTORS, true),
+        of(GLOBAL_TMA_RED_SECTORS, true),
+        of(DSMEM_TMA_RED_SECTORS, true),
         Counter {
             column: "dram_read_bytes",
             metric: "dram__bytes_read.sum",
@@ -91,17 +94,21 @@ pub const COUNTERS: &[Counter] = {
 };
 
 /// The `--metrics` list for [`COUNTERS`] on a GPU of compute capability `cc_major`.x: the
-/// TMA and wgmma counters exist from 9.0 on (ncu refuses a metric the chip lacks, and a
-/// counter it does not report compares as zero).
+/// TMA, wgmma and distributed-shared-memory counters exist from 9.0 on (ncu refuses a
+/// metric the chip lacks, and a counter it does not report compares as zero).
 pub fn metrics_list(cc_major: u32) -> String {
     COUNTERS
         .iter()
-        .filter(|c| {
-            cc_major >= 9 || !(c.metric.contains("_op_tma_") || c.metric.contains("_op_gmma"))
-        })
+        .filter(|c| cc_major >= 9 || !hopper_only(c.metric))
         .map(|c| c.metric)
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// Whether an ncu metric exists from CC 9.0 on only: the TMA unit's (`_op_tma_`), wgmma's
+/// (`_op_gmma`) and distributed shared memory's (`_dshared`).
+fn hopper_only(metric: &str) -> bool {
+    metric.contains("_op_tma_") || metric.contains("_op_gmma") || metric.contains("_dshared")
 }
 
 /// The ncu executable: `explicit` (`--ncu PATH`), else `ncu` on `PATH`, else the usual
@@ -688,4 +695,26 @@ pub fn parse_cuda_sass_page(text: &str, file: &str) -> Result<SourceCounts> {
         return Err(Error::Ncu("no instructions in ncu's source page".into()));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod metric_list_tests {
+    use super::*;
+
+    #[test]
+    fn gpus_before_hopper_are_asked_for_no_tma_gmma_or_dshared_metric() {
+        let old = metrics_list(8);
+        assert!(old.contains("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"));
+        for part in ["tma", "gmma", "dshared"] {
+            assert!(!old.contains(part), "{old}");
+        }
+        let hopper = metrics_list(9);
+        for m in [
+            "l1tex__m_l1tex2xbar_write_sectors_mem_dshared_op_tma_st.sum",
+            "l1tex__m_l1tex2xbar_write_sectors_mem_global_op_tma_red.sum",
+            "l1tex__m_xbar2l1tex_read_sectors_mem_dshared_op_tma_red.sum",
+        ] {
+            assert!(hopper.split(',').any(|x| x == m), "{m}");
+        }
+    }
 }

@@ -129,19 +129,31 @@ pub fn cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
 /// distinct 32-byte sectors its lanes' bytes cover, as the L1TEX t-stage counts the
 /// requests and sectors of `mem_dshared` (Nsight Compute's
 /// `l1tex__t_{requests,sectors}_pipe_lsu_mem_dshared_op_{ld,st}`). The sector rule is the
-/// global-memory one of CC 5.x+ (one sector per distinct 32-byte block touched); it has not
-/// been measured on an H100 yet (`scripts/h100/cluster/` collects the counters).
+/// global-memory one of CC 5.x+ (one sector per distinct 32-byte block touched; measured on
+/// H100 for `ld.shared::cluster` and `st.async`: tests/data/h100/cluster/,
+/// tests/data/h100/bulk/).
+///
+/// An atomic of at most 8 bytes a lane (`red.async`, `atom`/`red.shared::cluster`: the LSU's
+/// DSMEM reductions) merges no lanes: one sector per active lane and 32-byte block its bytes
+/// touch, even when lanes share a word (measured on H100: `red.async.add.u32` of 32 lanes on
+/// one word, 32 sectors a warp, `l1tex__t_sectors_pipe_lsu_mem_dshared_op_redas`;
+/// tests/data/h100/bulk/; assumed for `atom`/`red.shared::cluster`). Global and shared
+/// atomics coalesce like stores instead ([`crate::Op::Atomic`]). A bulk reduction's 16-byte lanes
+/// (`cp.reduce.async.bulk`, the TMA unit's) coalesce like its copies.
 fn dsmem_cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
     let mut c = crate::shared::cost(arch, config, access);
     let w = u64::from(access.width.clamp(1, 16));
+    let per_lane = access.op == crate::Op::Atomic && w <= 8;
     let mut sectors: Vec<u64> = Vec::with_capacity(crate::WARP_SIZE);
     for (_, a) in access.active() {
         for s in a / 32..=(a + w - 1) / 32 {
             sectors.push(s);
         }
     }
-    sectors.sort_unstable();
-    sectors.dedup();
+    if !per_lane {
+        sectors.sort_unstable();
+        sectors.dedup();
+    }
     c.sectors = sectors.len() as u64;
     c.transactions = c.sectors;
     c.transaction_bytes = 32 * c.sectors;

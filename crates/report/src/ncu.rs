@@ -39,6 +39,17 @@ pub enum NcuOp {
     /// tests/data/h100/verify/modern.out).
     TmaLd,
     TmaSt,
+    /// A bulk reduction's destination side (`cp.reduce.async.bulk`, the TMA unit's): ncu's
+    /// `…_mem_global_op_tma_red` into global memory, `…_mem_dshared_op_tma_red` into
+    /// another block's shared memory (measured on H100, tests/data/h100/bulk/).
+    TmaRed,
+    /// `st.async` (SASS STAS): its requests and sectors are in ncu's DSMEM store metrics
+    /// (`…_mem_dshared_op_st`), its instructions in `…_op_dshared_stas`, not in
+    /// `…_op_dshared_st` (measured on H100, tests/data/h100/bulk/).
+    Stas,
+    /// `red.async` (SASS REDAS): ncu's `…_mem_dshared_op_redas` and `…_op_dshared_redas`,
+    /// in no DSMEM atomic metric (measured on H100, tests/data/h100/bulk/).
+    Redas,
     /// A `wgmma`'s operand reads from shared memory: ncu's `…_mem_shared_op_gmma` (measured
     /// on H100: 32 wavefronts an m64n64k16 with A and B in shared memory, in every layout,
     /// tests/data/h100/wgmma/).
@@ -239,6 +250,38 @@ pub const GLOBAL_TMA_ST_SECTORS: Metric = m(
     Sectors,
 );
 
+/// Sectors a bulk copy from the own block's shared memory writes into another block's
+/// (`cp.async.bulk.shared::cluster.shared::cta`; measured on H100: 128 for 4 copies of 1 KiB,
+/// tests/data/h100/bulk/).
+pub const DSMEM_TMA_ST_SECTORS: Metric = m(
+    "dsmem_tma_st_sectors",
+    "l1tex__m_l1tex2xbar_write_sectors_mem_dshared_op_tma_st.sum",
+    DistributedShared,
+    TmaSt,
+    Sectors,
+);
+
+/// Sectors a bulk reduction writes into global memory (`cp.reduce.async.bulk.global`;
+/// measured on H100: 128 for 4 reductions of 1 KiB, tests/data/h100/bulk/).
+pub const GLOBAL_TMA_RED_SECTORS: Metric = m(
+    "global_tma_red_sectors",
+    "l1tex__m_l1tex2xbar_write_sectors_mem_global_op_tma_red.sum",
+    Global,
+    TmaRed,
+    Sectors,
+);
+
+/// Sectors a bulk reduction into another block's shared memory delivers there
+/// (`cp.reduce.async.bulk.shared::cluster`; measured on H100: 128 for 4 reductions of 1 KiB,
+/// tests/data/h100/bulk/).
+pub const DSMEM_TMA_RED_SECTORS: Metric = m(
+    "dsmem_tma_red_sectors",
+    "l1tex__m_xbar2l1tex_read_sectors_mem_dshared_op_tma_red.sum",
+    DistributedShared,
+    TmaRed,
+    Sectors,
+);
+
 /// Shared-memory wavefronts of `wgmma` operand reads.
 pub const SHARED_GMMA_WAVEFRONTS: Metric = m(
     "shared_gmma_wavefronts",
@@ -251,8 +294,10 @@ pub const SHARED_GMMA_WAVEFRONTS: Metric = m(
 /// Distributed-shared-memory metrics (CC 9.0, Nsight Compute's `mem_dshared` /
 /// `op_dshared` names as an H100's `ncu --query-metrics` lists them): the L1TEX t-stage's
 /// requests and 32-byte sectors of `ld`/`st` to another block's shared memory, and the SASS
-/// instructions. The rows they count are [`Space::DistributedShared`]; not yet checked
-/// against an H100 (`scripts/h100/cluster/run.sh` collects them).
+/// instructions. The rows they count are [`Space::DistributedShared`]; the `ld` requests,
+/// sectors and instructions equal an H100's (tests/data/h100/cluster/), and so do `st.async`'s
+/// and `red.async`'s (tests/data/h100/bulk/: `st.async` in the `op_st` requests and sectors
+/// with its own `op_dshared_stas` instructions, `red.async` in the `op_redas` ones).
 pub const DSMEM_METRICS: &[Metric] = &[
     m(
         "dsmem_ld_instructions",
@@ -302,6 +347,34 @@ pub const DSMEM_METRICS: &[Metric] = &[
         DistributedShared,
         Atom,
         Instructions,
+    ),
+    m(
+        "dsmem_stas_instructions",
+        "smsp__sass_inst_executed_op_dshared_stas.sum",
+        DistributedShared,
+        Stas,
+        Instructions,
+    ),
+    m(
+        "dsmem_redas_instructions",
+        "smsp__sass_inst_executed_op_dshared_redas.sum",
+        DistributedShared,
+        Redas,
+        Instructions,
+    ),
+    m(
+        "dsmem_redas_requests",
+        "l1tex__t_requests_pipe_lsu_mem_dshared_op_redas.sum",
+        DistributedShared,
+        Redas,
+        Requests,
+    ),
+    m(
+        "dsmem_redas_sectors",
+        "l1tex__t_sectors_pipe_lsu_mem_dshared_op_redas.sum",
+        DistributedShared,
+        Redas,
+        Sectors,
     ),
 ];
 
@@ -445,6 +518,13 @@ pub const METRICS: &[Metric] = &[
     DSMEM_METRICS[4],
     DSMEM_METRICS[5],
     DSMEM_METRICS[6],
+    DSMEM_METRICS[7],
+    DSMEM_METRICS[8],
+    DSMEM_METRICS[9],
+    DSMEM_METRICS[10],
+    DSMEM_TMA_ST_SECTORS,
+    GLOBAL_TMA_RED_SECTORS,
+    DSMEM_TMA_RED_SECTORS,
 ];
 
 /// Whether Nsight Compute profiles `cc` (7.0 and later), so that its metrics name a figure.
@@ -460,23 +540,33 @@ pub fn profiled(cc: ComputeCapability) -> bool {
 /// ATOM (`op_atom`), which the instruction's name does not tell, and the source interpreter's
 /// sites have no instruction at all.
 pub fn ncu_op(space: Space, op: Op, ptx: Option<&str>) -> Option<NcuOp> {
-    // A bulk or tensor copy: its global side is the TMA unit's; ncu counts its shared side
-    // in no shared-memory metric (measured on H100: 0 shared-store wavefronts for a
-    // cp.async.bulk of 16 MiB into shared memory).
-    // A bulk or tensor reduction (cp.reduce.async.bulk[.tensor]) is the TMA unit's too, but
-    // which of ncu's counters take its global reduction and its shared read is not measured
-    // yet (scripts/h100/bulk/run.sh collects every tma/red/dshared metric to decide): none.
+    // A bulk or tensor copy: its global side is the TMA unit's; ncu counts its own block's
+    // shared side in no shared-memory metric (measured on H100: 0 shared-store wavefronts
+    // for a cp.async.bulk of 16 MiB into shared memory), a multicast's delivery into every
+    // destination block likewise (warpscope's shared rows; 0 in every dshared metric), and
+    // a copy from the own block's shared memory into another's in `…_mem_dshared_op_tma_st`
+    // (measured on H100, tests/data/h100/bulk/).
+    // A bulk or tensor reduction (cp.reduce.async.bulk[.tensor]): its destination side in
+    // `…_mem_global_op_tma_red` or `…_mem_dshared_op_tma_red`, its shared read nowhere
+    // (measured on H100, tests/data/h100/bulk/).
     if ptx.is_some_and(|p| p.starts_with("cp.reduce.async.bulk")) {
-        return None;
-    }
-    if ptx.is_some_and(|p| p.starts_with("cp.async.bulk")) {
-        // A bulk copy's or multicast's writes into other blocks of the cluster are the TMA
-        // unit's (`…_mem_dshared_op_tma_st`), not mapped here.
         return match (space, op) {
-            (Global, Op::Load) => Some(TmaLd),
-            (Global, Op::Store) => Some(TmaSt),
+            (Global | DistributedShared, Op::Atomic) => Some(TmaRed),
             _ => None,
         };
+    }
+    if ptx.is_some_and(|p| p.starts_with("cp.async.bulk")) {
+        return match (space, op) {
+            (Global, Op::Load) => Some(TmaLd),
+            (Global | DistributedShared, Op::Store) => Some(TmaSt),
+            _ => None,
+        };
+    }
+    if space == DistributedShared && ptx.is_some_and(|p| p.starts_with("st.async")) {
+        return Some(Stas);
+    }
+    if space == DistributedShared && ptx.is_some_and(|p| p.starts_with("red.async")) {
+        return Some(Redas);
     }
     if space == Shared && ptx.is_some_and(|p| p.starts_with("wgmma")) {
         return Some(Gmma);
@@ -522,7 +612,13 @@ pub fn row_metrics(
     let matrix = ptx.is_some_and(|p| p.starts_with("ldmatrix") || p.starts_with("stmatrix"));
     METRICS
         .iter()
-        .filter(|x| x.space == space && x.op == nop)
+        .filter(|x| {
+            x.space == space
+                && (x.op == nop
+                    // st.async's requests and sectors are the DSMEM store ones; its
+                    // instructions its own (see [`NcuOp::Stas`]).
+                    || (nop == Stas && x.op == St && x.figure != Instructions))
+        })
         .filter(|x| !(matrix && x.figure == Instructions))
         .map(|x| (x, figure(c, x.figure)))
         .collect()
@@ -539,9 +635,25 @@ mod tests {
                 assert_ne!(a.metric, b.metric);
                 assert_ne!(a.column, b.column);
             }
-            if matches!(a.op, TmaLd | TmaSt) {
-                // The TMA unit's crossbar traffic: its own naming.
-                assert!(a.metric.contains("_op_tma_") && a.column.starts_with("global_tma_"));
+            if matches!(a.op, TmaLd | TmaSt | TmaRed) {
+                // The TMA unit's crossbar traffic: its own naming, by the memory it reaches.
+                let op = match a.op {
+                    TmaLd => "ld",
+                    TmaSt => "st",
+                    _ => "red",
+                };
+                let (mem, col) = match a.space {
+                    Global => ("global", "global"),
+                    DistributedShared => ("dshared", "dsmem"),
+                    s => panic!("{s:?}"),
+                };
+                assert!(
+                    a.metric.contains(&format!("_mem_{mem}_op_tma_{op}."))
+                        && a.column == format!("{col}_tma_{op}_sectors")
+                        && a.figure == Sectors,
+                    "{}",
+                    a.metric
+                );
                 continue;
             }
             if a.space == DistributedShared {
@@ -646,5 +758,68 @@ mod tests {
         assert_eq!(sust[2].0, &SURFACE_ST_SECTORS);
         assert!(profiled(ComputeCapability::new(7, 0)));
         assert!(!profiled(ComputeCapability::new(6, 2)));
+    }
+
+    #[test]
+    fn bulk_and_async_rows_map_to_the_measured_tma_and_dshared_metrics() {
+        let c = Counters {
+            executions: 8,
+            requests: 8,
+            sectors: 128,
+            wavefronts: 32,
+            ..Counters::default()
+        };
+        let names = |space, op, ptx: &str| -> Vec<&str> {
+            row_metrics(space, op, Some(ptx), &c)
+                .into_iter()
+                .map(|(m, _)| m.metric)
+                .collect()
+        };
+        let copy = "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes";
+        assert_eq!(
+            names(DistributedShared, Op::Store, copy),
+            ["l1tex__m_l1tex2xbar_write_sectors_mem_dshared_op_tma_st.sum"]
+        );
+        // The multicast's shared rows and a copy's own-block side: no metric.
+        assert!(names(Shared, Op::Store, copy).is_empty());
+        let red = "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32";
+        assert_eq!(
+            names(Global, Op::Atomic, red),
+            ["l1tex__m_l1tex2xbar_write_sectors_mem_global_op_tma_red.sum"]
+        );
+        assert!(names(Shared, Op::Load, red).is_empty());
+        assert_eq!(
+            names(DistributedShared, Op::Atomic, "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32"),
+            ["l1tex__m_xbar2l1tex_read_sectors_mem_dshared_op_tma_red.sum"]
+        );
+        assert_eq!(
+            names(
+                DistributedShared,
+                Op::Store,
+                "st.async.weak.shared::cluster.mbarrier::complete_tx::bytes.b32"
+            ),
+            [
+                "l1tex__t_requests_pipe_lsu_mem_dshared_op_st.sum",
+                "l1tex__t_sectors_pipe_lsu_mem_dshared_op_st.sum",
+                "smsp__sass_inst_executed_op_dshared_stas.sum"
+            ]
+        );
+        assert_eq!(
+            names(
+                DistributedShared,
+                Op::Atomic,
+                "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32"
+            ),
+            [
+                "smsp__sass_inst_executed_op_dshared_redas.sum",
+                "l1tex__t_requests_pipe_lsu_mem_dshared_op_redas.sum",
+                "l1tex__t_sectors_pipe_lsu_mem_dshared_op_redas.sum"
+            ]
+        );
+        // A plain DSMEM store keeps its own instructions.
+        assert_eq!(
+            names(DistributedShared, Op::Store, "st.shared::cluster.u32").len(),
+            3
+        );
     }
 }

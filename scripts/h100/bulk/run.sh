@@ -7,46 +7,43 @@
 # _red), and the LSU shared/global counters. Writes $OUT/bulk-ncu.csv, $OUT/bulk-run.txt,
 # $OUT/bulk-metrics.txt and prints kernel, metric, value (non-zero ones).
 #
-# What each should equal: warpscope analyze tests/kernels/modern/bulk_cluster.cu --kernel K
-# --grid 4 --block 256 --cc 9.0 --format csv (the modern_corpus test
-# bulk_cluster_kernels_report_every_destination checks these figures):
+# Measured (NVIDIA H100 80GB HBM3, ncu 2025.3.1; tests/data/h100/bulk/, results correct on
+# the GPU) and equal to warpscope analyze tests/kernels/modern/bulk_cluster.cu --kernel K
+# --grid 4 --block 256 --cc 9.0 --format csv in every column warpscope gives (the
+# modern_corpus test bulk_cluster_kernels_equal_the_h100 compares them all;
+# bulk_cluster_kernels_report_every_destination checks the rows):
 #
 # bulk_multicast (one 1-KiB cp.async.bulk .multicast::cluster per cluster, ctaMask 0b11):
-#   l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum    64  (global side read once:
-#       2 clusters x 1,024 B / 32; 128 would mean ncu counts it once per destination block)
-#   …dshared…tma… write sectors (name from the query)            64  (warpscope's
-#       distributed_shared store row of cp.async.bulk: 4 pieces of 512 B; not mapped yet)
-#   smsp__sass_inst_executed_op_dshared_st.sum / _ld / _atom        0  (no LSU DSMEM access)
-#   smsp__sass_inst_executed_op_shared_ld.sum                      64  (two ld.shared rows, 32 each)
-#   l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum           64
-#   l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum            0  (the bulk copy's own-block
-#       writes are the TMA unit's: warpscope's shared store row of 16 wavefronts is not an LSU one)
-#   l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum                128  (out[])
+#   l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum   128  (counted per destination
+#       SM: 2 clusters x 2 blocks x 1,024 B / 32; warpscope: the global read per destination)
+#   l1tex__m_l1tex2xbar_read_requests_mem_global_op_tma_ld_dest_multicast.sum  16  (128 B
+#       each: L2 read once per cluster; no warpscope column)
+#   every dshared metric                                             0  (warpscope: the other
+#       block's copy is a shared store row in that block, in no ncu column)
+#   l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum            64
+#   l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum             0
+#   l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum                 128  (out[])
 # bulk_exchange (each block: 1 KiB shared::cta -> neighbour's shared::cluster, and a 1-KiB
 #   cp.reduce.async.bulk.global.add.u32 into sums[]):
-#   …dshared…tma… write sectors                                   128  (DSMEM store row: 8 pieces)
-#   global TMA reduction sectors (…global_op_tma_red… or in …op_tma_st…)  128  (warpscope's
-#       cp.reduce global atomic row: 4 x 1,024 B / 32; not mapped yet)
-#   l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum       0
-#   l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum               128  (in[])
-#   smsp__sass_inst_executed_op_shared_st.sum                      32  (mine[t] = …)
-#   smsp__sass_inst_executed_op_shared_ld.sum                      32  (recv[t])
-#   l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum                128  (out[])
+#   l1tex__m_l1tex2xbar_write_sectors_mem_dshared_op_tma_st.sum   128  (DSMEM bulk store row)
+#   l1tex__m_l1tex2xbar_write_sectors_mem_global_op_tma_red.sum   128  (global bulk reduction
+#       row; lts__t_sectors_op_red 128 too)
+#   smsp__sass_inst_executed_op_dshared_tma_st.sum, _op_tma_red.sum  4 each  (one a copy; not
+#       mapped: warpscope counts an execution per 512-byte piece, 8)
+#   l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum / _op_st.sum    128 each  (in[], out[])
+#   l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum / _op_st.sum  32 each
 # async_stores (st.async.b32 and red.async.add.u32 a thread into the neighbour, one 1-KiB
 #   cp.reduce.async.bulk.shared::cluster.add.u32 a block):
-#   smsp__sass_inst_executed_op_dshared_st.sum                     32  (st.async row executions,
-#       if ncu counts STAS as a DSMEM store)
-#   l1tex__t_requests_pipe_lsu_mem_dshared_op_st.sum               32
-#   l1tex__t_sectors_pipe_lsu_mem_dshared_op_st.sum               128  (4 sectors a warp)
-#   smsp__sass_inst_executed_op_dshared_atom.sum                   32  (red.async row: 32 warps;
-#       it may be in an op_dshared_red metric instead: see the query)
-#   l1tex__t_requests_pipe_lsu_mem_dshared_op_atom.sum             32  (if it exists)
-#   l1tex__t_sectors_pipe_lsu_mem_dshared_op_atom.sum              32  (1 sector a warp)
-#   …dshared…tma… reduction sectors                               128  (cp.reduce DSMEM atomic row)
-#   smsp__sass_inst_executed_op_shared_st.sum                      68  (mine, acc: 32 each; total: 4)
-#   smsp__sass_inst_executed_op_shared_ld.sum                      68  (recv, acc: 32 each; total: 4)
-#   l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum           68
-#   l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum           68
+#   l1tex__t_requests_pipe_lsu_mem_dshared_op_st.sum                32  (st.async row)
+#   l1tex__t_sectors_pipe_lsu_mem_dshared_op_st.sum                128  (4 sectors a warp)
+#   smsp__sass_inst_executed_op_dshared_stas.sum                    32  (not in _op_dshared_st)
+#   l1tex__t_requests_pipe_lsu_mem_dshared_op_redas.sum             32  (red.async row)
+#   l1tex__t_sectors_pipe_lsu_mem_dshared_op_redas.sum           1,024  (one sector per active
+#       lane, though every lane adds to one word)
+#   smsp__sass_inst_executed_op_dshared_redas.sum                   32  (not in _op_dshared_atom)
+#   l1tex__m_xbar2l1tex_read_sectors_mem_dshared_op_tma_red.sum    128  (DSMEM bulk reduction row)
+#   l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum / _op_st.sum  68 each
+#   l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum                 132  (out[], totals[])
 set -u
 OUT=${OUT:-/tmp/bulk-out}
 mkdir -p "$OUT"

@@ -20,8 +20,17 @@
 //! atomic access (`Op::Atomic`) of the same lanes. A shared side in another block of the
 //! cluster is a `Space::DistributedShared` access, the own block's a `Space::Shared` one.
 //! `st.async` is one store access of the instruction's width a lane, `red.async` one atomic.
+//!
+//! A multicast (`.multicast::cluster`, bulk or tensor) is, per destination block, the global
+//! side read and a `Space::Shared` store at the same offset in that block: the crossbar
+//! delivers the bytes to each destination SM and ncu counts the TMA load sectors once per
+//! destination, while none of its distributed-shared-memory counters sees the copy
+//! (measured on H100: a 1-KiB multicast into the 2 blocks of each of 2 clusters reads
+//! `l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld` = 128 sectors, L2 giving each
+//! cluster's 1 KiB once, `…_tma_ld_dest_multicast` 16 requests of 128 B; every `dshared`
+//! metric 0; tests/data/h100/bulk/).
 
-use warpscope_model::{Op, WARP_SIZE};
+use warpscope_model::{Op, Space, WarpAccess, WARP_SIZE};
 
 use super::cluster::{Target, RANK_SHIFT};
 use super::*;
@@ -177,6 +186,10 @@ impl BlockCtx<'_> {
             } else {
                 Op::Store
             };
+            // A multicast's destinations are the hardware's shared stores in each block (see
+            // the module's notes): its rows of another block are `Space::Shared` ones.
+            let mc = multicast.is_some();
+            let mut sink = |s: u32, a: &WarpAccess, o: WarpOrigin| multicast_row(mc, s, a, o, sink);
             // 512 bytes (32 lanes of 16) an access.
             let mut chunk = 0;
             while chunk < bytes {
@@ -186,20 +199,22 @@ impl BlockCtx<'_> {
                 for (l, a) in s_addrs.iter_mut().enumerate().take(n as usize) {
                     *a = from + chunk + 16 * l as u64;
                 }
-                let mut src_at = Located::default();
-                self.emit(
-                    warp,
-                    pc,
-                    *load_site,
-                    *src_space,
-                    Op::Load,
-                    16,
-                    mask,
-                    &s_addrs,
-                    sink,
-                    Some(&mut src_at),
-                )?;
                 for d in &dests {
+                    // The source side, once per destination (a multicast's global read is
+                    // counted per destination SM, measured on H100: see the module's notes).
+                    let mut src_at = Located::default();
+                    self.emit(
+                        warp,
+                        pc,
+                        *load_site,
+                        *src_space,
+                        Op::Load,
+                        16,
+                        mask,
+                        &s_addrs,
+                        &mut sink,
+                        Some(&mut src_at),
+                    )?;
                     let mut d_addrs = [0u64; WARP_SIZE];
                     for (l, a) in d_addrs.iter_mut().enumerate().take(n as usize) {
                         *a = d.addr + chunk + 16 * l as u64;
@@ -214,7 +229,7 @@ impl BlockCtx<'_> {
                         16,
                         mask,
                         &d_addrs,
-                        sink,
+                        &mut sink,
                         Some(&mut dst_at),
                     )?;
                     let step = reduce.map_or(8, |(_, ty)| ty.bytes as u64);
@@ -330,6 +345,24 @@ impl BlockCtx<'_> {
             (a.mbar.base, a.mbar.offset),
             Some(Src::Imm(width as u64)),
         )
+    }
+}
+
+/// Hands `a` to `sink`, a multicast's (`mc`) store into another block of the cluster as a
+/// `Space::Shared` row at the offset in that block (see the module's notes).
+pub(super) fn multicast_row(
+    mc: bool,
+    site: u32,
+    a: &WarpAccess,
+    o: WarpOrigin,
+    sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+) {
+    if mc && a.space == Space::DistributedShared {
+        let mut b = *a;
+        b.space = Space::Shared;
+        sink(site, &b, o)
+    } else {
+        sink(site, a, o)
     }
 }
 

@@ -446,15 +446,22 @@ impl BlockCtx<'_> {
         };
         let s_op = if t.load { Op::Store } else { Op::Load };
         let inside: Vec<(u64, u64, bool)> = chunks.iter().copied().filter(|c| c.2).collect();
-        // The global side: the chunks read or written, once. The shared side: the whole box
-        // on a load (out-of-bounds elements are filled), in every destination block; the
-        // written part on a store.
+        // The global side: the chunks read or written, once (a multicast's once per
+        // destination block, as its bulk copy's: exec/bulk.rs). The shared side: the whole
+        // box on a load (out-of-bounds elements are filled), in every destination block (a
+        // multicast's as `Space::Shared` rows); the written part on a store.
         let shared_side = if t.load { &chunks } else { &inside };
-        let mut sides = vec![(&inside, t.global_site, MemSpace::Global, g_op, None)];
         let bases: Vec<u64> = if t.load { dests.clone() } else { vec![smem] };
+        let mut sides = Vec::new();
         for &b in &bases {
+            if sides.is_empty() || t.multicast.is_some() {
+                sides.push((&inside, t.global_site, MemSpace::Global, g_op, None));
+            }
             sides.push((shared_side, t.shared_site, MemSpace::Shared, s_op, Some(b)));
         }
+        let mc = t.multicast.is_some();
+        let mut sink =
+            |s: u32, a: &WarpAccess, o: WarpOrigin| super::bulk::multicast_row(mc, s, a, o, sink);
         for (list, site, space, op, base) in sides {
             for group in list.chunks(WARP_SIZE) {
                 let mut a = [0u64; WARP_SIZE];
@@ -462,7 +469,7 @@ impl BlockCtx<'_> {
                     a[l] = base.map_or(c.0, |b| b + c.1);
                 }
                 let mask = lane_mask(group.len());
-                self.emit(warp, pc, site, space, op, 16, mask, &a, sink, None)?;
+                self.emit(warp, pc, site, space, op, 16, mask, &a, &mut sink, None)?;
             }
         }
         // The data, element by element for the in-bounds part.
