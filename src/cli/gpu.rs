@@ -1331,6 +1331,9 @@ mod tests {
             ("surface_st_sectors", 0),
             ("global_tma_ld_sectors", 0),
             ("global_tma_st_sectors", 0),
+            ("global_tma_red_sectors", 0),
+            ("dsmem_tma_st_sectors", 0),
+            ("dsmem_tma_red_sectors", 0),
             ("shared_gmma_wavefronts", 0),
         ]
         .into_iter()
