@@ -537,9 +537,17 @@ fn cluster_neighbour_reads_are_distributed_shared_memory() {
     assert_eq!(dsmem.len(), 1, "{sites:#?}");
     let d = dsmem[0];
     assert_eq!(d["op"], "load");
-    assert!(d["ptx"].as_str().unwrap().starts_with("ld.shared::cluster"), "{d}");
+    assert!(
+        d["ptx"].as_str().unwrap().starts_with("ld.shared::cluster"),
+        "{d}"
+    );
     assert_eq!(
-        (&d["executions"], &d["requests"], &d["wavefronts"], &d["sectors"]),
+        (
+            &d["executions"],
+            &d["requests"],
+            &d["wavefronts"],
+            &d["sectors"]
+        ),
         (&32.into(), &32.into(), &32.into(), &128.into()),
         "{d}"
     );
@@ -551,16 +559,32 @@ fn cluster_neighbour_reads_are_distributed_shared_memory() {
     // The errors: a grid the cluster does not divide, a --cluster against the kernel's
     // __cluster_dims__, and a cluster on a CC without clusters.
     let run = |extra: &[&str]| {
-        let mut a = vec!["analyze", CLUSTER, "--kernel", "neighbour_sum", "--block", "256"];
+        let mut a = vec![
+            "analyze",
+            CLUSTER,
+            "--kernel",
+            "neighbour_sum",
+            "--block",
+            "256",
+        ];
         a.extend(extra);
         warpscope(&a)
     };
     let (ok, _, err) = run(&["--grid", "3", "--cc", "9.0"]);
-    assert!(!ok && err.contains("gridDim.x = 3 is not a multiple of the cluster's x dimension 2"), "{err}");
+    assert!(
+        !ok && err.contains("gridDim.x = 3 is not a multiple of the cluster's x dimension 2"),
+        "{err}"
+    );
     let (ok, _, err) = run(&["--grid", "4", "--cc", "9.0", "--cluster", "4,1,1"]);
-    assert!(!ok && err.contains("disagrees with neighbour_sum's __cluster_dims__(2,1,1)"), "{err}");
+    assert!(
+        !ok && err.contains("disagrees with neighbour_sum's __cluster_dims__(2,1,1)"),
+        "{err}"
+    );
     let (ok, _, err) = run(&["--grid", "4", "--cc", "8.0", "--cluster", "2,1,1"]);
-    assert!(!ok && err.contains("CC 8.0 has no thread-block clusters"), "{err}");
+    assert!(
+        !ok && err.contains("CC 8.0 has no thread-block clusters"),
+        "{err}"
+    );
 }
 
 /// Both cluster kernels against Nsight Compute on the H100 (tests/data/h100/cluster/, made by
@@ -580,7 +604,9 @@ fn cluster_kernels_equal_the_h100() {
     .unwrap();
     for (kernel, dsmem_sectors) in [("neighbour_sum", 128), ("neighbour_stride", 1024)] {
         let mut measured = std::collections::BTreeMap::new();
-        let mut r = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
+        let mut r = csv::ReaderBuilder::new()
+            .flexible(true)
+            .from_reader(text.as_bytes());
         for row in r.records() {
             let row = row.unwrap();
             if row[4].starts_with(kernel) {
@@ -589,8 +615,13 @@ fn cluster_kernels_equal_the_h100() {
                 }
             }
         }
-        let ours = csv_metric_sums(&["analyze", CLUSTER, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "9.0"]);
-        assert_eq!(ours["l1tex__t_sectors_pipe_lsu_mem_dshared_op_ld.sum"], dsmem_sectors);
+        let ours = csv_metric_sums(&[
+            "analyze", CLUSTER, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "9.0",
+        ]);
+        assert_eq!(
+            ours["l1tex__t_sectors_pipe_lsu_mem_dshared_op_ld.sum"],
+            dsmem_sectors
+        );
         let mut compared = 0;
         for (metric, value) in &ours {
             if let Some(m) = measured.get(metric) {
@@ -600,7 +631,10 @@ fn cluster_kernels_equal_the_h100() {
         }
         // dshared requests, sectors and instructions, shared-store wavefronts (and for
         // neighbour_sum the shared-load wavefronts).
-        assert!(compared >= 4, "{kernel}: only {compared} columns compared: {ours:?}");
+        assert!(
+            compared >= 4,
+            "{kernel}: only {compared} columns compared: {ours:?}"
+        );
     }
 }
 
@@ -628,7 +662,10 @@ fn bulk_cluster_kernels_report_every_destination() {
         return;
     }
     let rows = |kernel: &str| -> Vec<(String, String, String, [u64; 4])> {
-        let v = json(&["analyze", BULK, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "9.0", "-q"]);
+        let v = json(&[
+            "analyze", BULK, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "9.0",
+            "-q",
+        ]);
         v["architectures"][0]["sites"]
             .as_array()
             .unwrap()
@@ -644,12 +681,19 @@ fn bulk_cluster_kernels_report_every_destination() {
                     p.split(".shared").next().unwrap().to_string(),
                     s["op"].as_str().unwrap().to_string(),
                     s["space"].as_str().unwrap().to_string(),
-                    [n("executions"), n("requests"), n("sectors"), n("wavefronts")],
+                    [
+                        n("executions"),
+                        n("requests"),
+                        n("sectors"),
+                        n("wavefronts"),
+                    ],
                 )
             })
             .collect()
     };
-    let row = |p: &str, op: &str, space: &str, f: [u64; 4]| (p.to_string(), op.to_string(), space.to_string(), f);
+    let row = |p: &str, op: &str, space: &str, f: [u64; 4]| {
+        (p.to_string(), op.to_string(), space.to_string(), f)
+    };
     assert_eq!(
         rows("bulk_multicast"),
         vec![
@@ -661,35 +705,102 @@ fn bulk_cluster_kernels_report_every_destination() {
         rows("bulk_exchange"),
         vec![
             row("cp.async.bulk", "load", "shared", [8, 8, 0, 32]),
-            row("cp.async.bulk", "store", "distributed_shared", [8, 8, 128, 32]),
-            row("cp.reduce.async.bulk.global", "load", "shared", [8, 8, 0, 32]),
-            row("cp.reduce.async.bulk.global", "atomic", "global", [8, 8, 128, 0]),
+            row(
+                "cp.async.bulk",
+                "store",
+                "distributed_shared",
+                [8, 8, 128, 32]
+            ),
+            row(
+                "cp.reduce.async.bulk.global",
+                "load",
+                "shared",
+                [8, 8, 0, 32]
+            ),
+            row(
+                "cp.reduce.async.bulk.global",
+                "atomic",
+                "global",
+                [8, 8, 128, 0]
+            ),
         ]
     );
     assert_eq!(
         rows("async_stores"),
         vec![
-            row("st.async.weak", "store", "distributed_shared", [32, 32, 128, 32]),
-            row("red.async.relaxed.cluster", "atomic", "distributed_shared", [32, 32, 1024, 32]),
+            row(
+                "st.async.weak",
+                "store",
+                "distributed_shared",
+                [32, 32, 128, 32]
+            ),
+            row(
+                "red.async.relaxed.cluster",
+                "atomic",
+                "distributed_shared",
+                [32, 32, 1024, 32]
+            ),
             row("cp.reduce.async.bulk", "load", "shared", [8, 8, 0, 32]),
-            row("cp.reduce.async.bulk", "atomic", "distributed_shared", [8, 8, 128, 32]),
+            row(
+                "cp.reduce.async.bulk",
+                "atomic",
+                "distributed_shared",
+                [8, 8, 128, 32]
+            ),
         ]
     );
     // The ncu columns (equal to the H100's: `bulk_cluster_kernels_equal_the_h100`): the
     // multicast's global side is the TMA unit's load sectors; st.async counts in the DSMEM
     // store requests and sectors with its own instructions (STAS), red.async in its own
     // (REDAS) columns, not as a DSMEM atomic.
-    let sums = csv_metric_sums(&["analyze", BULK, "--kernel", "bulk_multicast", "--grid", "4", "--block", "256", "--cc", "9.0"]);
-    assert_eq!(sums["l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum"], 128);
-    let sums = csv_metric_sums(&["analyze", BULK, "--kernel", "async_stores", "--grid", "4", "--block", "256", "--cc", "9.0"]);
+    let sums = csv_metric_sums(&[
+        "analyze",
+        BULK,
+        "--kernel",
+        "bulk_multicast",
+        "--grid",
+        "4",
+        "--block",
+        "256",
+        "--cc",
+        "9.0",
+    ]);
+    assert_eq!(
+        sums["l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum"],
+        128
+    );
+    let sums = csv_metric_sums(&[
+        "analyze",
+        BULK,
+        "--kernel",
+        "async_stores",
+        "--grid",
+        "4",
+        "--block",
+        "256",
+        "--cc",
+        "9.0",
+    ]);
     assert_eq!(sums["l1tex__t_sectors_pipe_lsu_mem_dshared_op_st.sum"], 128);
     assert_eq!(sums["smsp__sass_inst_executed_op_dshared_stas.sum"], 32);
-    assert_eq!(sums["l1tex__t_sectors_pipe_lsu_mem_dshared_op_redas.sum"], 1024);
-    assert!(!sums.contains_key("smsp__sass_inst_executed_op_dshared_atom.sum"), "{sums:?}");
-    assert!(!sums.contains_key("smsp__sass_inst_executed_op_dshared_st.sum"), "{sums:?}");
+    assert_eq!(
+        sums["l1tex__t_sectors_pipe_lsu_mem_dshared_op_redas.sum"],
+        1024
+    );
+    assert!(
+        !sums.contains_key("smsp__sass_inst_executed_op_dshared_atom.sum"),
+        "{sums:?}"
+    );
+    assert!(
+        !sums.contains_key("smsp__sass_inst_executed_op_dshared_st.sum"),
+        "{sums:?}"
+    );
     // sm_120 (CC 12.0) has clusters and these paths too: every kernel analyzes cleanly.
     for kernel in ["bulk_multicast", "bulk_exchange", "async_stores"] {
-        let (ok, _, err) = warpscope(&["analyze", BULK, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "12.0", "-q"]);
+        let (ok, _, err) = warpscope(&[
+            "analyze", BULK, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "12.0",
+            "-q",
+        ]);
         assert!(ok, "{kernel} at CC 12.0: {err}");
     }
 }
@@ -720,7 +831,10 @@ fn bulk_cluster_kernels_equal_the_h100() {
         (
             "bulk_multicast",
             &[
-                ("l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum", 128),
+                (
+                    "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum",
+                    128,
+                ),
                 ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 64),
                 ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 128),
             ],
@@ -728,8 +842,14 @@ fn bulk_cluster_kernels_equal_the_h100() {
         (
             "bulk_exchange",
             &[
-                ("l1tex__m_l1tex2xbar_write_sectors_mem_dshared_op_tma_st.sum", 128),
-                ("l1tex__m_l1tex2xbar_write_sectors_mem_global_op_tma_red.sum", 128),
+                (
+                    "l1tex__m_l1tex2xbar_write_sectors_mem_dshared_op_tma_st.sum",
+                    128,
+                ),
+                (
+                    "l1tex__m_l1tex2xbar_write_sectors_mem_global_op_tma_red.sum",
+                    128,
+                ),
                 ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 32),
             ],
         ),
@@ -742,7 +862,10 @@ fn bulk_cluster_kernels_equal_the_h100() {
                 ("l1tex__t_requests_pipe_lsu_mem_dshared_op_redas.sum", 32),
                 ("l1tex__t_sectors_pipe_lsu_mem_dshared_op_redas.sum", 1024),
                 ("smsp__sass_inst_executed_op_dshared_redas.sum", 32),
-                ("l1tex__m_xbar2l1tex_read_sectors_mem_dshared_op_tma_red.sum", 128),
+                (
+                    "l1tex__m_xbar2l1tex_read_sectors_mem_dshared_op_tma_red.sum",
+                    128,
+                ),
                 ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 68),
                 ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 68),
             ],
@@ -750,7 +873,9 @@ fn bulk_cluster_kernels_equal_the_h100() {
     ];
     for (kernel, must) in required {
         let mut measured = std::collections::BTreeMap::new();
-        let mut r = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
+        let mut r = csv::ReaderBuilder::new()
+            .flexible(true)
+            .from_reader(text.as_bytes());
         for row in r.records() {
             let row = row.unwrap();
             if row[4].starts_with(&format!("{kernel}(")) {
@@ -759,7 +884,9 @@ fn bulk_cluster_kernels_equal_the_h100() {
                 }
             }
         }
-        let ours = csv_metric_sums(&["analyze", BULK, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "9.0"]);
+        let ours = csv_metric_sums(&[
+            "analyze", BULK, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "9.0",
+        ]);
         let mut compared = Vec::new();
         for (metric, value) in &ours {
             if let Some(m) = measured.get(metric) {
@@ -768,8 +895,15 @@ fn bulk_cluster_kernels_equal_the_h100() {
             }
         }
         for (metric, value) in must {
-            assert_eq!(measured.get(*metric), Some(value), "{kernel} {metric} measured");
-            assert!(compared.contains(metric), "{kernel}: {metric} not compared: {ours:?}");
+            assert_eq!(
+                measured.get(*metric),
+                Some(value),
+                "{kernel} {metric} measured"
+            );
+            assert!(
+                compared.contains(metric),
+                "{kernel}: {metric} not compared: {ours:?}"
+            );
         }
     }
 }

@@ -295,7 +295,9 @@ impl LaunchLimits {
         shared_bytes: u64,
         non_portable: bool,
     ) -> Result<(), LaunchError> {
-        let blocks = cluster[0].saturating_mul(cluster[1]).saturating_mul(cluster[2]);
+        let blocks = cluster[0]
+            .saturating_mul(cluster[1])
+            .saturating_mul(cluster[2]);
         if blocks <= 1 {
             return Ok(());
         }
@@ -1054,17 +1056,34 @@ mod tests {
         let h = lookup(cc("9.0")).unwrap().limits;
         assert_eq!(h.check_cluster([1, 1, 1], 0, false), Ok(()));
         assert_eq!(h.check_cluster([2, 2, 2], 1024, false), Ok(()));
-        let e = h.check_cluster([4, 4, 1], 0, false).unwrap_err().to_string();
+        let e = h
+            .check_cluster([4, 4, 1], 0, false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("4×4×1 = 16 blocks; CC 9.0 allows at most 8 blocks per cluster without the non-portable opt-in"), "{e}");
         assert_eq!(h.check_cluster([4, 4, 1], 0, true), Ok(()));
         let e = h.check_cluster([4, 4, 2], 0, true).unwrap_err().to_string();
-        assert!(e.contains("32 blocks; CC 9.0 allows at most 16 blocks per cluster ("), "{e}");
+        assert!(
+            e.contains("32 blocks; CC 9.0 allows at most 16 blocks per cluster ("),
+            "{e}"
+        );
         let a = lookup(cc("8.0")).unwrap().limits;
-        let e = a.check_cluster([2, 1, 1], 0, false).unwrap_err().to_string();
+        let e = a
+            .check_cluster([2, 1, 1], 0, false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("CC 8.0 has no thread-block clusters"), "{e}");
         // 2 blocks of 228 KB each: 2 × 227 KB are allowed.
-        let e = h.check_cluster([2, 1, 1], 228 * 1024, false).unwrap_err().to_string();
-        assert!(e.contains("uses 466944 bytes of shared memory in all; CC 9.0 allows at most 464896 bytes"), "{e}");
+        let e = h
+            .check_cluster([2, 1, 1], 228 * 1024, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(
+                "uses 466944 bytes of shared memory in all; CC 9.0 allows at most 464896 bytes"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

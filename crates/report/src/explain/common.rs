@@ -141,9 +141,7 @@ pub(crate) fn counters_short(space: Space, c: &Counters) -> String {
             }
             s
         }
-        Space::Shared | Space::DistributedShared => {
-            plural(c.wavefronts, "wavefront", "wavefronts")
-        }
+        Space::Shared | Space::DistributedShared => plural(c.wavefronts, "wavefront", "wavefronts"),
         Space::Constant => plural(c.requests, "request", "requests"),
     }
 }

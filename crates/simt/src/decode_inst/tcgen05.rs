@@ -215,9 +215,11 @@ impl<'a> InstDecoder<'a> {
                 "kind::tf32" => Tc5Kind::Tf32,
                 "kind::f8f6f4" => Tc5Kind::F8f6f4,
                 "kind::i8" => Tc5Kind::I8,
-                other => return Err(self.unsupported(&format!(
+                other => {
+                    return Err(self.unsupported(&format!(
                     ".{other} is not supported yet (supported: .kind::f16, ::tf32, ::f8f6f4, ::i8)"
-                ))),
+                )))
+                }
             },
             None => return Err(self.invalid("no .kind (.kind::f16, ::tf32, ::f8f6f4, ::i8)")),
         };
