@@ -963,6 +963,9 @@ pub struct TensorCopy {
     /// `cp.reduce.async.bulk.tensor`'s operation (a store): each tensor element becomes
     /// `op(element, box element)`, in the tensor map's element type.
     pub reduce: Option<AtomOp>,
+    /// `.im2col`'s offsets (a load through an im2col map): one 16-bit offset per spatial
+    /// dimension, innermost first, added to every pixel of the column.
+    pub im2col: Option<Vec<Src>>,
     /// The site of the global side and of the shared side.
     pub global_site: u32,
     pub shared_site: u32,

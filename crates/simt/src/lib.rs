@@ -28,7 +28,7 @@ pub use decode::{GlobalVar, Param, Program, TextureRef};
 pub use error::RunawayLimit;
 pub use error::{At, Error, Result};
 pub use exec::{
-    sample_blocks, texref_handle, texture_handle, Launch, Progress, Swizzle, TensorMap,
+    sample_blocks, texref_handle, texture_handle, Im2col, Launch, Progress, Swizzle, TensorMap,
     TensorMapBinding, TextureBinding, WarpOrigin, DEFAULT_MAX_MEMORY, DEFAULT_MAX_STEPS,
     MAX_CLUSTER_BLOCKS, MIN_STEPS_FOR_TIME, PARAM_ADDRESS_BASE, PARAM_ADDRESS_SPACING, RANK_SHIFT,
     TEXTURE_BASE, TEXTURE_SPACING,

@@ -189,16 +189,19 @@ impl<'a> InstDecoder<'a> {
         ))
     }
 
-    /// `cp.async.bulk.tensor` and `cp.reduce.async.bulk.tensor` (tile mode) [PTX ISA
+    /// `cp.async.bulk.tensor` and `cp.reduce.async.bulk.tensor` (tile mode, and the im2col
+    /// mode of a load: `[smem], [map, {coords}, {im2colOffsets}], [mbar]`) [PTX ISA
     /// §9.7.9.25.5.1–2].
     fn tensor_copy(&self) -> Result<Decoded> {
-        if self.has("im2col")
-            || self.has("im2col_no_offs")
+        if self.has("im2col_no_offs")
+            || self.has("im2col::w")
+            || self.has("im2col::w::128")
             || self.has("tile::gather4")
             || self.has("tile::scatter4")
         {
-            return Err(self.unsupported("only the tile mode of cp.async.bulk.tensor is supported (not im2col or gather4/scatter4)"));
+            return Err(self.unsupported("only the tile and im2col modes of cp.async.bulk.tensor are supported (not im2col_no_offs, im2col::w or gather4/scatter4)"));
         }
+        let im2col = self.has("im2col");
         if self.has("prefetch") {
             return Ok(Decoded::Plain(Instr::Nop));
         }
@@ -238,8 +241,8 @@ impl<'a> InstDecoder<'a> {
             Operand::Address { base: Some(b), .. } => b.as_ref(),
             o => o,
         };
-        let (map, coords) = match tensor {
-            Operand::List(v) | Operand::Vector(v) if v.len() == 2 => {
+        let (map, coords, offsets) = match tensor {
+            Operand::List(v) | Operand::Vector(v) if v.len() == 2 + im2col as usize => {
                 let map = match &v[0] {
                     Operand::Address { base: Some(b), .. } => (self.resolve)(b, Some(Ty::U64))?,
                     o => (self.resolve)(o, Some(Ty::U64))?,
@@ -251,16 +254,44 @@ impl<'a> InstDecoder<'a> {
                         .collect::<Result<Vec<_>>>()?,
                     o => vec![(self.resolve)(o, Some(Ty::U32))?],
                 };
-                (map, coords)
+                let u16 = Ty {
+                    kind: Kind::Unsigned,
+                    bytes: 2,
+                };
+                let offsets = match v.get(2) {
+                    None => None,
+                    Some(Operand::Vector(c)) => Some(
+                        c.iter()
+                            .map(|o| (self.resolve)(o, Some(u16)))
+                            .collect::<Result<Vec<_>>>()?,
+                    ),
+                    Some(o) => Some(vec![(self.resolve)(o, Some(u16))?]),
+                };
+                (map, coords, offsets)
             }
             o => {
                 return Err(self.invalid(&format!(
-                    "expected [tensorMap, {{coordinates}}], found {o:?}"
+                    "expected [tensorMap, {{coordinates}}{}], found {o:?}",
+                    if im2col { ", {im2colOffsets}" } else { "" }
                 )))
             }
         };
         if !(1..=5).contains(&coords.len()) {
             return Err(self.invalid("a tensor copy has 1 to 5 coordinates"));
+        }
+        if let Some(o) = &offsets {
+            if !load {
+                return Err(self.unsupported(
+                    "a tensor store in im2col mode (.im2col_no_offs) is not supported",
+                ));
+            }
+            if coords.len() < 3 || o.len() != coords.len() - 2 {
+                return Err(self.invalid(&format!(
+                    "an im2col copy is 3-d to 5-d with one offset per spatial dimension ({} coordinates, {} offsets)",
+                    coords.len(),
+                    o.len()
+                )));
+            }
         }
         let mbar = match (load, self.i.operands.get(2)) {
             (true, Some(o @ Operand::Address { .. })) => Some((self.addr)(o)?),
@@ -302,6 +333,7 @@ impl<'a> InstDecoder<'a> {
                 mbar,
                 multicast,
                 reduce,
+                im2col: offsets,
                 global_site: 0,
                 shared_site: 0,
             })),

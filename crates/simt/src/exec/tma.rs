@@ -77,6 +77,26 @@ pub struct TensorMap {
     pub swizzle: Swizzle,
     /// Out-of-bounds elements of a load read as NaN (`CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA`), else zero.
     pub oob_nan: bool,
+    /// An im2col map (`cuTensorMapEncodeIm2col`) instead of a tiled one: then `box_dims` is
+    /// `[channelsPerPixel, 1, …]` and the copy is a column of pixels.
+    pub im2col: Option<Im2col>,
+}
+
+/// The im2col fields of a tensor map (`cuTensorMapEncodeIm2col`) [PTX ISA §5.5.4 "im2col
+/// mode"]: dimension 0 is the channel, the last one the image (N), those between the
+/// spatial ones (W, H, D, innermost first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Im2col {
+    /// `pixelBoxLowerCorner`, one per spatial dimension (innermost first): the bounding
+    /// box's first pixel in the tensor's coordinates.
+    pub lower: Vec<i32>,
+    /// `pixelBoxUpperCorner`, one per spatial dimension: the bounding box's last pixel,
+    /// relative to the dimension's last (`dim - 1 + upper`).
+    pub upper: Vec<i32>,
+    /// `channelsPerPixel`: the channels copied of each pixel (a shared row), 1 ..= 256.
+    pub channels: u32,
+    /// `pixelsPerColumn`: the pixels copied (shared rows), 1 ..= 1024.
+    pub pixels: u32,
 }
 
 impl TensorMap {
@@ -84,6 +104,15 @@ impl TensorMap {
     /// DIMS and BOX as `AxBx…` innermost first, STRIDES the byte strides of dimensions 1..
     /// (`-` for a packed tensor), keys `swizzle` (none, 32, 64, 128), `oob` (zero, nan),
     /// `elem_strides` (`1x1`), `interleave` (none only).
+    ///
+    /// An im2col map (`cuTensorMapEncodeIm2col`) has the word `im2col` for BOX and the keys
+    /// `channels` (channelsPerPixel), `pixels` (pixelsPerColumn), `lower` and `upper`
+    /// (pixelBoxLowerCorner/UpperCorner, one per spatial dimension, innermost first, e.g.
+    /// `-1x-1`; default 0): `f16:64x8x8x2:-:im2col:channels=64,pixels=128,lower=-1x-1,upper=-1x-1`
+    /// for an NHWC tensor of 64 channels, W = H = 8 and N = 2 (DIMS C×W×H×N). It has 3 to 5
+    /// dimensions; channels × element bytes a multiple of 16 (at most 256 channels), at
+    /// most 1,024 pixels, corners within ±2^15 (3-D), ±2^7 (4-D) or ±2^4 (5-D), element
+    /// strides 1.
     ///
     /// Errors: a malformed field, or a map the hardware refuses (more than 5 dimensions, a
     /// box dimension over 256, an inner box not a multiple of 16 bytes or wider than the
@@ -115,10 +144,25 @@ impl TensorMap {
         } else {
             list(parts[2], "strides")?
         };
-        let box_dims: Vec<u32> = list(parts[3], "box")?
-            .into_iter()
-            .map(|b| u32::try_from(b).unwrap_or(u32::MAX))
-            .collect();
+        let is_im2col = parts[3] == "im2col";
+        let box_dims: Vec<u32> = if is_im2col {
+            vec![1; dims.len()]
+        } else {
+            list(parts[3], "box")?
+                .into_iter()
+                .map(|b| u32::try_from(b).unwrap_or(u32::MAX))
+                .collect()
+        };
+        let corners = |s: &str, what: &str| -> std::result::Result<Vec<i32>, String> {
+            s.split('x')
+                .map(|x| {
+                    x.trim().parse::<i32>().map_err(|_| {
+                        format!("{what} '{s}': expected signed numbers joined by 'x' (-1x-1)")
+                    })
+                })
+                .collect()
+        };
+        let spatial = dims.len().saturating_sub(2);
         let mut map = TensorMap {
             elem_bytes,
             dtype: parts[0].to_string(),
@@ -128,6 +172,12 @@ impl TensorMap {
             dims,
             swizzle: Swizzle::None,
             oob_nan: false,
+            im2col: is_im2col.then(|| Im2col {
+                lower: vec![0; spatial],
+                upper: vec![0; spatial],
+                channels: 0,
+                pixels: 0,
+            }),
         };
         for kv in parts[4..].iter().flat_map(|p| p.split(',')) {
             let (k, v) = kv
@@ -150,6 +200,23 @@ impl TensorMap {
                         .map(|s| u32::try_from(s).unwrap_or(u32::MAX))
                         .collect()
                 }
+                "channels" | "pixels" | "lower" | "upper" => {
+                    let Some(i) = map.im2col.as_mut() else {
+                        return Err(format!(
+                            "option '{k}' belongs to an im2col map (BOX field 'im2col')"
+                        ));
+                    };
+                    match k {
+                        "channels" => {
+                            i.channels = v.parse().map_err(|_| format!("channels={v}: a number"))?
+                        }
+                        "pixels" => {
+                            i.pixels = v.parse().map_err(|_| format!("pixels={v}: a number"))?
+                        }
+                        "lower" => i.lower = corners(v, "lower")?,
+                        _ => i.upper = corners(v, "upper")?,
+                    }
+                }
                 "interleave" if v == "none" => {}
                 "interleave" => {
                     return Err(
@@ -158,7 +225,7 @@ impl TensorMap {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown option '{k}': swizzle, oob, elem_strides, interleave"
+                        "unknown option '{k}': swizzle, oob, elem_strides, interleave (an im2col map also channels, pixels, lower, upper)"
                     ))
                 }
             }
@@ -170,8 +237,67 @@ impl TensorMap {
                 s = s.saturating_mul(*d);
             }
         }
+        if let Some(i) = &map.im2col {
+            map.box_dims[0] = i.channels;
+        }
         map.check()?;
         Ok(map)
+    }
+
+    /// The limits `cuTensorMapEncodeIm2col` adds to the tiled map's.
+    fn check_im2col(&self, i: &Im2col) -> std::result::Result<(), String> {
+        let rank = self.dims.len();
+        if !(3..=5).contains(&rank) {
+            return Err(format!(
+                "an im2col tensor map has 3 to 5 dimensions (C, spatial, N), not {rank}"
+            ));
+        }
+        if i.lower.len() != rank - 2 || i.upper.len() != rank - 2 {
+            return Err(format!(
+                "{rank} dimensions have {} spatial ones: lower and upper need {} corners each",
+                rank - 2,
+                rank - 2
+            ));
+        }
+        if i.channels == 0 || i.channels > 256 {
+            return Err(format!(
+                "channels={}: channelsPerPixel is 1 to 256 (give channels=…)",
+                i.channels
+            ));
+        }
+        let bytes = i.channels as u64 * self.elem_bytes as u64;
+        if bytes % 16 != 0 {
+            return Err(format!(
+                "channels={} of {}-byte elements is {bytes} bytes: channelsPerPixel's bytes must be a multiple of 16",
+                i.channels, self.elem_bytes
+            ));
+        }
+        if i.pixels == 0 || i.pixels > 1024 {
+            return Err(format!(
+                "pixels={}: pixelsPerColumn is 1 to 1024 (give pixels=…)",
+                i.pixels
+            ));
+        }
+        let range = match rank {
+            3 => 1 << 15,
+            4 => 1 << 7,
+            _ => 1 << 4,
+        };
+        if let Some(c) = i
+            .lower
+            .iter()
+            .chain(&i.upper)
+            .find(|&&c| c < -range || c >= range)
+        {
+            return Err(format!(
+                "corner {c}: a {rank}-d im2col map's corners lie in [-{range}, {}]",
+                range - 1
+            ));
+        }
+        if self.elem_strides.iter().any(|&e| e != 1) {
+            return Err("im2col maps with element strides other than 1 are not supported".into());
+        }
+        Ok(())
     }
 
     /// The hardware's limits on a tiled map [`cuTensorMapEncodeTiled`'s requirements].
@@ -194,6 +320,9 @@ impl TensorMap {
         }
         if let Some(d) = self.dims.iter().find(|&&d| d == 0 || d > 1 << 32) {
             return Err(format!("dimension of {d} elements: 1 to 2^32"));
+        }
+        if let Some(i) = &self.im2col {
+            self.check_im2col(i)?;
         }
         if let Some(b) = self.box_dims.iter().find(|&&b| b == 0 || b > 256) {
             return Err(format!(
@@ -250,8 +379,11 @@ impl TensorMap {
             .saturating_add(self.box_dims[0] as u64 * self.elem_bytes as u64)
     }
 
-    /// Bytes of the box in shared memory.
+    /// Bytes of the box in shared memory (an im2col map's: pixels × channels).
     pub fn box_bytes(&self) -> u64 {
+        if let Some(i) = &self.im2col {
+            return i.pixels as u64 * i.channels as u64 * self.elem_bytes as u64;
+        }
         self.box_dims
             .iter()
             .zip(&self.elem_strides)
