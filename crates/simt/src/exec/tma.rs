@@ -449,6 +449,21 @@ impl BlockCtx<'_> {
             )));
         };
         let map = &b.map;
+        match (&map.im2col, &t.im2col) {
+            (Some(_), None) => {
+                return Err(fault(self, warp, format!(
+                    "a tile-mode cp.async.bulk.tensor through the im2col tensor map '{}': use .im2col with {{im2colOffsets}}, or a tiled map",
+                    self.prog.params.get(b.param).map_or("?", |p| p.name.as_str())
+                )))
+            }
+            (None, Some(_)) => {
+                return Err(fault(self, warp, format!(
+                    "a .im2col cp.async.bulk.tensor through the tiled tensor map '{}': give it the im2col fields (BOX 'im2col' with channels=…,pixels=…,lower=…,upper=…)",
+                    self.prog.params.get(b.param).map_or("?", |p| p.name.as_str())
+                )))
+            }
+            _ => {}
+        }
         if t.coords.len() != map.dims.len() {
             return Err(fault(
                 self,
@@ -516,11 +531,29 @@ impl BlockCtx<'_> {
                 self.shared.len()
             )));
         }
-        // The box's rows: every combination of its outer coordinates, innermost first.
         let eb = map.elem_bytes as u64;
+        let rank = map.dims.len();
+        if let (Some(i), Some(offs)) = (&map.im2col, &t.im2col) {
+            let offs: Vec<i64> = offs
+                .iter()
+                .map(|&o| crate::alu::sext(get(warp, o, lane), 16))
+                .collect();
+            let rows = im2col_rows(map, i, b.base, &coords, &offs);
+            return self.tensor_copy_rows(
+                warp,
+                pc,
+                lane,
+                t,
+                global,
+                sink,
+                (map, smem, &dests, reduce_ty),
+                rows,
+                i.channels as u64,
+            );
+        }
+        // The box's rows: every combination of its outer coordinates, innermost first.
         let inner_elems = (map.box_dims[0] as u64).div_ceil(map.elem_strides[0] as u64);
         let row_bytes = inner_elems * eb;
-        let rank = map.dims.len();
         let outer: Vec<u64> = (1..rank)
             .map(|d| (map.box_dims[d] as u64).div_ceil(map.elem_strides[d] as u64))
             .collect();
@@ -551,6 +584,41 @@ impl BlockCtx<'_> {
                 box_off: r * row_bytes,
             });
         }
+        self.tensor_copy_rows(
+            warp,
+            pc,
+            lane,
+            t,
+            global,
+            sink,
+            (map, smem, &dests, reduce_ty),
+            rows,
+            inner_elems,
+        )
+    }
+
+    /// The copy of a tensor copy's rows (a tile box's or an im2col column's), each
+    /// `inner_elems` elements: its global and shared accesses, the data, the mbarrier.
+    #[allow(clippy::too_many_arguments)]
+    fn tensor_copy_rows(
+        &mut self,
+        warp: &mut Warp,
+        pc: u32,
+        lane: usize,
+        t: &crate::instr::TensorCopy,
+        global: &mut Global,
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+        (map, smem, dests, reduce_ty): (&TensorMap, u64, &[u64], Option<Ty>),
+        rows: Vec<Row>,
+        inner_elems: u64,
+    ) -> Result<()> {
+        let eb = map.elem_bytes as u64;
+        let row_bytes = inner_elems * eb;
+        let at = |a: &Addr| {
+            a.base
+                .map_or(0, |r| warp.regs[r as usize * WARP_SIZE + lane])
+                .wrapping_add(a.offset as u64)
+        };
         // 16-byte chunks: (global address, shared address, read or written). A load reads
         // every chunk of a row that holds an element inside the tensor, a store writes only
         // the chunks that do (measured on H100: a 128-byte box row with 88 bytes inside the
@@ -583,7 +651,7 @@ impl BlockCtx<'_> {
         // box on a load (out-of-bounds elements are filled), in every destination block (a
         // multicast's as `Space::Shared` rows); the written part on a store.
         let shared_side = if t.load { &chunks } else { &inside };
-        let bases: Vec<u64> = if t.load { dests.clone() } else { vec![smem] };
+        let bases: Vec<u64> = if t.load { dests.to_vec() } else { vec![smem] };
         let mut sides = Vec::new();
         for &b in &bases {
             if sides.is_empty() || t.multicast.is_some() {
@@ -627,7 +695,7 @@ impl BlockCtx<'_> {
                         fill
                     };
                     // A shared::cluster offset: the own block's or another's image.
-                    for &d in &dests {
+                    for &d in dests {
                         let space = warpscope_model::Space::DistributedShared;
                         self.store(global, pc, space, d + s, eb as u32, v)?;
                     }
@@ -673,6 +741,59 @@ impl BlockCtx<'_> {
         }
         Ok(())
     }
+}
+
+/// The rows of an im2col column [PTX ISA §5.5.4]: `pixelsPerColumn` pixels, each
+/// `channelsPerPixel` channels from channel `coords[0]`. The walk starts at the pixel the
+/// spatial and N coordinates name and runs through the bounding box — from `lower` to
+/// `dim - 1 + upper` in each spatial dimension — innermost (W) first: past the box's W end it
+/// goes on at its W start in the next H row, past the H end at the H start of the next D
+/// plane, past the last spatial end in the next image (N). Each pixel read is the walked
+/// one moved by the instruction's im2colOffsets (a filter tap); a pixel outside the tensor
+/// (or a channel past its last, or a negative channel: the whole pixel) is filled, not read.
+fn im2col_rows(map: &TensorMap, i: &Im2col, base: u64, coords: &[i64], offs: &[i64]) -> Vec<Row> {
+    let eb = map.elem_bytes as u64;
+    let rank = map.dims.len();
+    let spatial = rank - 2;
+    let c0 = coords[0];
+    let channels = i.channels as u64;
+    let mut pos: Vec<i64> = coords[1..rank].to_vec();
+    let mut rows = Vec::with_capacity(i.pixels as usize);
+    for p in 0..i.pixels as u64 {
+        let mut inside = pos[spatial] >= 0 && (pos[spatial] as u64) < map.dims[rank - 1];
+        let mut off = (pos[spatial] as u64).wrapping_mul(map.strides[rank - 2]);
+        for s in 0..spatial {
+            let c = pos[s] + offs[s];
+            inside &= c >= 0 && (c as u64) < map.dims[s + 1];
+            off = off.wrapping_add((c as u64).wrapping_mul(map.strides[s]));
+        }
+        let in_bounds = if inside && c0 >= 0 {
+            map.dims[0].saturating_sub(c0 as u64).min(channels)
+        } else {
+            0
+        };
+        rows.push(Row {
+            global: base
+                .wrapping_add(off)
+                .wrapping_add((c0 as u64).wrapping_mul(eb)),
+            in_bounds,
+            box_off: p * channels * eb,
+        });
+        // The next pixel of the bounding box.
+        for s in 0..=spatial {
+            if s == spatial {
+                pos[s] += 1;
+                break;
+            }
+            pos[s] += 1;
+            let end = map.dims[s + 1] as i64 - 1 + i.upper[s] as i64;
+            if pos[s] <= end {
+                break;
+            }
+            pos[s] = i.lower[s] as i64;
+        }
+    }
+    rows
 }
 
 fn lane_mask(n: usize) -> u32 {
