@@ -21,7 +21,9 @@ mod wgmma;
 
 pub use cluster::{MAX_CLUSTER_BLOCKS, RANK_SHIFT};
 pub use texture::{texref_handle, texture_handle, TextureBinding, TEXTURE_BASE, TEXTURE_SPACING};
-pub use tma::{Im2col, Swizzle, TensorMap, TensorMapBinding, PARAM_ADDRESS_BASE, PARAM_ADDRESS_SPACING};
+pub use tma::{
+    Im2col, Swizzle, TensorMap, TensorMapBinding, PARAM_ADDRESS_BASE, PARAM_ADDRESS_SPACING,
+};
 
 use crate::decode::{window, Program};
 use crate::error::{At, Error, Result, RunawayLimit};
