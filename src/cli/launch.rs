@@ -61,7 +61,11 @@ pub struct LaunchArgs {
     /// cuTensorMapEncodeTiled: NAME=DTYPE:DIMS:STRIDES:BOX[:swizzle=none|32|64|128,
     /// oob=zero|nan,elem_strides=AxB…]; DIMS and BOX innermost first (`4096x4096`), STRIDES
     /// the byte strides of dimensions 1.. (`-`: packed). The tensor gets its own allocation.
-    /// Example: --tensor-map tmap=f16:4096x4096:8192:64x64:swizzle=128
+    /// Example: --tensor-map tmap=f16:4096x4096:8192:64x64:swizzle=128. An im2col map
+    /// (cuTensorMapEncodeIm2col, for `.im2col` copies) has BOX `im2col` and the options
+    /// channels=channelsPerPixel, pixels=pixelsPerColumn, lower=/upper= the pixel box's
+    /// corners per spatial dimension (innermost first, e.g. -1x-1); DIMS as C×W×H×N:
+    /// --tensor-map act=f16:64x56x56x8:-:im2col:channels=64,pixels=128,lower=-1x-1,upper=-1x-1
     #[arg(long = "tensor-map", value_name = "NAME=DTYPE:DIMS:STRIDES:BOX")]
     tensor_maps: Vec<String>,
     /// Preprocessor macro NAME[=VALUE], as nvcc takes it.

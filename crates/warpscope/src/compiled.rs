@@ -970,7 +970,7 @@ fn build_launch(
         }
         if types.get(k).is_some_and(|t| t.contains("CUtensorMap")) {
             bail!(
-                "kernel parameter {} is a tensor map: describe it with --tensor-map {}=DTYPE:DIMS:STRIDES:BOX[:swizzle=none|32|64|128] (the fields of cuTensorMapEncodeTiled, innermost dimension first; e.g. --tensor-map {}=f16:4096x4096:8192:64x64:swizzle=128)",
+                "kernel parameter {} is a tensor map: describe it with --tensor-map {}=DTYPE:DIMS:STRIDES:BOX[:swizzle=none|32|64|128] (the fields of cuTensorMapEncodeTiled, innermost dimension first; e.g. --tensor-map {}=f16:4096x4096:8192:64x64:swizzle=128; an im2col map: DTYPE:CxWxHxN:STRIDES:im2col:channels=…,pixels=…,lower=…,upper=…)",
                 label(k),
                 name(k),
                 name(k)

@@ -1,6 +1,9 @@
 //! TMA tensor copies (`cp.async.bulk.tensor`, tile mode) [PTX ISA §9.7.9.25.5.1, §5.5
 //! "Tensor"; the fields of the driver's `cuTensorMapEncodeTiled`]: a box of a tensor in global
 //! memory copied to or from a dense (optionally swizzled) box in shared memory by one thread.
+//! The im2col mode of a load (`.im2col`, maps of `cuTensorMapEncodeIm2col`) copies a column
+//! of pixels instead, one shared row of channels each ([`im2col_rows`]); its rows are
+//! reported and copied as a box's.
 //!
 //! The global side is reported as warp-wide accesses of 16-byte lanes over the box's rows
 //! (512 bytes an access), so its sectors are the 32-byte sectors the box touches, as the
