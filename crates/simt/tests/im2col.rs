@@ -222,3 +222,43 @@ fn bad_im2col_maps_and_mismatched_modes_are_clear_errors() {
     let e = try_program(&one).unwrap_err().to_string();
     assert!(e.contains("one offset per spatial dimension"), "{e}");
 }
+
+#[test]
+fn a_3d_column_walks_w_then_the_next_image() {
+    // NWC: C = 8 u32 channels, W = 6, N = 2 (element (c, w, n) is word c + 8w + 48n). A
+    // 3-tap filter with padding 1: box W from −1 to 6 − 1 − 1 = 4 (6 pixels an image). From
+    // (0, −1, 0), 8 pixels: w = −1…4 of image 0, then w = −1, 0 of image 1. Offset 2 (the
+    // right tap) reads w + 2: 1…5 and 6 (outside: filled) of image 0, 1 and 2 of image 1.
+    let body = "setp.ne.u32 %p6, %r1, 0;\n@!%p6 mbarrier.init.shared::cta.b64 [%r4], 1;\nbar.sync 0;\n\
+         @%p6 bra WAIT;\nmbarrier.arrive.expect_tx.shared::cta.b64 %rd2, [%r4], 256;\n\
+         mov.u32 %r20, 0;\nmov.u32 %r21, -1;\nmov.u32 %r23, 0;\nmov.u16 %rs1, 2;\n\
+         cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r3], [%rd5, {%r20, %r21, %r23}, {%rs1}], [%r4];\n\
+         WAIT:\nmbarrier.try_wait.parity.shared::cta.b64 %p7, [%r4], 0;\n@!%p7 bra WAIT;\n\
+         setp.ge.u32 %p3, %r1, 8;\n@%p3 bra END;\nshl.b32 %r5, %r1, 5;\nadd.u32 %r6, %r3, %r5;\n\
+         ld.shared.u32 %r7, [%r6+4];\nmul.wide.u32 %rd8, %r7, 4;\nadd.s64 %rd9, %rd1, %rd8;\n\
+         st.global.u32 [%rd9+4096], 0;\nEND:\nret;";
+    let map = "u32:8x6x2:-:im2col:channels=8,pixels=8,lower=-1,upper=-1";
+    let v = run(&program(body), &launch(map)).unwrap();
+    let mut want: Vec<u64> = [1, 2, 3, 4, 5]
+        .iter()
+        .map(|w| 101 + 8 * w)
+        .chain([0, 101 + 8 + 48, 101 + 16 + 48])
+        .collect();
+    want.sort();
+    assert_eq!(outs(&v), want);
+    // Sectors by hand: image 0's w = 1…5 are sectors 1…5; image 1 starts at byte 192
+    // (sector 6), its w = 1, 2 are sectors 7, 8. 7 sectors, 14 lanes, one access.
+    let g = total(&v, Space::Global, Op::Load);
+    assert_eq!((g.executions, g.sectors), (1, 7));
+    let mut sectors: Vec<u64> = v
+        .iter()
+        .filter(|x| x.1.space == Space::Global && x.1.op == Op::Load)
+        .flat_map(|x| {
+            x.1.active()
+                .map(|(_, a)| (a - BASE) / 32)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    sectors.dedup();
+    assert_eq!(sectors, [1, 2, 3, 4, 5, 7, 8]);
+}
