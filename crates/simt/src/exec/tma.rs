@@ -782,18 +782,14 @@ fn im2col_rows(map: &TensorMap, i: &Im2col, base: u64, coords: &[i64], offs: &[i
             in_bounds,
             box_off: p * channels * eb,
         });
-        // The next pixel of the bounding box.
-        for s in 0..=spatial {
-            if s == spatial {
-                pos[s] += 1;
+        // The next pixel of the bounding box: W on, past its end back to its start with a
+        // carry into H (then D, then N, which has no end).
+        for (s, q) in pos.iter_mut().enumerate() {
+            *q += 1;
+            if s == spatial || *q <= map.dims[s + 1] as i64 - 1 + i.upper[s] as i64 {
                 break;
             }
-            pos[s] += 1;
-            let end = map.dims[s + 1] as i64 - 1 + i.upper[s] as i64;
-            if pos[s] <= end {
-                break;
-            }
-            pos[s] = i.lower[s] as i64;
+            *q = i.lower[s] as i64;
         }
     }
     rows
