@@ -262,3 +262,62 @@ fn a_3d_column_walks_w_then_the_next_image() {
     sectors.dedup();
     assert_eq!(sectors, [1, 2, 3, 4, 5, 7, 8]);
 }
+
+/// The H100's answer (tests/data/h100/im2col/im2col-probe.txt, scripts/h100/im2col/): the
+/// same tensor and map, loaded from six (coords, offsets) pairs; the probe printed channel 1
+/// of each of the 20 shared rows in order, as n·1000 + h·100 + w·10 + 1 (0 for a filled row).
+/// The coordinates name the first walked pixel in the bounding box, the offsets are added to
+/// every pixel read: warpscope's rows equal the H100's, row by row.
+#[test]
+fn columns_equal_the_h100_row_by_row() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data/h100/im2col/im2col-probe.txt"),
+    )
+    .unwrap();
+    let mut cases = 0;
+    for line in text.lines().filter(|l| l.starts_with("coords")) {
+        let num = |key: &str| -> i32 {
+            let at = line.find(key).unwrap() + key.len();
+            line[at..].split([' ', '(']).next().unwrap().parse().unwrap()
+        };
+        let (w0, h0, n0) = (num("coords w="), num(" h="), num(" n="));
+        let rest = &line[line.find("offsets").unwrap()..];
+        let off = |key: &str| -> i32 {
+            let at = rest.find(key).unwrap() + key.len();
+            rest[at..].split([' ', '(']).next().unwrap().parse().unwrap()
+        };
+        let (ow, oh) = (off("w="), off("h="));
+        let measured: Vec<u64> = line[line.find("):").unwrap() + 2..]
+            .split_whitespace()
+            .map(|v| {
+                let v: u64 = v.parse().unwrap();
+                if v == 0 {
+                    0
+                } else {
+                    let (n, h, w) = (v / 1000, v / 100 % 10, v / 10 % 10);
+                    101 + 8 * w + 32 * h + 128 * n
+                }
+            })
+            .collect();
+        assert_eq!(measured.len(), 20);
+        // Thread t stores at OUT + 4·(2048·t + value): the row order survives the sort.
+        let body = column("im2col", ow, oh)
+            .replace("mov.u32 %r21, -1;", &format!("mov.u32 %r21, {w0};"))
+            .replace("mov.u32 %r22, -1;", &format!("mov.u32 %r22, {h0};"))
+            .replace("mov.u32 %r23, 0;", &format!("mov.u32 %r23, {n0};"))
+            .replace(
+                "mul.wide.u32 %rd8, %r7, 4;",
+                "shl.b32 %r8, %r1, 11;\nadd.u32 %r7, %r7, %r8;\nmul.wide.u32 %rd8, %r7, 4;",
+            );
+        let p = try_program(&body).unwrap();
+        let v = run(&p, &launch(MAP)).unwrap();
+        let mut ours = vec![u64::MAX; 20];
+        for x in outs(&v) {
+            ours[(x / 2048) as usize] = x % 2048;
+        }
+        assert_eq!(ours, measured, "{line}");
+        cases += 1;
+    }
+    assert_eq!(cases, 6);
+}
