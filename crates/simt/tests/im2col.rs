@@ -279,13 +279,23 @@ fn columns_equal_the_h100_row_by_row() {
     for line in text.lines().filter(|l| l.starts_with("coords")) {
         let num = |key: &str| -> i32 {
             let at = line.find(key).unwrap() + key.len();
-            line[at..].split([' ', '(']).next().unwrap().parse().unwrap()
+            line[at..]
+                .split([' ', '('])
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
         };
         let (w0, h0, n0) = (num("coords w="), num(" h="), num(" n="));
         let rest = &line[line.find("offsets").unwrap()..];
         let off = |key: &str| -> i32 {
             let at = rest.find(key).unwrap() + key.len();
-            rest[at..].split([' ', '(']).next().unwrap().parse().unwrap()
+            rest[at..]
+                .split([' ', '('])
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
         };
         let (ow, oh) = (off("w="), off("h="));
         let measured: Vec<u64> = line[line.find("):").unwrap() + 2..]

@@ -185,6 +185,41 @@ impl<'a> InstDecoder<'a> {
         items.into_iter().map(one).collect()
     }
 
+    /// The shape and `.dtype.atype.btype.ctype` of an `mma` form, checked by `ok` against
+    /// the ISA's table for `what` (named with its section in the error).
+    pub(super) fn typed_shape(
+        &self,
+        what: &str,
+        section: &str,
+        ok: fn((u32, u32, u32), MmaElem, MmaElem, MmaElem, MmaElem) -> bool,
+    ) -> Result<((u32, u32, u32), [MmaElem; 4])> {
+        let shape = self.shape()?;
+        let ts = self.elem_types();
+        let [d, a, b, c] = ts[..] else {
+            return Err(self.invalid("expected four types: .dtype.atype.btype.ctype"));
+        };
+        if !ok(shape, a, b, c, d) {
+            return Err(self.unsupported(&format!(
+                "no {what} of shape m{}n{}k{} multiplies {a:?}×{b:?} into {c:?}/{d:?} (PTX ISA {section})",
+                shape.0, shape.1, shape.2
+            )));
+        }
+        Ok((shape, [d, a, b, c]))
+    }
+
+    /// The `.row`/`.col` modifiers in order: `true` for row-major.
+    pub(super) fn layouts(&self) -> Vec<bool> {
+        self.i
+            .mods
+            .iter()
+            .filter_map(|m| match m.as_str() {
+                "row" => Some(true),
+                "col" => Some(false),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub(super) fn check_count(&self, what: &str, got: usize, want: u32) -> Result<()> {
         if want == 0 || got != want as usize {
             return Err(self.invalid(&format!(
@@ -238,28 +273,8 @@ impl<'a> InstDecoder<'a> {
                 "mma.sync with .kind:: or .block_scale (sm_120 narrow floats) is not supported yet",
             ));
         }
-        let shape = self.shape()?;
-        let ts = self.elem_types();
-        let [d, a, b, c] = ts[..] else {
-            return Err(self.invalid("expected four types: .dtype.atype.btype.ctype"));
-        };
-        if !sync_ok(shape, a, b, c, d) {
-            return Err(self.unsupported(&format!(
-                "no mma.sync of shape m{}n{}k{} multiplies {a:?}×{b:?} into {c:?}/{d:?} (PTX ISA §9.7.14.5.14)",
-                shape.0, shape.1, shape.2
-            )));
-        }
-        let layouts: Vec<bool> = self
-            .i
-            .mods
-            .iter()
-            .filter_map(|m| match m.as_str() {
-                "row" => Some(true),
-                "col" => Some(false),
-                _ => None,
-            })
-            .collect();
-        let [a_row, b_row] = layouts[..] else {
+        let (shape, [d, a, b, c]) = self.typed_shape("mma.sync", "§9.7.14.5.14", sync_ok)?;
+        let [a_row, b_row] = self.layouts()[..] else {
             return Err(self.invalid("expected .alayout.blayout (.row/.col)"));
         };
         let quad = shape == (8, 8, 4) && a == MmaElem::F16;

@@ -58,28 +58,8 @@ impl<'a> InstDecoder<'a> {
         if !(self.has("sync") && self.has("aligned")) {
             return Err(self.invalid("mma.sp is .sync.aligned"));
         }
-        let shape = self.shape()?;
-        let ts = self.elem_types();
-        let [d, a, b, c] = ts[..] else {
-            return Err(self.invalid("expected four types: .dtype.atype.btype.ctype"));
-        };
-        if !sp_ok(shape, a, b, c, d) {
-            return Err(self.unsupported(&format!(
-                "no mma.sp of shape m{}n{}k{} multiplies {a:?}×{b:?} into {c:?}/{d:?} (PTX ISA §9.7.14.6)",
-                shape.0, shape.1, shape.2
-            )));
-        }
-        let layouts: Vec<bool> = self
-            .i
-            .mods
-            .iter()
-            .filter_map(|m| match m.as_str() {
-                "row" => Some(true),
-                "col" => Some(false),
-                _ => None,
-            })
-            .collect();
-        if layouts != [true, false] {
+        let (shape, [d, a, b, c]) = self.typed_shape("mma.sp", "§9.7.14.6", sp_ok)?;
+        if self.layouts() != [true, false] {
             return Err(self.invalid("mma.sp takes .row.col only"));
         }
         let s = MmaShape {

@@ -55,7 +55,7 @@
 //! wgmma (`exec/wgmma.rs`). That Blackwell's tensor core reads its operands the same way is
 //! an assumption, unmeasured: there is no Blackwell GPU here.
 
-use warpscope_model::{Op, Space, WARP_SIZE};
+use warpscope_model::{Space, WARP_SIZE};
 
 use super::mma::{encode, value};
 use super::wgmma::{Desc, Swizzle};
@@ -532,30 +532,8 @@ impl<'a> BlockCtx<'a> {
                 )));
             }
         }
-        let mut addrs = [0u64; WARP_SIZE];
         for (_, _, cores) in &parts {
-            for chunk in cores.chunks(4) {
-                for (q, rows) in chunk.iter().enumerate() {
-                    addrs[8 * q..8 * q + 8].copy_from_slice(rows);
-                }
-                let used = if chunk.len() >= 4 {
-                    u32::MAX
-                } else {
-                    (1u32 << (8 * chunk.len())) - 1
-                };
-                self.emit(
-                    warp,
-                    pc,
-                    m.site,
-                    MemSpace::Shared,
-                    Op::Load,
-                    16,
-                    used,
-                    &addrs,
-                    sink,
-                    None,
-                )?;
-            }
+            self.emit_core_matrices(warp, pc, m.site, cores, sink)?;
         }
         if !self.prog.needs_memory {
             return Ok(());

@@ -312,20 +312,41 @@ impl<'a> BlockCtx<'a> {
                 accesses.push(chunk.to_vec());
             }
         }
-        let mut addrs = [0u64; WARP_SIZE];
         for cores in &accesses {
-            for (q, rows) in cores.iter().enumerate() {
+            self.emit_core_matrices(warp, pc, w.site, cores, sink)?;
+        }
+        if !self.prog.needs_memory {
+            return Ok(());
+        }
+        self.wgmma_values(warp, exec, global, w, a_desc.as_ref(), &b_desc);
+        Ok(())
+    }
+
+    /// Shared-memory reads of 8×16-byte core matrices (rows of `[u64; 8]` addresses), four a
+    /// warp access of 16-byte lanes (8 lanes a core matrix): how wgmma's and tcgen05.mma's
+    /// operand reads are reported.
+    pub(super) fn emit_core_matrices(
+        &self,
+        warp: &Warp,
+        pc: u32,
+        site: u32,
+        cores: &[[u64; 8]],
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+    ) -> Result<()> {
+        let mut addrs = [0u64; WARP_SIZE];
+        for chunk in cores.chunks(4) {
+            for (q, rows) in chunk.iter().enumerate() {
                 addrs[8 * q..8 * q + 8].copy_from_slice(rows);
             }
-            let lanes_used = if cores.len() >= 4 {
+            let lanes_used = if chunk.len() >= 4 {
                 u32::MAX
             } else {
-                (1u32 << (8 * cores.len())) - 1
+                (1u32 << (8 * chunk.len())) - 1
             };
             self.emit(
                 warp,
                 pc,
-                w.site,
+                site,
                 MemSpace::Shared,
                 Op::Load,
                 16,
@@ -335,10 +356,6 @@ impl<'a> BlockCtx<'a> {
                 None,
             )?;
         }
-        if !self.prog.needs_memory {
-            return Ok(());
-        }
-        self.wgmma_values(warp, exec, global, w, a_desc.as_ref(), &b_desc);
         Ok(())
     }
 
