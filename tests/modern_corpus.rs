@@ -256,6 +256,25 @@ fn csv_metric_sums(args: &[&str]) -> std::collections::BTreeMap<String, u64> {
     sums
 }
 
+/// Nsight Compute's numeric values in `file` (its `--csv` output) for the kernel named
+/// `kernel` (ncu prints it with its parameter list: `kernel(const int *, …)`).
+fn ncu_kernel_values(file: &str, kernel: &str) -> std::collections::BTreeMap<String, u64> {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+    let mut r = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut m = std::collections::BTreeMap::new();
+    for row in r.records() {
+        let row = row.unwrap();
+        if row[4].starts_with(&format!("{kernel}(")) {
+            if let Ok(v) = row[14].replace(',', "").parse::<u64>() {
+                m.insert(row[12].to_string(), v);
+            }
+        }
+    }
+    m
+}
+
 /// Nsight Compute's values in `file` (its `--csv` output) for the launch of grid `grid`.
 fn ncu_values(file: &str, grid: &str) -> std::collections::BTreeMap<String, u64> {
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
@@ -598,23 +617,8 @@ fn cluster_kernels_equal_the_h100() {
     if toolkit().is_none() {
         return;
     }
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h100/cluster/cluster-ncu.csv"),
-    )
-    .unwrap();
     for (kernel, dsmem_sectors) in [("neighbour_sum", 128), ("neighbour_stride", 1024)] {
-        let mut measured = std::collections::BTreeMap::new();
-        let mut r = csv::ReaderBuilder::new()
-            .flexible(true)
-            .from_reader(text.as_bytes());
-        for row in r.records() {
-            let row = row.unwrap();
-            if row[4].starts_with(kernel) {
-                if let Ok(v) = row[14].replace(',', "").parse::<u64>() {
-                    measured.insert(row[12].to_string(), v);
-                }
-            }
-        }
+        let measured = ncu_kernel_values("tests/data/h100/cluster/cluster-ncu.csv", kernel);
         let ours = csv_metric_sums(&[
             "analyze", CLUSTER, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "9.0",
         ]);
@@ -823,10 +827,6 @@ fn bulk_cluster_kernels_equal_the_h100() {
     if toolkit().is_none() {
         return;
     }
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h100/bulk/bulk-ncu.csv"),
-    )
-    .unwrap();
     let required: [(&str, &[(&str, u64)]); 3] = [
         (
             "bulk_multicast",
@@ -872,18 +872,7 @@ fn bulk_cluster_kernels_equal_the_h100() {
         ),
     ];
     for (kernel, must) in required {
-        let mut measured = std::collections::BTreeMap::new();
-        let mut r = csv::ReaderBuilder::new()
-            .flexible(true)
-            .from_reader(text.as_bytes());
-        for row in r.records() {
-            let row = row.unwrap();
-            if row[4].starts_with(&format!("{kernel}(")) {
-                if let Ok(v) = row[14].replace(',', "").parse::<u64>() {
-                    measured.insert(row[12].to_string(), v);
-                }
-            }
-        }
+        let measured = ncu_kernel_values("tests/data/h100/bulk/bulk-ncu.csv", kernel);
         let ours = csv_metric_sums(&[
             "analyze", BULK, "--kernel", kernel, "--grid", "4", "--block", "256", "--cc", "9.0",
         ]);
