@@ -378,10 +378,7 @@ pub fn render_advice(a: &Analysis, color: bool) -> String {
                 ),
                 s.text,
                 s.width,
-                match s.space {
-                    Space::DistributedShared => "distributed shared".to_string(),
-                    other => format!("{other:?}").to_lowercase(),
-                },
+                crate::explain::space_name(s.space),
                 cause_name(&adv.cause),
                 adv.why
             ));

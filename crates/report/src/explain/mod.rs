@@ -150,7 +150,7 @@ mod svg;
 mod texels;
 mod text;
 
-pub(crate) use common::wrap;
+pub(crate) use common::{space_name, wrap};
 pub use html::render_html;
 pub use paragraph::paragraph;
 pub use svg::{render_svg, render_svg_all};
