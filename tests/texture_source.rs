@@ -72,7 +72,7 @@ fn gather(file: &str, kernel: &str, extra: &[&str]) -> serde_json::Value {
 
 /// nvcc 11.8's PTX of conv_texref and gather_texref (`tex.2d … [img, …]`, `tex.1d … [data,
 /// …]` on `.global .texref`s) costs exactly what examples/texture.cu's texture-object
-/// kernels measured on the H100 (README "Texture and surface memory", tests/texture.rs):
+/// kernels measured on the H100 (book chapter "Texture and surface memory", tests/texture.rs):
 /// the reference changes how the texture is named, not how it is fetched.
 #[test]
 fn texref_ptx_from_nvcc_11_8_equals_the_objects() {
@@ -238,7 +238,7 @@ fn compiler() -> bool {
 }
 
 /// examples/texture.cu's texture-object kernels on the source front end: the figures of the
-/// compiled path and of the H100 (README "Texture and surface memory": conv_texture
+/// compiled path and of the H100 (book chapter "Texture and surface memory": conv_texture
 /// 6,553,600 requests / 11,776,000 sectors, gather_texture 8,192 / 65,507), and with a
 /// compiler every texture and global total equal to the compiled path's.
 #[test]

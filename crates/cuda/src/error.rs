@@ -25,7 +25,7 @@ pub enum Error {
     #[error("{file}:{}:{}: syntax error: {msg}", loc.line, loc.col)]
     Syntax { file: String, loc: Loc, msg: String },
 
-    #[error("{file}:{}:{}: unsupported construct: {what}. warpscope interprets a subset of CUDA C++ (see the README); rewrite this part with supported constructs", loc.line, loc.col)]
+    #[error("{file}:{}:{}: unsupported construct: {what}. warpscope interprets a subset of CUDA C++ (see docs/src/cuda-subset.md); rewrite this part with supported constructs", loc.line, loc.col)]
     Unsupported {
         file: String,
         loc: Loc,
