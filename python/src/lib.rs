@@ -150,11 +150,6 @@ fn request(spec: &Spec) -> Result<AnalyzeRequest> {
     }
     req.dynamic_shared_bytes = spec.dynamic_smem;
     req.max_steps = spec.max_steps.unwrap_or(warpscope::cuda::DEFAULT_MAX_STEPS);
-    // As the command line: without a budget, a runaway loop is reported within a second.
-    req.max_block_time = spec
-        .max_steps
-        .is_none()
-        .then_some(std::time::Duration::from_secs(1));
     req.max_memory = spec.max_memory.unwrap_or(warpscope::DEFAULT_MAX_MEMORY);
     if req.max_memory == 0 {
         bail!("--max-memory 0: the memory cap must be at least 1 byte");

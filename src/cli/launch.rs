@@ -97,9 +97,9 @@ pub struct LaunchArgs {
     #[arg(long, default_value = "4", value_parser = ["4", "8"])]
     smem_bank_size: String,
     /// Steps one block may run before it is reported as runaway: a step is 32 warp
-    /// instructions (both front ends run on the same executor) [default: 1000000].
-    /// Without this flag a block is also stopped once it has run 1 s (and 1 M warp
-    /// instructions): give it to let blocks run longer.
+    /// instructions (both front ends run on the same executor) [default: 4000000, which
+    /// lets a 1,024-thread block run 100,000 iterations of a 40-instruction loop]. Only
+    /// this count decides, never the time taken, so a loaded machine gives the same result.
     #[arg(long, value_name = "N")]
     max_steps: Option<u64>,
     /// Memory the executor may hold for the launch's memory images: global memory written
@@ -393,11 +393,6 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
         .or(host.as_ref().map(|h| h.dynamic_smem))
         .unwrap_or(0);
     req.max_steps = l.max_steps.unwrap_or(warpscope::cuda::DEFAULT_MAX_STEPS);
-    // Without a budget given, a runaway loop is reported within about a second.
-    req.max_block_time = l
-        .max_steps
-        .is_none()
-        .then_some(std::time::Duration::from_secs(1));
     req.max_memory = l.max_memory.unwrap_or(warpscope::DEFAULT_MAX_MEMORY);
     let blocks: u64 = req.grid.iter().map(|&x| x as u64).product();
     req.sample_blocks = l.sample_blocks.map(|s| match s {

@@ -31,8 +31,11 @@ use preprocess::{blank_attributes, SourceMap};
 use types::Ty;
 use warpscope_model::WarpAccess;
 
-/// Default for [`LaunchConfig::max_steps`]: steps (32 warp instructions each) one block may run.
-pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
+/// Default for [`LaunchConfig::max_steps`]: steps (32 warp instructions each) one block may
+/// run, 1.28·10⁸ warp instructions: a 1,024-thread block (32 warps) running 100,000 iterations
+/// of a 40-instruction loop fits. A count, never a time, so that results do not depend on
+/// the machine's load.
+pub const DEFAULT_MAX_STEPS: u64 = 4_000_000;
 
 /// A parsed `.cu` file.
 pub struct Source {
@@ -77,8 +80,9 @@ impl Source {
             .map_err(|e| Error::Argument(format!("cannot load the CUDA grammar: {e}")))?;
         text::check_bracket_depth(file, &blanked, lower::MAX_NESTING)
             .map_err(|e| relocate(&map, e))?;
+        let budget = parse_budget(&blanked);
         let gave_up = || {
-            Error::Argument(format!("{file}: the parser gave up after {PARSE_SECONDS} s (badly broken or very deeply nested code); check the file compiles"))
+            Error::Argument(format!("{file}: the parser gave up after {budget} progress checks (tree-sitter's, one per 100 parse operations: badly broken or very deeply nested code); check the file compiles"))
         };
         let mut tree = parse_bounded(&mut parser, &blanked).ok_or_else(gave_up)?;
         let mut blanked = blanked;
@@ -240,16 +244,25 @@ fn relocate(map: &SourceMap, mut e: Error) -> Error {
     e
 }
 
-/// Seconds the parser may take on one file before it gives up (its error recovery on
-/// badly broken input can be slow).
-const PARSE_SECONDS: u64 = 5;
+/// The parser's progress checks (tree-sitter calls back every 100 parse operations) one file
+/// may take: a count, never a time, so the same file parses or fails the same way on a busy
+/// machine. Real code takes about one check per 80 bytes, a garbled file one per 110, nested
+/// template-like `a<b<c<…` one per 10; [`parse_budget`] allows one per 4 bytes, so only
+/// super-linear error recovery on badly broken input reaches it.
+const PARSE_CHECKS_BASE: u64 = 10_000;
 
-/// Parses `text`, cancelled after [`PARSE_SECONDS`].
+/// [`PARSE_CHECKS_BASE`] plus one progress check per 4 bytes of `text`.
+fn parse_budget(text: &str) -> u64 {
+    PARSE_CHECKS_BASE + text.len() as u64 / 4
+}
+
+/// Parses `text`, cancelled after [`parse_budget`] progress checks.
 fn parse_bounded(parser: &mut tree_sitter::Parser, text: &str) -> Option<tree_sitter::Tree> {
-    let start = std::time::Instant::now();
-    let limit = std::time::Duration::from_secs(PARSE_SECONDS);
+    let budget = parse_budget(text);
+    let mut checks = 0u64;
     let mut progress = |_: &tree_sitter::ParseState| {
-        if start.elapsed() > limit {
+        checks += 1;
+        if checks > budget {
             std::ops::ControlFlow::Break(())
         } else {
             std::ops::ControlFlow::Continue(())
@@ -609,7 +622,6 @@ impl Kernel {
             alloc_sizes: sizes,
             dynamic_shared_bytes,
             max_steps,
-            max_block_time: None,
             max_memory: warpscope_simt::DEFAULT_MAX_MEMORY,
             progress: None,
             sample: None,
@@ -861,7 +873,7 @@ impl Kernel {
             allocs,
             dynamic_shared_bytes: cfg.dynamic_shared_bytes,
             max_steps: cfg.max_steps.saturating_mul(32),
-            max_block_time: cfg.max_block_time,
+            max_block_time: None,
             max_memory: cfg.max_memory,
             threads: 0,
             progress: cfg.progress.clone(),

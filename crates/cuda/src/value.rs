@@ -224,8 +224,6 @@ pub struct LaunchConfig {
     pub dynamic_shared_bytes: u64,
     /// Steps (32 warp instructions each) one block may run before it is called runaway.
     pub max_steps: u64,
-    /// Wall-clock time one block may run before it is called runaway (`None`: no limit).
-    pub max_block_time: Option<std::time::Duration>,
     /// Bytes the executor's memory images may hold ([`warpscope_simt::Launch::max_memory`]).
     pub max_memory: u64,
     /// Counters of the running launch, for a progress bar.

@@ -10,10 +10,12 @@ use std::time::{Duration, Instant};
 
 use crate::{Toolkit, ToolkitError};
 
-/// How long `nvcc --version` and `nvcc --list-gpu-arch` may take.
-const NVCC_PROBE_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long a Python interpreter may take to name its site-packages folders.
-const PYTHON_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long `nvcc --version` and `nvcc --list-gpu-arch` may take: a guard against a hung
+/// tool only, generous enough that a loaded machine never changes which compiler is found.
+const NVCC_PROBE_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a Python interpreter may take to name its site-packages folders (a hang guard,
+/// as above; a virtual environment's are found without running Python).
+const PYTHON_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Where a [`Toolkit`]'s `nvcc` was found.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -835,7 +835,7 @@ fn build_launch(
         allocs: Vec::new(),
         dynamic_shared_bytes: req.dynamic_shared_bytes,
         max_steps: req.max_steps.saturating_mul(32),
-        max_block_time: req.max_block_time,
+        max_block_time: None,
         max_memory: req.max_memory,
         threads: 0,
         progress: req.progress.clone(),

@@ -88,14 +88,9 @@ pub struct AnalyzeRequest {
     /// Bytes of `extern __shared__` memory per block.
     pub dynamic_shared_bytes: u64,
     pub config: Config,
-    /// Loop-iteration limit per loop and block (the compiled path: 32 warp instructions per
-    /// iteration and block).
+    /// Steps one block may run before it is reported as runaway; a step is 32 warp
+    /// instructions. Default [`warpscope_cuda::DEFAULT_MAX_STEPS`]; no time limit applies.
     pub max_steps: u64,
-    /// Wall-clock time a block of the compiled path may run, once past
-    /// [`warpscope_simt::MIN_STEPS_FOR_TIME`] warp instructions, before it is called a
-    /// runaway loop; `None` (the default): only `max_steps`. The command line sets 1 s
-    /// unless `--max-steps` is given.
-    pub max_block_time: Option<std::time::Duration>,
     /// Bytes the executor's memory images may hold (global memory written, each running
     /// block's shared and local memory): `--max-memory`, default [`DEFAULT_MAX_MEMORY`]
     /// (4 GiB).
@@ -176,7 +171,6 @@ impl AnalyzeRequest {
             dynamic_shared_bytes: 0,
             config: Config::default(),
             max_steps: warpscope_cuda::DEFAULT_MAX_STEPS,
-            max_block_time: None,
             max_memory: DEFAULT_MAX_MEMORY,
             progress: None,
             sample_blocks: None,

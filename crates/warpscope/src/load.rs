@@ -244,7 +244,6 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
     )?;
     kernel.apply_init(&mut cfg, &req.init, &req.allocs)?;
     kernel.set_textures(&mut cfg, &req.textures)?;
-    cfg.max_block_time = req.max_block_time;
     cfg.max_memory = req.max_memory;
     cfg.progress = req.progress.clone();
     cfg.sample = sample_of(req);
