@@ -47,7 +47,9 @@ fn runaway_loop_stops_at_the_default_budget_a_count_not_a_time() {
     // One warp: the default budget, 4,000,000 steps of 32 warp instructions, is reached on
     // the same instruction however busy the machine is (no clock decides).
     fails(
-        &["analyze", &f, "--kernel", "k", "--grid", "1", "--block", "32"],
+        &[
+            "analyze", &f, "--kernel", "k", "--grid", "1", "--block", "32",
+        ],
         &["(k.cu:5:9): block (0,0,0) ran 128000000 warp instructions, its budget (--max-steps)"],
     );
 }
@@ -64,12 +66,25 @@ fn runaway_cu_loop_names_its_source_line() {
         "__global__ void spin(float *a, int n)\n{\n    int i = threadIdx.x;\n    while (1) {\n        a[i] += 1.0f;\n        i = (i + n) % 1024;\n    }\n}\n",
     );
     let args = [
-        "analyze", &f, "--kernel", "spin", "--grid", "4", "--block", "256", "--arg", "n=32",
-        "--max-steps", "100000",
+        "analyze",
+        &f,
+        "--kernel",
+        "spin",
+        "--grid",
+        "4",
+        "--block",
+        "256",
+        "--arg",
+        "n=32",
+        "--max-steps",
+        "100000",
     ];
     let err = fails(
         &args,
-        &["ran 3200000 warp instructions, its budget (--max-steps)", "runaway loop"],
+        &[
+            "ran 3200000 warp instructions, its budget (--max-steps)",
+            "runaway loop",
+        ],
     );
     // The budget stops the block on one of the loop's two lines.
     assert!(
@@ -90,7 +105,10 @@ ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\nadd
 mov.u32 %r2, 0;\n$L:\nadd.s32 %r2, %r2, 1;\nsetp.lt.u32 %p1, %r2, 100000;\n@%p1 bra $L;\n\
 .loc 1 7 5\nst.global.u32 [%rd3], %r2;\nret;",
     );
-    let args = ["analyze", &f, "--kernel", "k", "--grid", "1", "--block", "1024", "--cc", "9.0", "--format", "csv"];
+    let args = [
+        "analyze", &f, "--kernel", "k", "--grid", "1", "--block", "1024", "--cc", "9.0",
+        "--format", "csv",
+    ];
     let (ok, alone, err) = warpscope(&args);
     assert!(ok, "{err}");
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -201,10 +219,12 @@ fn local_memory_is_checked_per_compute_capability() {
     assert!(err.contains("CC 1.3 allows at most 16384"), "{err}");
     let (ok, out, err) = warpscope(&strs(&args(&mid, "guide")));
     assert!(ok, "{err}");
+    // The note goes to standard error, the table to standard output.
     assert!(
-        out.contains("CC 1.0 left out: a thread uses 20000 bytes of local memory"),
-        "{out}"
+        err.contains("note: CC 1.0 left out: a thread uses 20000 bytes of local memory"),
+        "{err}"
     );
+    assert!(!out.contains("left out"), "{out}");
 }
 
 /// out[idx[0] + tid * 1024] = 1: a loaded value reaches the address, so the global image is

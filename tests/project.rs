@@ -211,7 +211,21 @@ fn check_fails_naming_the_site_the_figure_and_the_budget() {
     // The loads (4 sectors per request) are not.
     assert!(!out.contains("global load) on CC 9.0"), "{out}");
     assert!(
-        out.contains("check: 1 violation of 4 budget limits in 1 launch"),
+        out.contains("check: 1 of 4 budget limits violated (1 figure over budget) in 1 launch"),
+        "{out}"
+    );
+}
+
+/// Limits violated and figures over budget are counted apart: one limit broken on two CCs
+/// by the store is one violated limit and two figures.
+#[test]
+fn check_summary_counts_violated_limits_and_figures_apart() {
+    let two_ccs = launch("naive", "transpose_naive").replace("cc = \"9.0\"", "cc = \"8.0,9.0\"");
+    let dir = project(&format!("{two_ccs}{BROKEN}"));
+    let (code, out, err) = run_in(&dir, &["check"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("check: 1 of 1 budget limit violated (2 figures over budget) in 1 launch"),
         "{out}"
     );
 }
@@ -221,7 +235,7 @@ fn sarif_locates_each_violation_on_its_source_line() {
     let dir = project(&format!("{}{BROKEN}", launch("naive", "transpose_naive")));
     let (code, _, err) = run_in(&dir, &["check", "--format", "sarif", "-o", "out.sarif"]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("check: 1 violation"), "{err}");
+    assert!(err.contains("check: 1 of 1 budget limit violated"), "{err}");
     let text = std::fs::read_to_string(dir.join("out.sarif")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["version"], "2.1.0");

@@ -76,7 +76,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<()> {
     let width = warpscope::report::table_width();
     let Some(sw) = sweep else {
         let analysis = job.analyze(&job.req)?;
-        return match a.format {
+        let shown = match a.format {
             AnalyzeFormat::Json => emit(None, &json(&Versioned::new(&analysis))?),
             AnalyzeFormat::Csv => emit(None, &warpscope::report::render_csv(&analysis)?),
             AnalyzeFormat::Table => emit(
@@ -84,6 +84,8 @@ pub fn analyze(a: AnalyzeArgs) -> Result<()> {
                 &warpscope::report::render_table_fit(&analysis, color, width),
             ),
         };
+        super::emit_notes(&analysis.notes);
+        return shown;
     };
     let mut points = Vec::with_capacity(sw.values.len());
     for &v in &sw.values {
@@ -98,14 +100,22 @@ pub fn analyze(a: AnalyzeArgs) -> Result<()> {
         parameter: sw.name.clone(),
         points,
     };
-    match a.format {
+    let shown = match a.format {
         AnalyzeFormat::Json => emit(None, &json(&Versioned::new(&out))?),
         AnalyzeFormat::Csv => emit(None, &warpscope::report::render_sweep_csv(&out)?),
         AnalyzeFormat::Table => emit(
             None,
             &warpscope::report::render_sweep_fit(&sw.name, &out.points, color, width),
         ),
+    };
+    let mut notes: Vec<&str> = Vec::new();
+    for n in out.points.iter().flat_map(|p| &p.analysis.notes) {
+        if !notes.contains(&n.as_str()) {
+            notes.push(n);
+        }
     }
+    super::emit_notes(&notes);
+    shown
 }
 
 /// Pretty JSON with a final newline.

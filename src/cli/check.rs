@@ -90,6 +90,12 @@ fn run(a: &CheckArgs) -> Result<bool> {
         .flat_map(|o| &o.budgets)
         .map(|(_, c)| c.len())
         .sum();
+    let violated: usize = outcomes
+        .iter()
+        .flat_map(|o| &o.budgets)
+        .flat_map(|(_, c)| c)
+        .filter(|c| !c.violations.is_empty())
+        .count();
     let summary = if outcomes.is_empty() {
         format!(
             "{}: no launch has a budget; add [[launch.budget]] tables (examples/warpscope.toml shows them)",
@@ -103,9 +109,9 @@ fn run(a: &CheckArgs) -> Result<bool> {
         )
     } else {
         format!(
-            "check: {violations} violation{} of {} in {}",
-            if violations == 1 { "" } else { "s" },
+            "check: {violated} of {} violated ({violations} figure{} over budget) in {}",
             limits_text(limits),
+            if violations == 1 { "" } else { "s" },
             launches(outcomes.len())
         )
     };

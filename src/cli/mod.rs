@@ -98,6 +98,13 @@ pub fn emit(path: Option<&str>, text: &str) -> Result<()> {
     }
 }
 
+/// Writes `notes` to standard error as `note: …` lines, unless `--quiet`.
+pub fn emit_notes<S: AsRef<str>>(notes: &[S]) {
+    if !quiet() && !notes.is_empty() {
+        eprint!("{}", warpscope::report::render_notes(notes));
+    }
+}
+
 /// Parses the command line and runs the subcommand; errors are printed with their causes.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();

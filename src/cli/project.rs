@@ -300,6 +300,7 @@ pub fn analyze_all(
                         warpscope::report::render_table_fit(&a, color, width)
                     ),
                 )?;
+                super::emit_notes(&a.notes);
             }
             Ok(())
         }
@@ -416,6 +417,29 @@ fn clap_message(e: &clap::Error) -> String {
         .join(" ")
 }
 
+/// `; did you mean `KEY`?` for toml's "unknown field `X`, expected one of `A`, `B`, …"
+/// when one expected key is within two edits of `X` (or shares its first letters), else "".
+fn did_you_mean(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("unknown field `") else {
+        return String::new();
+    };
+    let Some((unknown, expected)) = rest.split_once('`') else {
+        return String::new();
+    };
+    let best = expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|k| (strsim::damerau_levenshtein(unknown, k), k))
+        .min();
+    match best {
+        Some((d, k)) if d <= 2.max(unknown.len() / 4) && d < unknown.len() => {
+            format!("; did you mean `{k}`?")
+        }
+        _ => String::new(),
+    }
+}
+
 /// Reads the launch file at `path`.
 ///
 /// Errors name `path:line:column`: TOML syntax, an unknown key (toml's error names it and
@@ -433,7 +457,11 @@ pub fn load(path: &Path) -> Result<Project> {
             Some(s) => place(&shown, &text, s).to_string(),
             None => shown.clone(),
         };
-        anyhow::anyhow!("{at}: {}", e.message().trim_end())
+        anyhow::anyhow!(
+            "{at}: {}{}",
+            e.message().trim_end(),
+            did_you_mean(e.message())
+        )
     })?;
     if file.launch.is_empty() {
         bail!(
@@ -670,6 +698,19 @@ mod tests {
         let m = format!("{e:#}");
         assert!(m.contains("warpscope.toml:6:1:"), "{m}");
         assert!(m.contains("unknown field `blok`"), "{m}");
+        assert!(m.contains("did you mean `block`?"), "{m}");
+        // A budget key one letter off, and a name close to none.
+        let e = load_text(&format!(
+            "{ONE}[[launch.budget]]\nmax_sector_per_request = 4\n"
+        ))
+        .err()
+        .unwrap();
+        let m = format!("{e:#}");
+        assert!(m.contains("did you mean `max_sectors_per_request`?"), "{m}");
+        let e = load_text(&ONE.replace("block = ", "threads_per_cta = "))
+            .err()
+            .unwrap();
+        assert!(!format!("{e:#}").contains("did you mean"), "{e:#}");
     }
 
     #[test]

@@ -228,14 +228,5 @@ pub fn render_sweep_fit(
             }
         }
     }
-    let mut notes: Vec<&str> = Vec::new();
-    for p in points {
-        for n in &p.analysis.notes {
-            if !notes.contains(&n.as_str()) {
-                notes.push(n);
-                out.push_str(&format!("note: {n}\n"));
-            }
-        }
-    }
     out
 }

@@ -117,14 +117,20 @@ pub fn render_table_fit(a: &Analysis, color: bool, width: Option<usize>) -> Stri
             la.name, la.line, la.column, la.reason
         ));
     }
-    for n in &a.notes {
-        out.push_str(&format!("note: {n}\n"));
-    }
     for t in &a.traffic {
         out.push_str(&render_traffic(t));
     }
     out.push_str(&render_advice(a, color));
     out
+}
+
+/// `note: …` lines of `notes`, one each, for standard error: the table and the other
+/// formats on standard output stay free of them (`-q` leaves them out).
+pub fn render_notes<S: AsRef<str>>(notes: &[S]) -> String {
+    notes
+        .iter()
+        .map(|n| format!("note: {}\n", n.as_ref()))
+        .collect()
 }
 
 /// The table of `a`'s sites with the columns of the compute capabilities `archs` (indexes
