@@ -353,10 +353,12 @@ impl PyAnalysis {
     }
 
     /// The table of `warpscope analyze`, fitted to `width` columns (None: unlimited), with
-    /// ANSI colours when `color`.
+    /// ANSI colours when `color`, and the notes (which the command line writes to standard
+    /// error) as `note:` lines at the end.
     #[pyo3(signature = (width=None, color=false))]
     fn table(&self, width: Option<usize>, color: bool) -> String {
         warpscope::report::render_table_fit(&self.inner, color, width)
+            + &warpscope::report::render_notes(&self.inner.notes)
     }
 }
 
