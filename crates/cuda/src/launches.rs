@@ -15,7 +15,8 @@ use crate::error::{Error, Result};
 use crate::lower::{parse_float_literal, parse_int_literal};
 use crate::preprocess::{blank_attributes, parse_define, substitute, Macro, Macros};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use tree_sitter::{Node, Parser, Tree};
 
 /// The value of a constant expression.
@@ -111,11 +112,22 @@ pub fn host_launches(file: &str, text: &str, defines: &[String]) -> Result<Vec<H
             .ok_or_else(|| Error::Argument(format!("-D {d}: expected NAME or NAME=VALUE")))?;
         macros.insert(n, m);
     }
+    let mut kernels = HashMap::new();
+    // Kernels and macros of the headers the file includes with `#include "…"` (a main.cu
+    // whose kernels live in a .cuh): their parameters name the launch's arguments.
+    let mut seen = HashSet::new();
+    absorb_includes(
+        Path::new(file),
+        text,
+        0,
+        &mut seen,
+        &mut kernels,
+        &mut macros,
+    );
     let (blanked, _) = blank_attributes(text);
     let tree =
         parse(&blanked).ok_or_else(|| Error::Argument(format!("{file}: the parser gave up")))?;
     let root = tree.root_node();
-    let mut kernels = HashMap::new();
     collect_kernels(root, &blanked, &mut kernels);
     let mut w = Walker {
         src: &blanked,
@@ -126,6 +138,79 @@ pub fn host_launches(file: &str, text: &str, defines: &[String]) -> Result<Vec<H
     };
     w.walk(root);
     Ok(w.launches)
+}
+
+/// Headers deeper than this in a chain of `#include "…"` are not read for launches.
+const MAX_INCLUDE_DEPTH: usize = 16;
+/// Headers read for one file's launches, at most (each once).
+const MAX_INCLUDED_FILES: usize = 256;
+/// Bytes of one header read for launches, at most.
+const MAX_HEADER_BYTES: u64 = 16 << 20;
+
+/// Reads the headers `text` (the contents of `file`) includes with `#include "NAME"`, found
+/// next to the including file, depth first: each one's `__global__` declarations go into
+/// `kernels` and its top-level `#define`s into `macros`. A header that cannot be found or
+/// read is skipped (nvcc reports it), as is one already read.
+fn absorb_includes(
+    file: &Path,
+    text: &str,
+    depth: usize,
+    seen: &mut HashSet<PathBuf>,
+    kernels: &mut HashMap<String, Signature>,
+    macros: &mut Macros,
+) {
+    if depth >= MAX_INCLUDE_DEPTH {
+        return;
+    }
+    let dir = file.parent().unwrap_or(Path::new(""));
+    for line in text.lines() {
+        let Some(rest) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("include") else {
+            continue;
+        };
+        let Some(name) = rest
+            .trim()
+            .strip_prefix('"')
+            .and_then(|r| r.split('"').next())
+        else {
+            continue;
+        };
+        let path = dir.join(name);
+        if seen.len() >= MAX_INCLUDED_FILES || !path.is_file() {
+            continue;
+        }
+        let key = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if !seen.insert(key) {
+            continue;
+        }
+        let small = std::fs::metadata(&path).is_ok_and(|m| m.len() <= MAX_HEADER_BYTES);
+        let Some(header) = small.then(|| std::fs::read_to_string(&path).ok()).flatten() else {
+            continue;
+        };
+        absorb_includes(&path, &header, depth + 1, seen, kernels, macros);
+        let (blanked, _) = blank_attributes(&header);
+        let Some(tree) = parse(&blanked) else {
+            continue;
+        };
+        let root = tree.root_node();
+        collect_kernels(root, &blanked, kernels);
+        let none = HashMap::new();
+        let mut w = Walker {
+            src: &blanked,
+            macros: std::mem::take(macros),
+            scopes: vec![HashMap::new()],
+            launches: Vec::new(),
+            kernels: &none,
+        };
+        for n in named(root) {
+            if matches!(n.kind(), "preproc_def" | "preproc_function_def") {
+                w.define(n);
+            }
+        }
+        *macros = w.macros;
+    }
 }
 
 fn parse(text: &str) -> Option<Tree> {

@@ -82,7 +82,12 @@ impl Toolkit {
             path: file.clone(),
             source,
         })?;
-        let flags = self.flags(target, opts);
+        let mut flags = self.flags(target, opts);
+        if !is_cu_file(&file) {
+            // A kernel in a header (`.cuh`, `.h`, `.hpp`, `.inc`): nvcc picks the language
+            // from the extension and refuses these, so say it is CUDA.
+            flags.splice(0..0, ["-x".into(), "cu".into()]);
+        }
 
         let key = {
             let mut k = KeyBuilder::new();
@@ -221,6 +226,12 @@ impl Toolkit {
             .collect::<Vec<_>>()
             .join(" ")
     }
+}
+
+/// Whether nvcc takes `file` as CUDA by its extension (`.cu`); other names need `-x cu`.
+pub fn is_cu_file(file: &Path) -> bool {
+    file.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("cu"))
 }
 
 /// Runs `cmd` (shell-quoted as `command` for the error) with no standard input and waits for

@@ -369,14 +369,16 @@ fn load_entry(
     }
     let demangled = warpscope_ptx::demangle(&entry.name);
     let mut types = param_types(&demangled);
-    // Parameter names come from the CUDA source: the request's, or for a .ptx file the
-    // first `.file` that is a CUDA source found here.
+    // Parameter names come from the CUDA source: the request's, else (a .ptx file, or a
+    // kernel declared in a header the source includes) the first `.file` that is a CUDA
+    // source or header found here and declares the kernel.
     let mut declared = Vec::new();
     if !crate::is_ptx_file(&req.file) {
         declared = source_params(&req.source, &req.kernel, prog.params.len());
-    } else {
+    }
+    if declared.is_empty() {
         for (_, f) in &prog.files {
-            if !(f.ends_with(".cu") || f.ends_with(".cuh")) {
+            if !crate::load::is_cuda_source_name(f) {
                 continue;
             }
             if let Some(text) = find_source(f).and_then(|p| std::fs::read_to_string(p).ok()) {

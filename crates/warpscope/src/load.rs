@@ -151,6 +151,15 @@ pub(crate) fn is_ptx_file(file: &str) -> bool {
     file.to_ascii_lowercase().ends_with(".ptx")
 }
 
+/// Whether `file` names CUDA source by its extension: `.cu`, or a header that holds kernels
+/// (`.cuh`, `.h`, `.hpp`, `.inc`), compiled as CUDA.
+pub(crate) fn is_cuda_source_name(file: &str) -> bool {
+    let lower = file.to_ascii_lowercase();
+    [".cu", ".cuh", ".h", ".hpp", ".inc"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+}
+
 /// The kernel of `req` (a `.cu`, or a `.ptx`) through the compiled path: nvcc, else NVRTC
 /// (feature `cuda`), for the CCs of `req` (default: 9.0). For `warpscope run`/`verify`, which
 /// size real buffers from what the executor touched.
