@@ -76,6 +76,8 @@ struct Spec {
     #[serde(default)]
     no_sass: bool,
     #[serde(default)]
+    nvcc_flags: Vec<String>,
+    #[serde(default)]
     dynamic_smem: u64,
     #[serde(default)]
     max_steps: Option<u64>,
@@ -180,6 +182,7 @@ fn request(spec: &Spec) -> Result<AnalyzeRequest> {
         std: spec.std.clone(),
         opt_level: spec.opt_level.clone(),
         no_sass: spec.no_sass,
+        nvcc_flags: spec.nvcc_flags.clone(),
     };
     req.config = Config {
         l1: match spec.l1.as_deref().unwrap_or("default") {

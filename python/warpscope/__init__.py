@@ -282,6 +282,7 @@ def _spec(
     gpu: Optional[str],
     profile: Optional[PathLike],
     param_names: Optional[Sequence[str]] = None,
+    nvcc_flags: Optional[Iterable[str]] = None,
 ) -> Tuple[Dict[str, Any], Optional[Tuple[str, str]]]:
     """The native launch description, and (temporary path, shown name) for a source
     string."""
@@ -382,6 +383,10 @@ def _spec(
         spec["std"] = str(std)
     if opt_level is not None:
         spec["opt_level"] = str(opt_level)
+    if nvcc_flags is not None:
+        if isinstance(nvcc_flags, str):
+            raise InputError(f"nvcc_flags={nvcc_flags!r}: give a list of arguments, e.g. ['-maxrregcount=32']")
+        spec["nvcc_flags"] = [str(f) for f in nvcc_flags]
     spec["no_sass"] = bool(no_sass)
     spec["dynamic_smem"] = int(dynamic_smem)
     if max_steps is not None:
@@ -883,6 +888,7 @@ def analyze(
     smem_bank_size: int = 4,
     gpu: Optional[str] = None,
     profile: Optional[PathLike] = None,
+    nvcc_flags: Optional[Iterable[str]] = None,
 ) -> Result:
     """Analyzes one launch of a CUDA kernel: ``warpscope analyze`` as a function.
 
@@ -905,7 +911,8 @@ def analyze(
     parameter name, as the CLI's ``--tensor-map``/``--texture`` values. ``frontend``:
     ``"auto"`` (compiled with nvcc when found, else the source interpreter), ``"ptx"`` or
     ``"source"``. The other options are the CLI's flags of the same names
-    (``sample_blocks``: blocks, or a fraction of the grid as a float).
+    (``sample_blocks``: blocks, or a fraction of the grid as a float; ``nvcc_flags``: a
+    list of further nvcc arguments, ``["-maxrregcount=32", "--use_fast_math"]``).
 
     Raises :class:`InputError`, :class:`CompileError`, :class:`LaunchError` (all
     :class:`Error`), with the CLI's message and the file, line and column it names.
@@ -915,7 +922,7 @@ def analyze(
         defines=defines, tensor_maps=tensor_maps, textures=textures, frontend=frontend, source=source, path=path,
         file=file, include_dirs=include_dirs, nvcc=nvcc, std=std, opt_level=opt_level, no_sass=no_sass,
         dynamic_smem=dynamic_smem, max_steps=max_steps, max_memory=max_memory, sample_blocks=sample_blocks, l1=l1,
-        smem_bank_size=smem_bank_size, gpu=gpu, profile=profile,
+        smem_bank_size=smem_bank_size, gpu=gpu, profile=profile, nvcc_flags=nvcc_flags,
     )
     return _analyze_spec(spec, rename)
 

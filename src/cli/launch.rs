@@ -129,6 +129,11 @@ pub struct LaunchArgs {
     /// Optimization level for the compiler (nvcc's default is 3).
     #[arg(short = 'O', value_name = "LEVEL")]
     opt_level: Option<String>,
+    /// A further nvcc argument, passed as it is (repeatable): --nvcc-flag=-maxrregcount=32,
+    /// --nvcc-flag=--use_fast_math, --nvcc-flag=-Xptxas=-O1. ptxas's own (-Xptxas,
+    /// -maxrregcount) also reach the SASS check.
+    #[arg(long = "nvcc-flag", value_name = "ARG", allow_hyphen_values = true)]
+    nvcc_flags: Vec<String>,
     /// Analyze the PTX as written. By default the compiled path asks ptxas (and nvdisasm)
     /// what it made of the PTX and costs loads and stores it merged into one wider SASS
     /// instruction (LDS.128 from four ld.shared.f32) as that instruction.
@@ -410,6 +415,7 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
         std: l.std.clone(),
         opt_level: l.opt_level.clone(),
         no_sass: l.no_sass,
+        nvcc_flags: l.nvcc_flags.clone(),
     };
     req.config = Config {
         l1: match l.l1 {

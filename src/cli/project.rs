@@ -124,6 +124,8 @@ struct LaunchToml {
     include_dirs: Vec<String>,
     std: Option<String>,
     opt_level: Option<Scalar>,
+    #[serde(default)]
+    nvcc_flags: Vec<String>,
     frontend: Option<String>,
     nvcc: Option<String>,
     cc: Option<Ccs>,
@@ -242,7 +244,7 @@ impl Launch {
 }
 
 /// The flags of one launch that `analyze --launches` does not take (the file sets them).
-pub const LAUNCH_FLAGS: [&str; 22] = [
+pub const LAUNCH_FLAGS: [&str; 23] = [
     "file",
     "launch",
     "init",
@@ -264,6 +266,7 @@ pub const LAUNCH_FLAGS: [&str; 22] = [
     "include_dirs",
     "std",
     "opt_level",
+    "nvcc_flags",
     "sweep",
 ];
 
@@ -557,6 +560,9 @@ fn flags_of(l: &LaunchToml, base: &Path, default_cc: Option<&str>) -> Vec<String
     }
     if let Some(o) = &l.opt_level {
         flags.push(format!("-O{}", o.text()));
+    }
+    for f in &l.nvcc_flags {
+        flags.push(format!("--nvcc-flag={f}"));
     }
     if let Some(f) = &l.frontend {
         flags.push(format!("--frontend={f}"));

@@ -117,6 +117,7 @@ impl SassTools {
         ptx: &str,
         instruction_lines: &[u32],
         sm: &str,
+        options: &[String],
     ) -> Result<SassListing, ToolkitError> {
         let tagged = tag_lines(ptx, instruction_lines);
         let cache = crate::default_cache_dir().and_then(|d| Some(d.parent()?.join("sass")));
@@ -135,6 +136,9 @@ impl SassTools {
             }
             k.field("listing", b"ptxas -v report, then nvdisasm -g -c");
             k.field("sm", sm.as_bytes());
+            for o in options {
+                k.field("ptxas option", o.as_bytes());
+            }
             k.field("tagged ptx", tagged.as_bytes());
             k.finish()
         };
@@ -145,7 +149,7 @@ impl SassTools {
         {
             return Ok(listing(&text));
         }
-        let text = self.disassemble(&tagged, sm)?;
+        let text = self.disassemble(&tagged, sm, options)?;
         if let Some(dir) = &cache {
             // A failure to keep it costs only the next call's time.
             let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
@@ -158,7 +162,12 @@ impl SassTools {
 
     /// `ptxas -v -lineinfo` of `tagged`, then `nvdisasm -g -c` of the cubin: ptxas's report
     /// (each line as a `//` comment), then the disassembly.
-    fn disassemble(&self, tagged: &str, sm: &str) -> Result<String, ToolkitError> {
+    fn disassemble(
+        &self,
+        tagged: &str,
+        sm: &str,
+        options: &[String],
+    ) -> Result<String, ToolkitError> {
         let dir = tempfile::tempdir().map_err(|source| ToolkitError::Read {
             path: std::env::temp_dir(),
             source,
@@ -170,17 +179,11 @@ impl SassTools {
             source,
         })?;
         let arch = format!("-arch={sm}");
-        let report = run(
-            &self.ptxas,
-            &[
-                arch.as_ref(),
-                "-v".as_ref(),
-                "-lineinfo".as_ref(),
-                ptx_path.as_os_str(),
-                "-o".as_ref(),
-                cubin.as_os_str(),
-            ],
-        )?;
+        let mut args: Vec<&std::ffi::OsStr> =
+            vec![arch.as_ref(), "-v".as_ref(), "-lineinfo".as_ref()];
+        args.extend(options.iter().map(|o| std::ffi::OsStr::new(o.as_str())));
+        args.extend([ptx_path.as_os_str(), "-o".as_ref(), cubin.as_os_str()]);
+        let report = run(&self.ptxas, &args)?;
         let mut text: String = report.lines().map(|l| format!("// {l}\n")).collect();
         text.push_str(&run(
             &self.nvdisasm,
@@ -188,6 +191,43 @@ impl SassTools {
         )?);
         Ok(text)
     }
+}
+
+/// The ptxas options among nvcc arguments `nvcc_flags`, for running ptxas as nvcc would:
+/// `-Xptxas A,B` / `--ptxas-options=A,B` give `A`, `B`; `-maxrregcount N` (or `=N`) gives
+/// `--maxrregcount N`. Other flags concern nvcc's own stages and give nothing.
+pub fn ptxas_options(nvcc_flags: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = nvcc_flags.iter().peekable();
+    while let Some(f) = it.next() {
+        let f = f.as_str();
+        let list = |s: &str| {
+            s.split(',')
+                .filter(|x| !x.is_empty())
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        if let Some(v) = ["-Xptxas=", "--ptxas-options=", "-Xptxas"]
+            .iter()
+            .find_map(|p| f.strip_prefix(p).filter(|v| !v.is_empty()))
+        {
+            out.extend(list(v));
+        } else if f == "-Xptxas" || f == "--ptxas-options" {
+            if let Some(v) = it.next() {
+                out.extend(list(v));
+            }
+        } else if let Some(v) = ["-maxrregcount=", "--maxrregcount="]
+            .iter()
+            .find_map(|p| f.strip_prefix(p))
+        {
+            out.extend(["--maxrregcount".to_string(), v.to_string()]);
+        } else if f == "-maxrregcount" || f == "--maxrregcount" {
+            if let Some(v) = it.next() {
+                out.extend(["--maxrregcount".to_string(), v.clone()]);
+            }
+        }
+    }
+    out
 }
 
 /// Runs `tool` with `args`; its standard output, or the error with the command line.

@@ -39,6 +39,10 @@ pub struct CompileRequest {
     pub opt_level: Option<String>,
     /// `--no-sass`: analyze the PTX as written, without applying ptxas's merges.
     pub no_sass: bool,
+    /// `--nvcc-flag`: further nvcc arguments, passed as they are (`-maxrregcount=32`,
+    /// `--use_fast_math`, `-Xptxas -O1`); those meant for ptxas also reach the SASS check's
+    /// ptxas ([`warpscope_toolkit::ptxas_options`]).
+    pub nvcc_flags: Vec<String>,
 }
 
 /// A kernel of the compiled path, ready to run.
@@ -143,7 +147,7 @@ pub fn compile_and_load(
         include_dirs: req.compile.include_dirs.clone(),
         std: req.compile.std.clone(),
         opt_level: req.compile.opt_level.clone(),
-        extra: Vec::new(),
+        extra: req.compile.nvcc_flags.clone(),
     };
     let path = Path::new(&req.file);
     // A template kernel is emitted only where it is instantiated: compile a wrapper that
@@ -360,7 +364,8 @@ fn load_entry(
                     |_| "sm_90".to_string(),
                     |a| tk.target_for_cc(a.cc.major as u32, a.cc.minor as u32).sm,
                 );
-                notes.extend(crate::sass::check(&mut prog, ptx, &module, tk, &sm));
+                let ptxas = warpscope_toolkit::ptxas_options(&req.compile.nvcc_flags);
+                notes.extend(crate::sass::check(&mut prog, ptx, &module, tk, &sm, &ptxas));
             }
             None => notes.push(
                 "SASS not checked (figures for the PTX as written; ptxas may merge loads): no CUDA toolkit found for ptxas and nvdisasm".to_string(),

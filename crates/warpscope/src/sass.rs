@@ -19,6 +19,7 @@ pub fn check(
     module: &Module,
     tk: &Toolkit,
     sm: &str,
+    ptxas_options: &[String],
 ) -> Option<String> {
     let tools = match tk.sass_tools() {
         Ok(t) => t,
@@ -41,7 +42,7 @@ pub fn check(
         .find(|t| t.starts_with("sm_"))
         .filter(|t| t.ends_with('a') || t.ends_with('f'));
     let sm = own.map_or(sm, String::as_str);
-    let mem = match tools.memory(ptx, &lines, sm) {
+    let mem = match tools.memory(ptx, &lines, sm, ptxas_options) {
         Ok(m) => m,
         Err(e) => {
             let first = e.to_string();
