@@ -89,3 +89,83 @@ fn a_header_is_compiled_as_cuda() {
     assert!(out.contains("ld.global.f32"), "{out}");
     assert!(out.contains("kernels.cuh:12:"), "{out}");
 }
+
+/// `--kernel all`: every launch of main.cu's host code, each with its own constants.
+#[test]
+fn kernel_all_analyzes_every_launch_of_the_host_code() {
+    if !compiler() {
+        return;
+    }
+    let (ok, out, err) = warpscope(&[
+        "analyze", MAIN, "--kernel", "all", "--cc", "9.0", "--format", "json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let kernels = v["kernels"].as_array().unwrap();
+    let names: Vec<&str> = kernels
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "scale<float> (launch 0, tests/kernels/project/main.cu:10:5)",
+            "copy (launch 1, tests/kernels/project/main.cu:11:5)"
+        ]
+    );
+    // copy: 4,194,304 floats in and out, 131,072 requests and 524,288 sectors each way.
+    assert_eq!(
+        sites(&kernels[1]["analysis"]),
+        vec![
+            (12, "load".into(), 131_072, 524_288),
+            (12, "store".into(), 131_072, 524_288)
+        ]
+    );
+    // A glob picks by name; templates match by their name alone.
+    let (ok, out, err) = warpscope(&["analyze", MAIN, "--kernel", "sc*", "--cc", "9.0", "-q"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("== kernel scale<float> (launch 0"), "{out}");
+    assert!(!out.contains("== kernel copy"), "{out}");
+}
+
+/// With --grid and --block, a glob analyzes every kernel of the file it matches, launch or
+/// not; no match lists the kernels there are.
+#[test]
+fn kernel_glob_with_a_full_launch_takes_every_matching_kernel() {
+    let args = [
+        "analyze",
+        "examples/transpose.cu",
+        "--kernel",
+        "transpose_*",
+        "--grid",
+        "32,32",
+        "--block",
+        "32,8",
+        "--arg",
+        "width=1024",
+        "--arg",
+        "height=1024",
+        "--cc",
+        "9.0",
+        "-q",
+    ];
+    let (ok, out, err) = warpscope(&args);
+    assert!(ok, "{err}");
+    let headings: Vec<&str> = out.lines().filter(|l| l.starts_with("== kernel")).collect();
+    assert_eq!(
+        headings,
+        [
+            "== kernel transpose_coalesced ==",
+            "== kernel transpose_naive ==",
+            "== kernel transpose_no_bank_conflicts =="
+        ]
+    );
+    let mut none = args.to_vec();
+    none[3] = "nothing*";
+    let (ok, _, err) = warpscope(&none);
+    assert!(!ok);
+    assert!(
+        err.contains("no kernel of examples/transpose.cu matches (there are: copy_tiles, transpose_coalesced, transpose_naive, transpose_no_bank_conflicts)"),
+        "{err}"
+    );
+}

@@ -10,9 +10,7 @@ use warpscope::report::{SweepOutput, Versioned};
 #[derive(clap::Args)]
 #[command(
     mut_arg("file", |a| a.required_unless_present_any(["expr", "launches"])),
-    mut_arg("kernel", |a| a.required_unless_present_any(["expr", "launch", "launches"])),
-    mut_arg("grid", |a| a.required_unless_present_any(["expr", "launch", "launches"])),
-    mut_arg("block", |a| a.required_unless_present_any(["expr", "launch", "launches"]))
+    mut_arg("kernel", |a| a.required_unless_present_any(["expr", "launch", "launches"]))
 )]
 pub struct AnalyzeArgs {
     #[command(flatten)]
@@ -54,6 +52,13 @@ pub fn analyze(a: AnalyzeArgs) -> Result<()> {
         let profile = a.profile.as_deref().map(std::path::Path::new);
         let gpu = a.gpu.as_deref().map(|g| (g, profile));
         return project::analyze_all(path, &a.only, gpu, a.format);
+    }
+    if let Some(many) = super::launch::kernel_selection(&a.launch)? {
+        anyhow::ensure!(
+            a.sweep.is_none() && a.gpu.is_none(),
+            "--kernel all (or a glob) analyzes each kernel once: give one kernel for --sweep or --gpu"
+        );
+        return analyze_many(&many, a.format);
     }
     let sweep = a.sweep.as_deref().map(quick::Sweep::parse).transpose()?;
     let mut job = job(&a.launch, sweep.as_ref().zip(a.sweep.as_deref()))?;
@@ -116,6 +121,58 @@ pub fn analyze(a: AnalyzeArgs) -> Result<()> {
     }
     super::emit_notes(&notes);
     shown
+}
+
+/// `--kernel all|GLOB`: each selected launch analyzed in turn, as tables under a
+/// `== kernel NAME ==` heading, JSON `{"kernels": [{"name", "analysis"}, ...]}`, or CSV with a
+/// leading `selected` column (the heading name).
+fn analyze_many(many: &[(String, LaunchArgs)], format: AnalyzeFormat) -> Result<()> {
+    let mut done = Vec::with_capacity(many.len());
+    for (name, l) in many {
+        let job = job(l, None)?;
+        let analysis = job
+            .analyze(&job.req)
+            .with_context(|| format!("kernel {name}"))?;
+        if let AnalyzeFormat::Table = format {
+            let color = std::io::stdout().is_terminal();
+            let width = warpscope::report::table_width();
+            let sep = if done.is_empty() { "" } else { "\n" };
+            emit(
+                None,
+                &format!(
+                    "{sep}== kernel {name} ==\n{}",
+                    warpscope::report::render_table_fit(&analysis, color, width)
+                ),
+            )?;
+            super::emit_notes(&analysis.notes);
+        }
+        done.push((name.clone(), analysis));
+    }
+    match format {
+        AnalyzeFormat::Table => Ok(()),
+        AnalyzeFormat::Json => {
+            #[derive(serde::Serialize)]
+            struct Named<'a> {
+                name: &'a str,
+                analysis: &'a warpscope::report::Analysis,
+            }
+            let kernels: Vec<Named> = done
+                .iter()
+                .map(|(name, analysis)| Named { name, analysis })
+                .collect();
+            emit(None, &json(&serde_json::json!({ "kernels": kernels }))?)
+        }
+        AnalyzeFormat::Csv => {
+            let labeled: Vec<(Vec<String>, &warpscope::report::Analysis)> = done
+                .iter()
+                .map(|(name, a)| (vec![name.clone()], a))
+                .collect();
+            emit(
+                None,
+                &warpscope::report::render_labeled_csv(&["selected"], &labeled)?,
+            )
+        }
+    }
 }
 
 /// Pretty JSON with a final newline.

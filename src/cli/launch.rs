@@ -8,7 +8,7 @@ use warpscope::AnalyzeRequest;
 
 /// The launch: the kernel (a file's or an -e pattern's), its configuration and the
 /// architectures, shared by `analyze` and `explain`.
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct LaunchArgs {
     /// The CUDA source file (.cu); or give a pattern with -e.
     #[arg(required_unless_present = "expr", conflicts_with = "expr")]
@@ -19,7 +19,10 @@ pub struct LaunchArgs {
     /// parameters (--arg, --sweep).
     #[arg(short = 'e', long = "expr", value_name = "EXPR")]
     expr: Option<String>,
-    /// Kernel name; a template with its arguments, e.g. 'stride<float>' (with a FILE).
+    /// Kernel name; a template with its arguments, e.g. 'stride<float>' (with a FILE). `all`,
+    /// or a glob ('transpose*'): every kernel of the FILE that has a launch in its host code
+    /// (`warpscope launches`), or with --grid and --block given, every kernel the glob
+    /// matches, each analyzed in turn.
     #[arg(long, required_unless_present_any = ["expr", "launch"], conflicts_with = "expr")]
     kernel: Option<String>,
     /// The launch N (0-based) of the FILE's host code, as `warpscope launches FILE` lists
@@ -27,11 +30,13 @@ pub struct LaunchArgs {
     /// override them, and what is not a compile-time constant must be given.
     #[arg(long, value_name = "N", conflicts_with = "expr", requires = "file")]
     launch: Option<usize>,
-    /// Grid dimensions X[,Y[,Z]] (blocks; with -e the default is 1).
-    #[arg(long, required_unless_present_any = ["expr", "launch"])]
+    /// Grid dimensions X[,Y[,Z]] (blocks; with -e the default is 1). Required with --kernel
+    /// NAME; --launch N takes the host code's.
+    #[arg(long)]
     grid: Option<String>,
-    /// Block dimensions X[,Y[,Z]] (threads; with -e the default is 32: one warp).
-    #[arg(long, required_unless_present_any = ["expr", "launch"])]
+    /// Block dimensions X[,Y[,Z]] (threads; with -e the default is 32: one warp). Required
+    /// with --kernel NAME; --launch N takes the host code's.
+    #[arg(long)]
     block: Option<String>,
     /// Scalar kernel parameter NAME=VALUE (repeatable); a struct passed by value takes its
     /// fields as NAME.FIELD=VALUE (fields not given are 0).
@@ -250,6 +255,89 @@ pub fn pairs(v: &[String], flag: &str) -> Result<Vec<(String, String)>> {
 }
 
 /// A request built from the command line, and the -e pattern it came from, if any.
+/// Whether `kernel` (a --kernel value) selects several kernels: `all` or a glob.
+pub fn selects_many(kernel: &str) -> bool {
+    kernel == "all" || kernel.contains(['*', '?', '['])
+}
+
+/// The launches `--kernel all|GLOB` selects in `l`'s file, each as its own launch flags and
+/// a name for its heading: with --grid and --block given, every kernel of the file the glob
+/// matches (templates, which need their arguments, left out); else every launch of the host
+/// code whose kernel matches, as `--launch N`. `None` when `l` names one kernel.
+///
+/// Errors: an invalid glob; a file that cannot be read or parsed; no kernel matching (the
+/// error lists the kernels and launches there are).
+pub fn kernel_selection(l: &LaunchArgs) -> Result<Option<Vec<(String, LaunchArgs)>>> {
+    let (Some(kernel), Some(file)) = (&l.kernel, &l.file) else {
+        return Ok(None);
+    };
+    if !selects_many(kernel) {
+        return Ok(None);
+    }
+    let pattern = if kernel == "all" {
+        "*"
+    } else {
+        kernel.as_str()
+    };
+    let glob = glob::Pattern::new(pattern)
+        .map_err(|e| anyhow::anyhow!("--kernel {kernel}: not a glob pattern: {e}"))?;
+    // A template matches by its name alone too ('scale*' takes scale<float>).
+    let matches =
+        |name: &str| glob.matches(name) || glob.matches(name.split('<').next().unwrap_or(name));
+    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {file}"))?;
+    let ptx = file.to_ascii_lowercase().ends_with(".ptx");
+    let mut chosen = Vec::new();
+    let mut there = Vec::new();
+    if l.grid.is_some() && l.block.is_some() {
+        for name in warpscope::kernels_of(file, &text, &l.defines)? {
+            there.push(name.clone());
+            // A template's generic declaration (`k<T>`) cannot run without its arguments.
+            if matches(&name) && !name.contains('<') {
+                let mut one = l.clone();
+                one.kernel = Some(name.clone());
+                one.launch = None;
+                chosen.push((name, one));
+            }
+        }
+    } else if !ptx {
+        let list = warpscope::cuda::host_launches(file, &text, &l.defines)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        for (i, h) in list.iter().enumerate() {
+            there.push(format!("{} (launch {i})", h.kernel));
+            if matches(&h.kernel) {
+                let mut one = l.clone();
+                one.kernel = None;
+                one.launch = Some(i);
+                chosen.push((
+                    format!("{} (launch {i}, {file}:{}:{})", h.kernel, h.line, h.column),
+                    one,
+                ));
+            }
+        }
+    }
+    if chosen.is_empty() {
+        let what = if l.grid.is_some() && l.block.is_some() {
+            "kernel"
+        } else {
+            "host-code launch"
+        };
+        bail!(
+            "--kernel {kernel}: no {what} of {file} matches ({}); {}",
+            if there.is_empty() {
+                "it has none".to_string()
+            } else {
+                format!("there are: {}", there.join(", "))
+            },
+            if l.grid.is_some() && l.block.is_some() {
+                "give another pattern"
+            } else {
+                "give --grid and --block (and --arg) to analyze kernels with no launch in the file"
+            }
+        );
+    }
+    Ok(Some(chosen))
+}
+
 pub struct Job {
     pub quick: Option<quick::Quick>,
     pub req: AnalyzeRequest,
@@ -285,6 +373,19 @@ impl Job {
 /// Builds the request of `l`, checking that the names given to --arg (for -e) and to
 /// `sweep` are scalar parameters.
 pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> {
+    if l.expr.is_none() && l.launch.is_none() {
+        let missing: Vec<&str> = [("--grid", l.grid.is_none()), ("--block", l.block.is_none())]
+            .iter()
+            .filter(|(_, m)| *m)
+            .map(|(f, _)| *f)
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "give {} with --kernel (or --launch N to take a launch of the file's host code: `warpscope launches FILE` lists them)",
+                missing.join(" and ")
+            );
+        }
+    }
     // The kernel: a file's, or the one generated from the -e pattern.
     let (quick, file, source, kernel) = match (&l.expr, &l.file, &l.kernel) {
         (Some(e), _, _) => {

@@ -47,8 +47,8 @@ pub mod sweep;
 
 pub use compiled::{CompileRequest, Frontend};
 pub use explain::{explain, ExplainRequest, SiteSelector};
-pub use load::load_compiled;
 use load::{is_ptx_file, prepare, sample_of};
+pub use load::{kernels_of, load_compiled};
 use run::analyze_prepared;
 pub use warpscope_cuda as cuda;
 pub use warpscope_init as init;

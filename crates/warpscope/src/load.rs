@@ -151,6 +151,29 @@ pub(crate) fn is_ptx_file(file: &str) -> bool {
     file.to_ascii_lowercase().ends_with(".ptx")
 }
 
+/// The kernels of `file` (its contents `text`): a PTX file's `.entry` functions, demangled
+/// without their parameter list (`offset<float>`); a CUDA file's `__global__` functions as the
+/// source front end reads them, `defines` applied (templates as `name<T>`).
+///
+/// Errors: PTX that does not parse, CUDA source the front end cannot read (file:line:col).
+pub fn kernels_of(file: &str, text: &str, defines: &[String]) -> Result<Vec<String>> {
+    if is_ptx_file(file) {
+        let module = warpscope_ptx::parse(text).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+        return Ok(module
+            .functions
+            .iter()
+            .filter(|f| f.is_entry)
+            .map(|f| {
+                let d = warpscope_ptx::demangle(&f.name);
+                d.split('(').next().unwrap_or(&d).to_string()
+            })
+            .collect());
+    }
+    warpscope_cuda::Source::parse(file, text, defines)
+        .and_then(|s| s.kernels())
+        .map_err(|e| anyhow::anyhow!("{e}"))
+}
+
 /// Whether `file` names CUDA source by its extension: `.cu`, or a header that holds kernels
 /// (`.cuh`, `.h`, `.hpp`, `.inc`), compiled as CUDA.
 pub(crate) fn is_cuda_source_name(file: &str) -> bool {
