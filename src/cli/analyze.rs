@@ -2,7 +2,7 @@
 
 use super::launch::{job, LaunchArgs};
 use super::{emit, project, quick};
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use std::io::IsTerminal;
 use warpscope::report::{SweepOutput, Versioned};
@@ -38,6 +38,10 @@ pub struct AnalyzeArgs {
     /// row per site and CC, with Nsight Compute's metric names as extra columns).
     #[arg(long, value_enum, default_value_t = AnalyzeFormat::Table)]
     format: AnalyzeFormat,
+    /// Analyze again whenever the file, a header or PTX beside it, or a file in an -I folder
+    /// changes (until Ctrl-C); an error is shown and the watch goes on.
+    #[arg(long, conflicts_with = "launches")]
+    watch: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -48,6 +52,81 @@ pub enum AnalyzeFormat {
 }
 
 pub fn analyze(a: AnalyzeArgs) -> Result<()> {
+    if a.watch {
+        return watch(&a);
+    }
+    analyze_once(&a)
+}
+
+/// Extensions whose change re-runs a `--watch`: CUDA sources and headers, PTX, data files.
+const WATCHED: [&str; 10] = [
+    "cu", "cuh", "h", "hpp", "hh", "inc", "ptx", "npy", "bin", "toml",
+];
+
+/// `--watch`: the analysis, then again after each change of a watched file (changes within
+/// 300 ms of the first count once; reads, which the analysis itself makes, do not count),
+/// until the process is stopped.
+fn watch(a: &AnalyzeArgs) -> Result<()> {
+    use notify::{event::ModifyKind, EventKind, RecursiveMode, Watcher};
+    let file = a
+        .launch
+        .file()
+        .ok_or_else(|| anyhow::anyhow!("--watch needs a FILE to watch"))?;
+    let folder = std::path::Path::new(file)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."))
+        .to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut watcher =
+        notify::recommended_watcher(tx).context("--watch: cannot watch files on this system")?;
+    for dir in std::iter::once(&folder).chain(a.launch.include_dirs()) {
+        watcher
+            .watch(dir, RecursiveMode::NonRecursive)
+            .with_context(|| format!("--watch: cannot watch {}", dir.display()))?;
+    }
+    let watched = |e: &notify::Event| {
+        let written = matches!(
+            e.kind,
+            EventKind::Create(_)
+                | EventKind::Remove(_)
+                | EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Name(_) | ModifyKind::Any)
+        );
+        let path = e.paths.iter().find(|p| {
+            p.extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| WATCHED.contains(&x.to_ascii_lowercase().as_str()))
+        });
+        path.filter(|_| written).cloned()
+    };
+    loop {
+        if let Err(e) = analyze_once(a) {
+            eprintln!("error: {e:#}");
+        }
+        if !super::quiet() {
+            eprintln!("watching {} for changes (Ctrl-C to stop)", folder.display());
+        }
+        let changed = loop {
+            match rx.recv() {
+                Ok(Ok(e)) => {
+                    if let Some(p) = watched(&e) {
+                        break p;
+                    }
+                }
+                Ok(Err(e)) => bail!("--watch: {e}"),
+                Err(_) => return Ok(()),
+            }
+        };
+        // The rest of an editor's save (truncate, write, rename) counts as this change.
+        while rx
+            .recv_timeout(std::time::Duration::from_millis(300))
+            .is_ok()
+        {}
+        println!("\n── {} changed: analyzing again ──", changed.display());
+    }
+}
+
+fn analyze_once(a: &AnalyzeArgs) -> Result<()> {
     if let Some(path) = &a.launches {
         let profile = a.profile.as_deref().map(std::path::Path::new);
         let gpu = a.gpu.as_deref().map(|g| (g, profile));

@@ -255,6 +255,18 @@ pub fn pairs(v: &[String], flag: &str) -> Result<Vec<(String, String)>> {
 }
 
 /// A request built from the command line, and the -e pattern it came from, if any.
+impl LaunchArgs {
+    /// The kernel's file, when one is given (not -e).
+    pub fn file(&self) -> Option<&str> {
+        self.file.as_deref()
+    }
+
+    /// The -I folders.
+    pub fn include_dirs(&self) -> &[std::path::PathBuf] {
+        &self.include_dirs
+    }
+}
+
 /// Whether `kernel` (a --kernel value) selects several kernels: `all` or a glob.
 pub fn selects_many(kernel: &str) -> bool {
     kernel == "all" || kernel.contains(['*', '?', '['])
