@@ -142,7 +142,19 @@ fn analyze_launches_gives_one_analysis_per_launch() {
         "{out}"
     );
     assert!(!out.contains("launch naive"), "{out}");
-    assert!(out.contains("262,144 tx + 1,081,344 wf"), "{out}");
+    // One total row per memory space (the tile read's 32-way conflict shows in its own).
+    let total = |space: &str| {
+        out.lines()
+            .find(|l| l.contains(" total ") && l.contains(&format!(" {space} ")))
+            .unwrap_or_else(|| panic!("no {space} total:\n{out}"))
+            .to_string()
+    };
+    assert!(total("global").contains(" 262,144 "), "{out}");
+    let shared = total("shared");
+    assert!(
+        shared.contains("1,081,344 wf") && shared.contains("1,015,808") && shared.contains("6.1%"),
+        "{shared}"
+    );
 
     let (code, _, err) = run_in(
         &dir,
