@@ -251,7 +251,9 @@ fn sarif_locates_each_violation_on_its_source_line() {
             "max_sectors_per_request",
             "min_efficiency",
             "max_wavefronts_per_request",
-            "max_total_sectors"
+            "max_total_sectors",
+            "max_excess_wavefronts",
+            "max_conflict_ways"
         ]
     );
     let results = run["results"].as_array().unwrap();
@@ -309,6 +311,36 @@ fn junit_has_a_test_case_per_budget_limit_and_a_failure() {
         .map(|c| c.name.as_str())
         .collect();
     assert_eq!(failed, ["max_sectors_per_request ≤ 4 (launch)"]);
+}
+
+/// The bank-conflict budgets: the tiled transpose's tile read is 32-way (1,048,576
+/// wavefronts for an ideal of 32,768: 1,015,808 excess), the padded one's is not.
+#[test]
+fn check_budgets_bank_conflicts_against_the_ideal() {
+    let budget = "\n[[launch.budget]]\nmax_excess_wavefronts = 0\nmax_conflict_ways = 1\n";
+    let dir = project(&format!(
+        "{}{budget}",
+        launch("tiled", "transpose_coalesced")
+    ));
+    let (code, out, err) = run_in(&dir, &["check"]);
+    assert_eq!(code, 1, "{out}{err}");
+    // The source interpreter has one row for the read; the compiled path one per copy of
+    // the unrolled loop (4), each a quarter; a violation names the worst row.
+    assert!(
+        out.contains("1015808 excess wavefronts > budget 0 (max_excess_wavefronts)")
+            || out.contains("253952 excess wavefronts > budget 0 (max_excess_wavefronts)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("32 ways (wavefronts / ideal) > budget 1 (max_conflict_ways)"),
+        "{out}"
+    );
+    let dir = project(&format!(
+        "{}{budget}",
+        launch("padded", "transpose_no_bank_conflicts")
+    ));
+    let (code, out, err) = run_in(&dir, &["check"]);
+    assert_eq!(code, 0, "{out}{err}");
 }
 
 /// `analyze --format json` of one transpose kernel, written to `dir/NAME.json`.
