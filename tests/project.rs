@@ -401,9 +401,41 @@ fn diff_of_the_naive_and_the_tiled_transpose() {
     assert!(has("added", 59, "load", "shared"), "{cc}");
     assert!(has("added", 52, "store", "shared"), "{cc}");
 
+    // Totals per memory space: global 22.2 % → 100 %; shared new, its 32-way tile read
+    // making it 65,536 ideal ÷ 1,081,344 wavefronts. Over every space: no efficiency.
+    assert_eq!(
+        cc["old_total"]["efficiency_percent"],
+        serde_json::Value::Null
+    );
+    let spaces = cc["spaces"].as_array().unwrap();
+    let names: Vec<&str> = spaces
+        .iter()
+        .map(|t| t["space"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["global", "shared"]);
+    assert_eq!(spaces[1]["new"]["ideal_wavefronts"], 65_536);
+    assert_eq!(spaces[1]["change"]["excess_wavefronts"], 1_015_808);
+    let e = spaces[1]["new"]["efficiency_percent"].as_f64().unwrap();
+    assert!((e - 100.0 * 65_536.0 / 1_081_344.0).abs() < 1e-9, "{e}");
+    assert_eq!(
+        spaces[1]["old"]["efficiency_percent"],
+        serde_json::Value::Null
+    );
+    assert_eq!(spaces[0]["new"]["efficiency_percent"], 100.0);
+
     let (_, table, _) = run_in(&dir, &["diff", &naive, &tiled]);
     assert!(table.contains("1,179,648 → 262,144 (−917,504)"), "{table}");
     assert!(table.contains("0 → 1,081,344 (+1,081,344)"), "{table}");
+    let shared_total = table
+        .lines()
+        .find(|l| l.contains(" total ") && l.contains(" shared "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(shared_total.contains("– → 6.1%"), "{shared_total}");
+    let global_total = table
+        .lines()
+        .find(|l| l.contains(" total ") && l.contains(" global "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(global_total.contains("22.2% → 100.0%"), "{global_total}");
 
     // The tiled kernel trades sectors for wavefronts and requests: watching sectors only,
     // naive → tiled passes and tiled → naive regresses.
