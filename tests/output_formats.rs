@@ -91,8 +91,17 @@ fn csv_has_a_row_per_site_and_cc_with_ncu_metric_columns() {
     ] {
         assert!(header.iter().any(|h| h == m), "no column {m}");
     }
-    // 2 sites × 2 CCs, site by site.
-    assert_eq!(rows.len(), 4);
+    // 2 sites × 2 CCs, site by site; then a total row per CC for its one space, global.
+    assert_eq!(rows.len(), 6);
+    let totals: Vec<(&str, &str, &str)> = rows[4..]
+        .iter()
+        .map(|r| (r["site"].as_str(), r["space"].as_str(), r["cc"].as_str()))
+        .collect();
+    assert_eq!(
+        totals,
+        [("total", "global", "2.0"), ("total", "global", "9.0")]
+    );
+    let rows = &rows[..4];
     let sites: Vec<(&str, &str, &str)> = rows
         .iter()
         .map(|r| (r["site"].as_str(), r["op"].as_str(), r["cc"].as_str()))
@@ -133,7 +142,7 @@ fn csv_has_a_row_per_site_and_cc_with_ncu_metric_columns() {
     );
     // Nsight Compute does not profile 2.0: no metric cell is filled.
     let metric_cells = |r: &HashMap<String, String>| {
-        header[21..]
+        header[26..]
             .iter()
             .filter(|h| !r[h.as_str()].is_empty())
             .count()
@@ -201,7 +210,7 @@ fn csv_metric_columns_equal_ncu_on_the_h100_histogram() {
         ("8192", "32768")
     );
     assert!(
-        header[21..].iter().all(|h| g[h.as_str()].is_empty()),
+        header[26..].iter().all(|h| g[h.as_str()].is_empty()),
         "{g:?}"
     );
 }
@@ -222,11 +231,28 @@ fn sweep_csv_has_parameter_and_value_columns() {
     ]);
     let (header, rows) = csv_rows(&out);
     assert_eq!(header[..3], ["parameter", "value", "kernel"]);
-    let got: Vec<(&str, &str)> = rows
+    let got: Vec<(&str, &str, &str)> = rows
         .iter()
-        .map(|r| (r["value"].as_str(), r["sectors"].as_str()))
+        .map(|r| {
+            (
+                r["value"].as_str(),
+                r["site"].as_str(),
+                r["sectors"].as_str(),
+            )
+        })
         .collect();
-    assert_eq!(got, [("1", "4"), ("2", "8"), ("3", "12")]);
+    // Each value: the access, then the total of its space.
+    assert_eq!(
+        got,
+        [
+            ("1", "0", "4"),
+            ("1", "total", "4"),
+            ("2", "0", "8"),
+            ("2", "total", "8"),
+            ("3", "0", "12"),
+            ("3", "total", "12")
+        ]
+    );
     assert!(rows.iter().all(|r| r["parameter"] == "s"));
 }
 
@@ -371,7 +397,7 @@ fn tables_fit_columns_stacked_per_cc() {
         .join("\n");
     assert!(cc10.contains("16,384"), "{cc10}");
     // Wide enough: the full table.
-    assert_eq!(with_columns(&args, Some("400")), full);
+    assert_eq!(with_columns(&args, Some("500")), full);
     // The sweep table too.
     let sweep = [
         "analyze",

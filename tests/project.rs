@@ -142,7 +142,19 @@ fn analyze_launches_gives_one_analysis_per_launch() {
         "{out}"
     );
     assert!(!out.contains("launch naive"), "{out}");
-    assert!(out.contains("262,144 tx + 1,081,344 wf"), "{out}");
+    // One total row per memory space (the tile read's 32-way conflict shows in its own).
+    let total = |space: &str| {
+        out.lines()
+            .find(|l| l.contains(" total ") && l.contains(&format!(" {space} ")))
+            .unwrap_or_else(|| panic!("no {space} total:\n{out}"))
+            .to_string()
+    };
+    assert!(total("global").contains(" 262,144 "), "{out}");
+    let shared = total("shared");
+    assert!(
+        shared.contains("1,081,344 wf") && shared.contains("1,015,808") && shared.contains("6.1%"),
+        "{shared}"
+    );
 
     let (code, _, err) = run_in(
         &dir,
@@ -253,7 +265,9 @@ fn sarif_locates_each_violation_on_its_source_line() {
             "max_sectors_per_request",
             "min_efficiency",
             "max_wavefronts_per_request",
-            "max_total_sectors"
+            "max_total_sectors",
+            "max_excess_wavefronts",
+            "max_conflict_ways"
         ]
     );
     let results = run["results"].as_array().unwrap();
@@ -311,6 +325,36 @@ fn junit_has_a_test_case_per_budget_limit_and_a_failure() {
         .map(|c| c.name.as_str())
         .collect();
     assert_eq!(failed, ["max_sectors_per_request ≤ 4 (launch)"]);
+}
+
+/// The bank-conflict budgets: the tiled transpose's tile read is 32-way (1,048,576
+/// wavefronts for an ideal of 32,768: 1,015,808 excess), the padded one's is not.
+#[test]
+fn check_budgets_bank_conflicts_against_the_ideal() {
+    let budget = "\n[[launch.budget]]\nmax_excess_wavefronts = 0\nmax_conflict_ways = 1\n";
+    let dir = project(&format!(
+        "{}{budget}",
+        launch("tiled", "transpose_coalesced")
+    ));
+    let (code, out, err) = run_in(&dir, &["check"]);
+    assert_eq!(code, 1, "{out}{err}");
+    // The source interpreter has one row for the read; the compiled path one per copy of
+    // the unrolled loop (4), each a quarter; a violation names the worst row.
+    assert!(
+        out.contains("1015808 excess wavefronts > budget 0 (max_excess_wavefronts)")
+            || out.contains("253952 excess wavefronts > budget 0 (max_excess_wavefronts)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("32 ways (wavefronts / ideal) > budget 1 (max_conflict_ways)"),
+        "{out}"
+    );
+    let dir = project(&format!(
+        "{}{budget}",
+        launch("padded", "transpose_no_bank_conflicts")
+    ));
+    let (code, out, err) = run_in(&dir, &["check"]);
+    assert_eq!(code, 0, "{out}{err}");
 }
 
 /// `analyze --format json` of one transpose kernel, written to `dir/NAME.json`.
@@ -371,9 +415,41 @@ fn diff_of_the_naive_and_the_tiled_transpose() {
     assert!(has("added", 59, "load", "shared"), "{cc}");
     assert!(has("added", 52, "store", "shared"), "{cc}");
 
+    // Totals per memory space: global 22.2 % → 100 %; shared new, its 32-way tile read
+    // making it 65,536 ideal ÷ 1,081,344 wavefronts. Over every space: no efficiency.
+    assert_eq!(
+        cc["old_total"]["efficiency_percent"],
+        serde_json::Value::Null
+    );
+    let spaces = cc["spaces"].as_array().unwrap();
+    let names: Vec<&str> = spaces
+        .iter()
+        .map(|t| t["space"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["global", "shared"]);
+    assert_eq!(spaces[1]["new"]["ideal_wavefronts"], 65_536);
+    assert_eq!(spaces[1]["change"]["excess_wavefronts"], 1_015_808);
+    let e = spaces[1]["new"]["efficiency_percent"].as_f64().unwrap();
+    assert!((e - 100.0 * 65_536.0 / 1_081_344.0).abs() < 1e-9, "{e}");
+    assert_eq!(
+        spaces[1]["old"]["efficiency_percent"],
+        serde_json::Value::Null
+    );
+    assert_eq!(spaces[0]["new"]["efficiency_percent"], 100.0);
+
     let (_, table, _) = run_in(&dir, &["diff", &naive, &tiled]);
     assert!(table.contains("1,179,648 → 262,144 (−917,504)"), "{table}");
     assert!(table.contains("0 → 1,081,344 (+1,081,344)"), "{table}");
+    let shared_total = table
+        .lines()
+        .find(|l| l.contains(" total ") && l.contains(" shared "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(shared_total.contains("– → 6.1%"), "{shared_total}");
+    let global_total = table
+        .lines()
+        .find(|l| l.contains(" total ") && l.contains(" global "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(global_total.contains("22.2% → 100.0%"), "{global_total}");
 
     // The tiled kernel trades sectors for wavefronts and requests: watching sectors only,
     // naive → tiled passes and tiled → naive regresses.

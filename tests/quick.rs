@@ -212,14 +212,18 @@ fn harris_offset_sweep() {
 fn sweep_table_has_one_row_per_value() {
     let (ok, out, err) = run(&["-e", OFFSET, "--sweep", "s=-8..8:4", "--cc", "9.0"]);
     assert!(ok, "{err}");
-    assert!(out.contains(" — -e — s = -8..8 (5 values)\n"), "{out}");
+    assert!(
+        out.contains(" — -e — s = -8..8 (5 values) — one curve per access"),
+        "{out}"
+    );
     assert!(out.contains("9.0 tx/req"), "{out}");
-    for (v, tx, per, eff) in [
-        (-8, 4, "4.00", "100.0%"),
-        (-4, 5, "5.00", "80.0%"),
-        (0, 4, "4.00", "100.0%"),
-        (4, 5, "5.00", "80.0%"),
-        (8, 4, "4.00", "100.0%"),
+    // v, requests, sectors, sectors per request, excess over the ideal 4, efficiency.
+    for (v, tx, per, excess, eff) in [
+        (-8, 4, "4.00", "0", "100.0%"),
+        (-4, 5, "5.00", "1", "80.0%"),
+        (0, 4, "4.00", "0", "100.0%"),
+        (4, 5, "5.00", "1", "80.0%"),
+        (8, 4, "4.00", "0", "100.0%"),
     ] {
         let row = out
             .lines()
@@ -227,8 +231,15 @@ fn sweep_table_has_one_row_per_value() {
             .unwrap_or_else(|| panic!("no row {v}:\n{out}"));
         let cells: Vec<&str> = row.split(['│', '┆']).map(str::trim).collect();
         assert_eq!(
-            cells[1..6],
-            [v.to_string().as_str(), "1", &tx.to_string(), per, eff]
+            cells[1..7],
+            [
+                v.to_string().as_str(),
+                "1",
+                &tx.to_string(),
+                per,
+                excess,
+                eff
+            ]
         );
     }
 }

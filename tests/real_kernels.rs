@@ -21,15 +21,26 @@ fn totals(args: &[&str], frontend: &str) -> (u64, u64) {
     let mut a = args.to_vec();
     a.extend(["--frontend", frontend, "--cc", "9.0"]);
     let v = json(&a);
-    let t = v["architectures"][0]["totals"].as_object().unwrap();
-    t.values()
-        .filter(|x| x.is_object())
-        .fold((0, 0), |(r, s), x| {
-            (
-                r + x["requests"].as_u64().unwrap_or(0),
-                s + x["sectors"].as_u64().unwrap_or(0) + x["wavefronts"].as_u64().unwrap_or(0),
-            )
-        })
+    let t = &v["architectures"][0]["totals"];
+    // The per-space totals (the per-direction ones sum the same accesses again).
+    [
+        "global",
+        "local",
+        "shared",
+        "distributed_shared",
+        "constant",
+        "texture",
+        "surface",
+    ]
+    .iter()
+    .map(|k| &t[*k])
+    .filter(|x| x.is_object())
+    .fold((0, 0), |(r, s), x| {
+        (
+            r + x["requests"].as_u64().unwrap_or(0),
+            s + x["sectors"].as_u64().unwrap_or(0) + x["wavefronts"].as_u64().unwrap_or(0),
+        )
+    })
 }
 
 /// The same figures from both front ends where nvcc keeps every access the source shows:

@@ -87,6 +87,8 @@ def test_repr_html(root):
     assert h.startswith("<div") and h.endswith("</div>")
     assert "<table" in h and "offset&lt;float&gt;" in h
     assert "163,840" in h and "9.0 req" in h and "8.0 req" in h and "80.0%" in h
+    # One total row per memory space, never one across spaces.
+    assert h.count('class="l">total global</td>') == 1 and "total shared" not in h
     assert "<script" not in h
 
 
@@ -97,9 +99,14 @@ def test_to_pandas_columns_are_the_csv(root, cli):
     header = r.to_csv().splitlines()[0].split(",")
     assert list(df.columns) == header
     assert header == cli("analyze", *HARRIS_FLAGS, "--cc", "9.0,8.0", "--format", "csv").stdout.splitlines()[0].split(",")
-    assert len(df) == 4
-    assert set(df["cc"]) == {"9.0", "8.0"}
-    assert df["sectors"].sum() == 4 * 163840
+    # Two sites x two CCs, then per CC one total row for its one space (global).
+    assert len(df) == 6
+    totals = df[df["site"] == "total"]
+    assert list(zip(totals["cc"], totals["space"])) == [("9.0", "global"), ("8.0", "global")]
+    sites = df[df["site"] != "total"]
+    assert set(sites["cc"]) == {"9.0", "8.0"}
+    assert sites["sectors"].sum() == 4 * 163840
+    assert list(totals["sectors"]) == [2 * 163840, 2 * 163840]
     load = df[(df["op"] == "load") & (df["cc"] == "9.0")].iloc[0]
     assert load["requests"] == 32768 and load["efficiency_percent"] == pytest.approx(80.0)
     assert load["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 163840

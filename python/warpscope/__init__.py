@@ -15,8 +15,11 @@ Triton kernels: :func:`warpscope.triton.analyze`.
 
 Units: ``requests``, ``transactions``, ``sectors`` and ``wavefronts`` are counts summed
 over every warp of the launch; ``sectors`` are 32-byte sectors; ``*_bytes`` are bytes;
-``width`` is bytes per lane; ``efficiency`` is a fraction from 0 to 1 (bytes requested /
-bytes moved), ``None`` where no transaction was issued (shared and constant memory).
+``width`` is bytes per lane; ``efficiency`` is a fraction (bytes requested / bytes moved;
+1 when every byte moved was requested, above 1 for a broadcast), ``None`` where no
+transaction was issued (shared and constant memory, whose JSON has
+``wavefront_efficiency``: ideal / actual wavefronts). The JSON's totals are per memory
+space and direction (``global_load``) and per memory space (``global``, ``shared``).
 """
 
 from __future__ import annotations
@@ -562,7 +565,8 @@ class Result:
 
     def to_csv(self) -> str:
         """The CSV of ``warpscope analyze --format csv``: one row per access and CC, with
-        Nsight Compute's metric names as extra columns."""
+        Nsight Compute's metric names as extra columns, then a ``total`` row per CC and
+        memory space."""
         if self._native is None:
             return self._detached["csv"]
         return _call(self._native.csv)
@@ -658,8 +662,10 @@ class Result:
 
     @property
     def totals(self) -> Dict[str, Dict[str, Dict[str, Any]]]:
-        """Sums per memory space and direction, by CC: ``totals["9.0"]["global_load"]
-        ["sectors"]`` (keys as in the JSON: global_load, global_store, shared_load, …)."""
+        """Sums per memory space and direction, and per memory space, by CC:
+        ``totals["9.0"]["global_load"]["sectors"]``, ``totals["9.0"]["shared"]
+        ["wavefront_efficiency"]`` (keys as in the JSON: global_load, global_store,
+        shared_load, …, global, local, shared, constant, …)."""
         return {a["cc"]: json.loads(json.dumps(a["totals"])) for a in self._d()["architectures"]}
 
     def by_line(self) -> List[LineSummary]:
@@ -678,9 +684,10 @@ class Result:
         return out
 
     def to_pandas(self):
-        """A ``pandas.DataFrame`` with one row per access and CC: the columns of
-        ``warpscope analyze --format csv`` (``efficiency_percent`` in percent, empty
-        Nsight Compute columns as missing values)."""
+        """A ``pandas.DataFrame`` with one row per access and CC, then one per CC and
+        memory space whose ``site`` is ``"total"`` (leave those out when summing): the
+        columns of ``warpscope analyze --format csv`` (``efficiency_percent`` in percent,
+        empty Nsight Compute columns as missing values)."""
         try:
             import pandas as pd
         except ImportError:
@@ -732,6 +739,16 @@ def _fmt(n: Any) -> str:
     return f"{n:,}"
 
 
+def _eff(c: Dict[str, Any], space: str) -> str:
+    """The table's ``eff`` of counters of one space: ideal / actual wavefronts for shared
+    memory, bytes requested / bytes moved otherwise; above 100 % (a broadcast) shown as
+    100 % marked ``*``."""
+    e = c.get("wavefront_efficiency") if space == "shared" else c.get("efficiency")
+    if e is not None and e > 1 + 1e-9:
+        return "100.0%*"
+    return _fmt(e)
+
+
 def _html_table(d: Dict[str, Any]) -> str:
     """A self-contained HTML table of an analysis (for notebooks)."""
     e = _html.escape
@@ -770,22 +787,25 @@ def _html_table(d: Dict[str, Any]) -> str:
         for a in archs:
             x = a["sites"][i]
             tds.append(f"<td>{_fmt(x['requests'])}</td><td>{_fmt(x['transactions'])}</td>"
-                       f"<td>{_fmt(x['wavefronts'])}</td><td>{_fmt(x['efficiency'])}</td>")
+                       f"<td>{_fmt(x['wavefronts'])}</td><td>{_eff(x, x['space'])}</td>")
         body.append("<tr>" + "".join(tds) + "</tr>")
-    # Totals over the sites, as the text table's last row.
-    tot = ['<td></td><td class="l">total</td><td></td>'] + (["<td></td>"] if has_ptx else []) + ["<td></td>" * 3]
-    for a in archs:
-        req = sum(x["requests"] for x in a["sites"])
-        tx = sum(x["transactions"] for x in a["sites"])
-        wf = sum(x["wavefronts"] for x in a["sites"])
-        br = sum(x["bytes_requested"] for x in a["sites"] if x["efficiency"] is not None)
-        tb = sum(x["transaction_bytes"] for x in a["sites"] if x["efficiency"] is not None)
-        tot.append(f"<td>{_fmt(req)}</td><td>{_fmt(tx)}</td><td>{_fmt(wf)}</td><td>{_fmt(br / tb if tb else None)}</td>")
-    body.append('<tr class="t">' + "".join(tot) + "</tr>")
+    # Totals per memory space, as the text table's last rows: an efficiency is never
+    # summed across spaces (shared memory's is ideal / actual wavefronts).
+    for space in ("global", "local", "shared", "distributed_shared", "constant", "texture", "surface"):
+        per = [a["totals"].get(space) for a in archs]
+        if not any(t and (t["requests"] or t["executions"]) for t in per):
+            continue
+        tot = [f'<td></td><td class="l">total {e(space)}</td><td></td>'] + (["<td></td>"] if has_ptx else []) + ["<td></td>" * 3]
+        for t in per:
+            t = t or {}
+            tot.append(f"<td>{_fmt(t.get('requests', 0))}</td><td>{_fmt(t.get('transactions', 0))}</td>"
+                       f"<td>{_fmt(t.get('wavefronts', 0))}</td><td>{_eff(t, space)}</td>")
+        body.append('<tr class="t">' + "".join(tot) + "</tr>")
     notes = "".join(f"<li>{e(n)}</li>" for n in d.get("notes", []))
     legend = (
         "<div><small>req: requests; sectors/tx: transactions (32-byte sectors from CC 5.0 on); "
-        "wf: shared-memory wavefronts; eff: bytes requested / bytes moved</small></div>"
+        "wf: shared-memory wavefronts; eff: bytes requested / bytes moved (shared: ideal / actual "
+        "wavefronts; *: a broadcast, capped at 100 %); totals per memory space</small></div>"
     )
     return (
         f'<div class="warpscope">{style}{head}<table class="warpscope"><thead><tr>{th}</tr></thead>'

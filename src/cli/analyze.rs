@@ -5,7 +5,7 @@ use super::{emit, project, quick};
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use std::io::IsTerminal;
-use warpscope::report::{SweepOutput, Versioned};
+use warpscope::report::{SweepCurves, SweepOutput, Versioned};
 
 #[derive(clap::Args)]
 #[command(
@@ -30,9 +30,13 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "FILE", requires = "gpu")]
     profile: Option<String>,
     /// Run once per value of a scalar parameter, NAME=A..B[:STEP] (both ends included),
-    /// and print one row per value.
+    /// and print one table per access with one row per value.
     #[arg(long, value_name = "NAME=A..B[:STEP]")]
     sweep: Option<String>,
+    /// With --sweep: the table's curves are the kernel's totals, one per memory space,
+    /// instead of one per access (JSON and CSV carry both).
+    #[arg(long, requires = "sweep")]
+    sweep_total: bool,
     /// Output format: a table (fitted to the terminal's width, or COLUMNS), JSON
     /// (docs/schema/analyze.schema.json; with --sweep analyze-sweep.schema.json), or CSV (one
     /// row per site and CC, with Nsight Compute's metric names as extra columns).
@@ -189,7 +193,17 @@ fn analyze_once(a: &AnalyzeArgs) -> Result<()> {
         AnalyzeFormat::Csv => emit(None, &warpscope::report::render_sweep_csv(&out)?),
         AnalyzeFormat::Table => emit(
             None,
-            &warpscope::report::render_sweep_fit(&sw.name, &out.points, color, width),
+            &warpscope::report::render_sweep_fit(
+                &sw.name,
+                &out.points,
+                if a.sweep_total {
+                    SweepCurves::Total
+                } else {
+                    SweepCurves::PerAccess
+                },
+                color,
+                width,
+            ),
         ),
     };
     let mut notes: Vec<&str> = Vec::new();

@@ -158,8 +158,11 @@ fn pair(o: Option<u64>, n: Option<u64>) -> String {
     }
 }
 
+/// The efficiency as the analyze table prints it: capped at 100 % and marked `*` above
+/// (a broadcast).
 fn eff(s: Option<&Side>) -> String {
     match s.and_then(|s| s.efficiency_percent) {
+        Some(e) if e > 100.0 + 1e-7 => "100.0%*".into(),
         Some(e) => format!("{e:.1}%"),
         None => "–".into(),
     }
@@ -199,11 +202,11 @@ fn grouped(sites: &[SiteChange]) -> Vec<(&SiteChange, usize, Option<Side>, Optio
             s.width,
         )
     };
-    let sum = |a: Option<Side>, b: Option<Side>| match (a, b) {
+    let sum = |a: Option<Side>, b: Option<Side>, space: &str| match (a, b) {
         (Some(a), Some(b)) => {
             let mut f = a.figures;
             f.add(&b.figures);
-            Some(Side::from(f))
+            Some(Side::new(f, Some(space)))
         }
         (a, b) => a.or(b),
     };
@@ -212,8 +215,8 @@ fn grouped(sites: &[SiteChange]) -> Vec<(&SiteChange, usize, Option<Side>, Optio
         match out.iter_mut().find(|(f, ..)| key(f) == key(s)) {
             Some(g) => {
                 g.1 += 1;
-                g.2 = sum(g.2, s.old);
-                g.3 = sum(g.3, s.new);
+                g.2 = sum(g.2, s.old, &s.space);
+                g.3 = sum(g.3, s.new, &s.space);
             }
             None => out.push((s, 1, s.old, s.new)),
         }
@@ -223,6 +226,7 @@ fn grouped(sites: &[SiteChange]) -> Vec<(&SiteChange, usize, Option<Side>, Optio
 
 fn table(d: &Diff, old_name: &str, new_name: &str, regressed: &[String]) -> String {
     let mut out = format!("old: {old_name}\nnew: {new_name}\n");
+    let mut broadcast = false;
     for l in &d.launches {
         out.push('\n');
         if let Some(n) = &l.name {
@@ -250,6 +254,10 @@ fn table(d: &Diff, old_name: &str, new_name: &str, regressed: &[String]) -> Stri
             ]);
             for (s, copies, o, n) in grouped(&c.sites) {
                 let (o, n) = (o.as_ref(), n.as_ref());
+                broadcast |= [o, n]
+                    .iter()
+                    .flatten()
+                    .any(|x| x.efficiency_percent.is_some_and(|e| e > 100.0 + 1e-7));
                 let get = |f: fn(&Side) -> u64| (o.map(f), n.map(f));
                 let (ro, rn) = get(|x| x.figures.requests);
                 let (so, sn) = get(|x| x.figures.sectors);
@@ -278,21 +286,27 @@ fn table(d: &Diff, old_name: &str, new_name: &str, regressed: &[String]) -> Stri
                     Cell::new(eff_pair(o, n)).set_alignment(CellAlignment::Right),
                 ]);
             }
-            let (o, n) = (&c.old_total, &c.new_total);
-            t.add_row(vec![
-                Cell::new(""),
-                Cell::new("total"),
-                Cell::new(""),
-                Cell::new(""),
-                Cell::new(""),
-                Cell::new(pair(Some(o.figures.requests), Some(n.figures.requests)))
-                    .set_alignment(CellAlignment::Right),
-                Cell::new(pair(Some(o.figures.sectors), Some(n.figures.sectors)))
-                    .set_alignment(CellAlignment::Right),
-                Cell::new(pair(Some(o.figures.wavefronts), Some(n.figures.wavefronts)))
-                    .set_alignment(CellAlignment::Right),
-                Cell::new(eff_pair(Some(o), Some(n))).set_alignment(CellAlignment::Right),
-            ]);
+            // One total per memory space: an efficiency is never summed across spaces.
+            for st in &c.spaces {
+                let (o, n) = (&st.old, &st.new);
+                broadcast |= [o, n]
+                    .iter()
+                    .any(|x| x.efficiency_percent.is_some_and(|e| e > 100.0 + 1e-7));
+                t.add_row(vec![
+                    Cell::new(""),
+                    Cell::new("total"),
+                    Cell::new(""),
+                    Cell::new(""),
+                    Cell::new(&st.space),
+                    Cell::new(pair(Some(o.figures.requests), Some(n.figures.requests)))
+                        .set_alignment(CellAlignment::Right),
+                    Cell::new(pair(Some(o.figures.sectors), Some(n.figures.sectors)))
+                        .set_alignment(CellAlignment::Right),
+                    Cell::new(pair(Some(o.figures.wavefronts), Some(n.figures.wavefronts)))
+                        .set_alignment(CellAlignment::Right),
+                    Cell::new(eff_pair(Some(o), Some(n))).set_alignment(CellAlignment::Right),
+                ]);
+            }
             out.push_str(&format!("CC {}\n{t}\n", c.cc));
         }
         for cc in &l.only_old_ccs {
@@ -317,7 +331,10 @@ fn table(d: &Diff, old_name: &str, new_name: &str, regressed: &[String]) -> Stri
     for n in &d.added_launches {
         out.push_str(&format!("launch {n}: only in the new result\n"));
     }
-    out.push_str("+: access only in the new result; −: only in the old; ×N: N rows of one access (an unrolled loop's copies) summed; eff: bytes requested / bytes moved (shared: requests / wavefronts)\n");
+    out.push_str("+: access only in the new result; −: only in the old; ×N: N rows of one access (an unrolled loop's copies) summed; total: per memory space; eff: bytes requested / bytes moved (shared: ideal / actual wavefronts)\n");
+    if broadcast {
+        out.push_str("*: broadcast: lanes share words, so fewer sectors or wavefronts than the bytes requested need (capped at 100 %; the JSON has the raw percentage)\n");
+    }
     if regressed.is_empty() {
         out.push_str("no watched total grew\n");
     } else {

@@ -150,6 +150,8 @@ struct BudgetToml {
     min_efficiency: Option<f64>,
     max_wavefronts_per_request: Option<f64>,
     max_total_sectors: Option<u64>,
+    max_excess_wavefronts: Option<u64>,
+    max_conflict_ways: Option<f64>,
 }
 
 /// `launch`'s flags as clap parses them (no program name).
@@ -621,6 +623,8 @@ fn budget(b: BudgetToml) -> Result<Budget> {
         min_efficiency: b.min_efficiency,
         max_wavefronts_per_request: b.max_wavefronts_per_request,
         max_total_sectors: b.max_total_sectors,
+        max_excess_wavefronts: b.max_excess_wavefronts,
+        max_conflict_ways: b.max_conflict_ways,
     };
     budget.validate()?;
     Ok(budget)

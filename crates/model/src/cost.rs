@@ -57,6 +57,22 @@ pub struct Cost {
     pub wavefronts: u64,
     /// Lanes whose address is not a multiple of the width.
     pub misaligned_lanes: u64,
+    /// Global, local, texture, surface and distributed shared memory: the 32-byte sectors
+    /// the bytes requested need at least, `⌈bytes_requested / 32⌉` per warp access (the
+    /// reference's "sector"; Nsight Compute's ideal sectors). 0 for other spaces.
+    pub ideal_sectors: u64,
+    /// Σ over warp accesses of `sectors − ideal_sectors` where positive (a broadcast's
+    /// shortfall does not offset another access's excess); Nsight Compute's "excessive
+    /// sectors".
+    pub excess_sectors: u64,
+    /// Shared and distributed shared memory: the wavefronts a conflict-free access of the
+    /// same width by the same lanes needs ([`crate::shared::ideal_wavefronts`]). 0 for
+    /// other spaces.
+    pub ideal_wavefronts: u64,
+    /// Σ over warp accesses of `wavefronts − ideal_wavefronts` where positive: the passes
+    /// bank conflicts add (Nsight Compute's "bank conflicts" of
+    /// `l1tex__data_bank_conflicts_pipe_lsu_mem_shared`, without its unrelated arbitration).
+    pub excess_wavefronts: u64,
 }
 
 impl Cost {
@@ -74,6 +90,10 @@ impl Cost {
         f(&mut self.bytes_requested);
         f(&mut self.wavefronts);
         f(&mut self.misaligned_lanes);
+        f(&mut self.ideal_sectors);
+        f(&mut self.excess_sectors);
+        f(&mut self.ideal_wavefronts);
+        f(&mut self.excess_wavefronts);
     }
 
     /// Adds `other` into `self`, counter by counter.
@@ -86,6 +106,10 @@ impl Cost {
         self.bytes_requested += other.bytes_requested;
         self.wavefronts += other.wavefronts;
         self.misaligned_lanes += other.misaligned_lanes;
+        self.ideal_sectors += other.ideal_sectors;
+        self.excess_sectors += other.excess_sectors;
+        self.ideal_wavefronts += other.ideal_wavefronts;
+        self.excess_wavefronts += other.excess_wavefronts;
     }
 
     /// `bytes_requested / transaction_bytes` (nvprof's `gld_efficiency`); `None` when no
@@ -93,6 +117,13 @@ impl Cost {
     pub fn efficiency(&self) -> Option<f64> {
         (self.transaction_bytes > 0)
             .then(|| self.bytes_requested as f64 / self.transaction_bytes as f64)
+    }
+
+    /// `ideal_wavefronts / wavefronts`: 1 for conflict-free shared accesses, 1/n for an
+    /// n-way conflict, above 1 where lanes share words (broadcast); `None` without a
+    /// wavefront (every space but shared and distributed shared memory).
+    pub fn wavefront_efficiency(&self) -> Option<f64> {
+        (self.wavefronts > 0).then(|| self.ideal_wavefronts as f64 / self.wavefronts as f64)
     }
 }
 
@@ -102,7 +133,9 @@ impl Cost {
 /// follow [`crate::global`], shared accesses [`crate::shared`], constant accesses
 /// [`crate::constant`], texture and surface requests [`crate::texture`]. An execution is
 /// counted on an instruction's first request only: a texture, surface or local access with
-/// `read_only` set is a further request of the same instruction.
+/// `read_only` set is a further request of the same instruction. The ideals and excesses
+/// ([`Cost::ideal_sectors`], [`Cost::ideal_wavefronts`]) are filled for the spaces that
+/// have sectors or wavefronts.
 pub fn cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
     if access.mask == 0 {
         return Cost::default();
@@ -120,6 +153,14 @@ pub fn cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
         .active()
         .filter(|&(_, a)| a % access.width as u64 != 0)
         .count() as u64;
+    if matches!(access.space, Space::Shared | Space::DistributedShared) {
+        c.ideal_wavefronts = crate::shared::ideal_wavefronts(arch, config, access);
+        c.excess_wavefronts = c.wavefronts.saturating_sub(c.ideal_wavefronts);
+    }
+    if access.space != Space::Shared && access.space != Space::Constant {
+        c.ideal_sectors = c.bytes_requested.div_ceil(32);
+        c.excess_sectors = c.sectors.saturating_sub(c.ideal_sectors);
+    }
     c
 }
 
@@ -158,4 +199,83 @@ fn dsmem_cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
     c.transactions = c.sectors;
     c.transaction_bytes = 32 * c.sectors;
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::Op;
+
+    fn access(space: Space, width: u32, f: impl Fn(u64) -> u64) -> WarpAccess {
+        let mut addrs = [0u64; crate::WARP_SIZE];
+        for (l, a) in addrs.iter_mut().enumerate() {
+            *a = (1 << 20) + f(l as u64);
+        }
+        WarpAccess {
+            space,
+            op: Op::Load,
+            width,
+            mask: u32::MAX,
+            addrs,
+            read_only: false,
+        }
+    }
+
+    fn arch(cc: &str) -> &'static Arch {
+        crate::arch::lookup(cc.parse().unwrap()).unwrap()
+    }
+
+    /// (sectors, ideal sectors, excess sectors) of a global access.
+    fn sectors(cc: &str, a: &WarpAccess) -> (u64, u64, u64) {
+        let c = cost(arch(cc), &Config::default(), a);
+        (c.sectors, c.ideal_sectors, c.excess_sectors)
+    }
+
+    /// Ideal sectors are ⌈bytes requested / 32⌉; the excess never goes below 0 (a broadcast
+    /// moves fewer sectors than the bytes requested need).
+    #[test]
+    fn global_ideal_and_excess_sectors() {
+        let g = |w, f: fn(u64) -> u64| access(Space::Global, w, f);
+        assert_eq!(sectors("9.0", &g(4, |l| 4 * l)), (4, 4, 0));
+        assert_eq!(sectors("9.0", &g(4, |l| 4 * l + 4)), (5, 4, 1));
+        assert_eq!(sectors("9.0", &g(4, |l| 8 * l)), (8, 4, 4));
+        assert_eq!(sectors("9.0", &g(4, |l| 128 * l)), (32, 4, 28));
+        assert_eq!(sectors("9.0", &g(16, |l| 16 * l)), (16, 16, 0));
+        assert_eq!(sectors("9.0", &g(4, |_| 0)), (1, 4, 0));
+        assert_eq!(sectors("9.0", &g(1, |l| l)), (1, 1, 0));
+        // 1.0: a half-warp of bytes never coalesces: 16 transactions of 32 bytes each.
+        assert_eq!(sectors("1.0", &g(1, |l| l)), (32, 1, 31));
+        // Local memory likewise; shared and constant memory have no sectors to compare.
+        assert_eq!(
+            sectors("9.0", &access(Space::Local, 4, |l| 4 * l)),
+            (4, 4, 0)
+        );
+        let s = cost(
+            arch("9.0"),
+            &Config::default(),
+            &access(Space::Shared, 4, |l| 4 * l),
+        );
+        assert_eq!((s.ideal_sectors, s.ideal_wavefronts), (0, 1));
+        let k = cost(
+            arch("9.0"),
+            &Config::default(),
+            &access(Space::Constant, 4, |l| 4 * l),
+        );
+        assert_eq!((k.ideal_sectors, k.ideal_wavefronts), (0, 0));
+    }
+
+    /// Sums and extrapolation carry the new counters.
+    #[test]
+    fn add_and_scale_carry_ideal_and_excess() {
+        let a = cost(
+            arch("9.0"),
+            &Config::default(),
+            &access(Space::Global, 4, |l| 8 * l),
+        );
+        let mut s = a;
+        s.add(&a);
+        assert_eq!((s.ideal_sectors, s.excess_sectors), (8, 8));
+        s.scale(3, 2);
+        assert_eq!((s.ideal_sectors, s.excess_sectors), (12, 12));
+    }
 }

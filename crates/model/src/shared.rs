@@ -101,6 +101,35 @@ pub fn cost(arch: &Arch, config: &Config, a: &WarpAccess) -> Cost {
     c
 }
 
+/// The wavefronts a conflict-free access of `a`'s width by `a`'s active lanes needs on
+/// `arch`: [`cost`] under the same rules, op and bank mode, with the *k*-th active lane
+/// moved to byte `k × max(width, 4)` (consecutive aligned elements from 0 for the active
+/// lanes; narrower elements one per 4-byte word, since on 1.x bytes of neighbouring lanes
+/// in one word conflict, PG5 F.3.3). Which lanes are active still decides the phases (5.x+
+/// quarter-warps for 16-byte words, 1.x half-warps).
+/// The report's efficiency is this ÷ the actual wavefronts and its excess the difference
+/// (Nsight Compute's "bank conflicts"). Examples: a whole warp's 4-byte access = 1 from 2.x
+/// on, 2 on 1.x (two half-warps); `double` 2 and `float4` 4 on 5.x+ (half- and quarter-warp
+/// phases) and on 2.x; `double` 1 and `float4` 2 on 3.x (64-bit banks, either mode); `double`
+/// 8 and `float4` 32 on 1.x, whose 32-bit split makes any 8/16-byte access 2/4-way per
+/// half-warp. Lanes that share words (broadcast, multicast, 7.0+ pair packing) can take
+/// fewer, and so can misaligned lanes (a fault on hardware) on 1.x. No active lane → 0.
+pub fn ideal_wavefronts(arch: &Arch, config: &Config, a: &WarpAccess) -> u64 {
+    if a.mask == 0 {
+        return 0;
+    }
+    let step = u64::from(a.width.clamp(4, 16));
+    let mut addrs = [0u64; WARP_SIZE];
+    let mut next = 0;
+    for (l, x) in addrs.iter_mut().enumerate() {
+        if a.mask >> l & 1 == 1 {
+            *x = next;
+            next += step;
+        }
+    }
+    cost(arch, config, &WarpAccess { addrs, ..*a }).wavefronts
+}
+
 /// 5.x+: lanes served together in one phase (32, 16 or 8), with the 7.0+ pair-packing
 /// exception for loads (see [`cost`]).
 pub(crate) fn sector_phase(arch: &Arch, a: &WarpAccess, w: u64) -> u32 {
@@ -801,6 +830,82 @@ mod tests {
         assert_eq!(rows, 98);
     }
 
+    // ---------------- the ideal ----------------
+
+    /// The ideal of each CC for a whole warp of each width, and with 8-byte banks on 3.x.
+    #[test]
+    fn ideal_wavefronts_per_cc_and_width() {
+        let ideal = |cc: &str, c: &Config, width: u32, mask: u32| {
+            ideal_wavefronts(arch(cc), c, &access(Op::Load, width, mask, |_| 0))
+        };
+        let four = Config::default();
+        let eight = Config {
+            smem_bank_mode: SmemBankMode::EightByte,
+            ..Config::default()
+        };
+        // (cc, [1, 2, 4, 8, 16 bytes]) for the whole warp.
+        for (cc, want) in [
+            ("1.0", [2, 2, 2, 8, 32]),
+            ("1.3", [2, 2, 2, 8, 32]),
+            ("2.0", [1, 1, 1, 2, 4]),
+            ("3.5", [1, 1, 1, 1, 2]),
+            ("5.0", [1, 1, 1, 2, 4]),
+            ("7.0", [1, 1, 1, 2, 4]),
+            ("9.0", [1, 1, 1, 2, 4]),
+            ("12.0", [1, 1, 1, 2, 4]),
+        ] {
+            for (w, want) in [1u32, 2, 4, 8, 16].into_iter().zip(want) {
+                assert_eq!(ideal(cc, &four, w, u32::MAX), want, "{cc} width {w}");
+            }
+        }
+        assert_eq!(ideal("3.5", &eight, 8, u32::MAX), 1);
+        assert_eq!(ideal("3.0", &eight, 16, u32::MAX), 2);
+        assert_eq!(ideal("3.0", &eight, 4, u32::MAX), 1);
+        // Active lanes decide the phases: one quarter-warp of float4 is one wavefront on
+        // 9.0; a store by lanes 0 and 8 is two quarters (a load of theirs packs, as lanes
+        // 1 and 9 are inactive); on 2.x one quarter still takes 1 + 1 passes.
+        assert_eq!(ideal("9.0", &four, 16, 0xFF), 1);
+        assert_eq!(ideal("9.0", &four, 16, 0x101), 1);
+        let store = access(Op::Store, 16, 0x101, |_| 0);
+        assert_eq!(ideal_wavefronts(arch("9.0"), &four, &store), 2);
+        assert_eq!(ideal("2.0", &four, 16, 0xFF), 2);
+        assert_eq!(ideal("1.0", &four, 4, 0xFFFF), 1);
+        assert_eq!(ideal("9.0", &four, 4, 0), 0);
+    }
+
+    /// The cost's ideal and excess: a conflict-free float4 staging store and load on 9.0
+    /// (4 wavefronts, ideal 4, excess 0), a 32-way conflict (excess 31), a broadcast (fewer
+    /// wavefronts than the ideal, no excess), a double tile row on 3.5 (1, either bank mode).
+    #[test]
+    fn cost_carries_the_ideal_and_the_excess() {
+        let c = |cc: &str, a: &WarpAccess| {
+            let c = crate::cost::cost(arch(cc), &Config::default(), a);
+            (c.wavefronts, c.ideal_wavefronts, c.excess_wavefronts)
+        };
+        assert_eq!(c("9.0", &st(16, |l| 16 * l)), (4, 4, 0));
+        assert_eq!(c("9.0", &ld(16, |l| 16 * l)), (4, 4, 0));
+        assert_eq!(c("9.0", &ld(4, |l| 128 * l)), (32, 1, 31));
+        assert_eq!(c("9.0", &ld(16, |_| 0)), (2, 4, 0));
+        assert_eq!(c("3.5", &ld(8, |l| 8 * l)), (1, 1, 0));
+        // A double column of a [32][32] tile on 3.5: 32-way in either bank mode.
+        let column = ld(8, |l| 8 * 32 * l);
+        assert_eq!(c("3.5", &column), (32, 1, 31));
+        let e = crate::cost::cost(
+            arch("3.5"),
+            &Config {
+                smem_bank_mode: SmemBankMode::EightByte,
+                ..Config::default()
+            },
+            &column,
+        );
+        assert_eq!(
+            (e.wavefronts, e.ideal_wavefronts, e.excess_wavefronts),
+            (32, 1, 31)
+        );
+        let e = e.wavefront_efficiency().unwrap();
+        assert!((e - 1.0 / 32.0).abs() < 1e-12, "{e}");
+    }
+
     // ---------------- properties ----------------
 
     fn any_arch() -> impl Strategy<Value = &'static Arch> {
@@ -902,6 +1007,33 @@ mod tests {
                 prop_assert_eq!(cost(arch(cc), &Config::default(), &a),
                                 cost(arch(cc), &Config::default(), &b));
             }
+        }
+
+        #[test]
+        fn the_ideal_is_a_floor_without_shared_words(arch in any_arch(), config in any_config(),
+                                                     a in any_access()) {
+            // Keep the aligned lanes whose 4-byte words no earlier lane touched: nothing
+            // is multicast, so no access of that width by those lanes does better than the
+            // ideal. (Misaligned lanes, a fault on hardware, can on 1.x: its 32-bit split
+            // spreads them over more banks.)
+            let mut a = a;
+            let mut seen: Vec<u64> = Vec::new();
+            let w = u64::from(a.width.clamp(1, 16));
+            for l in 0..32 {
+                if a.mask & (1 << l) == 0 {
+                    continue;
+                }
+                let x = a.addrs[l];
+                let words: Vec<u64> = ((x / 4)..=((x + w - 1) / 4)).collect();
+                if x % w != 0 || words.iter().any(|u| seen.contains(u)) {
+                    a.mask &= !(1 << l);
+                } else {
+                    seen.extend(words);
+                }
+            }
+            let c = crate::cost::cost(arch, &config, &a);
+            prop_assert!(c.ideal_wavefronts <= c.wavefronts, "{:?} on {}", c, arch.cc);
+            prop_assert_eq!(c.excess_wavefronts, c.wavefronts - c.ideal_wavefronts);
         }
 
         #[test]

@@ -3,15 +3,19 @@
 //! metric names ([`crate::ncu`]) so that they line up with an `ncu --csv` export.
 
 use crate::ncu::{self, METRICS};
-use crate::{Analysis, SweepOutput};
+use crate::{Analysis, Counters, SweepOutput};
 
 /// warpscope's own columns, in order; [`METRICS`]' ncu names follow.
 ///
-/// Units: `width_bytes`, `transaction_bytes` and `bytes_requested` in bytes; `sectors` in
-/// 32-byte sectors; `efficiency_percent` in percent (bytes requested ÷ bytes moved × 100,
-/// empty where no transaction was issued: shared and constant memory); `line`, `column` and
-/// `ptx_line` 1-based; `site` the table's `#` (0-based, what `explain --site` takes).
-pub const OWN_COLUMNS: [&str; 21] = [
+/// Units: `width_bytes`, `transaction_bytes` and `bytes_requested` in bytes; `sectors`,
+/// `ideal_sectors` and `excess_sectors` in 32-byte sectors; `efficiency_percent` in percent
+/// (bytes requested ÷ bytes moved × 100, uncapped, empty where no transaction was issued:
+/// shared and constant memory); `wavefront_efficiency_percent` in percent (ideal ÷ actual
+/// wavefronts × 100, uncapped, shared memory only); `line`, `column` and `ptx_line` 1-based;
+/// `site` the table's `#` (0-based, what `explain --site` takes), or `total` on the rows that
+/// sum one memory space (`space`) of one CC after the sites (leave them out when summing
+/// the rows).
+pub const OWN_COLUMNS: [&str; 26] = [
     "kernel",
     "site",
     "file",
@@ -33,13 +37,43 @@ pub const OWN_COLUMNS: [&str; 21] = [
     "bytes_requested",
     "wavefronts",
     "efficiency_percent",
+    "ideal_sectors",
+    "excess_sectors",
+    "ideal_wavefronts",
+    "excess_wavefronts",
+    "wavefront_efficiency_percent",
 ];
 
 fn lower(x: impl std::fmt::Debug) -> String {
     format!("{x:?}").to_lowercase()
 }
 
-/// The rows of `a`: per site, per compute capability, in the table's order.
+/// A fraction as a percentage with two decimals; empty for `None`.
+fn percent(x: Option<f64>) -> String {
+    x.map(|e| format!("{:.2}", 100.0 * e)).unwrap_or_default()
+}
+
+/// The counter columns of [`OWN_COLUMNS`], from `executions` on.
+fn counter_cells(c: &Counters) -> Vec<String> {
+    vec![
+        c.executions.to_string(),
+        c.requests.to_string(),
+        c.transactions.to_string(),
+        c.transaction_bytes.to_string(),
+        c.sectors.to_string(),
+        c.bytes_requested.to_string(),
+        c.wavefronts.to_string(),
+        percent(c.efficiency),
+        c.ideal_sectors.to_string(),
+        c.excess_sectors.to_string(),
+        c.ideal_wavefronts.to_string(),
+        c.excess_wavefronts.to_string(),
+        percent(c.wavefront_efficiency),
+    ]
+}
+
+/// The rows of `a`: per site, per compute capability, in the table's order; then per
+/// compute capability one `total` row per memory space it accesses.
 fn rows(a: &Analysis) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let nsites = a.architectures.first().map_or(0, |x| x.sites.len());
@@ -61,17 +95,8 @@ fn rows(a: &Analysis) -> Vec<Vec<String>> {
                 s.width.to_string(),
                 s.read_only.to_string(),
                 arch.cc.clone(),
-                c.executions.to_string(),
-                c.requests.to_string(),
-                c.transactions.to_string(),
-                c.transaction_bytes.to_string(),
-                c.sectors.to_string(),
-                c.bytes_requested.to_string(),
-                c.wavefronts.to_string(),
-                c.efficiency
-                    .map(|e| format!("{:.2}", 100.0 * e))
-                    .unwrap_or_default(),
             ];
+            row.extend(counter_cells(c));
             let mut metrics = vec![String::new(); METRICS.len()];
             let profiled = arch
                 .cc
@@ -85,6 +110,20 @@ fn rows(a: &Analysis) -> Vec<Vec<String>> {
                 }
             }
             row.extend(metrics);
+            out.push(row);
+        }
+    }
+    for arch in &a.architectures {
+        for (space, c) in arch.totals.by_space() {
+            if c.is_empty() {
+                continue;
+            }
+            let mut row = vec![a.kernel.clone(), "total".into()];
+            row.extend(std::iter::repeat_n(String::new(), 7));
+            row.push(lower(space));
+            row.extend([String::new(), String::new(), arch.cc.clone()]);
+            row.extend(counter_cells(c));
+            row.extend(std::iter::repeat_n(String::new(), METRICS.len()));
             out.push(row);
         }
     }

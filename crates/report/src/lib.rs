@@ -14,7 +14,7 @@ mod sweep;
 mod table;
 
 pub use csv_table::{render_csv, render_labeled_csv, render_sweep_csv};
-pub use sweep::{render_sweep, render_sweep_fit, SweepOutput, SweepPoint};
+pub use sweep::{render_sweep, render_sweep_fit, SweepCurves, SweepOutput, SweepPoint};
 pub use table::num as thousands;
 pub use table::{
     cause_name, render_advice, render_notes, render_table, render_table_fit, render_traffic,
@@ -325,7 +325,7 @@ impl Aggregator {
                 for &r in &order {
                     let k = self.keys[r];
                     let c = totals.get(r).copied().unwrap_or_default();
-                    t.bucket(k.space, sites[k.site].op).add(&c);
+                    t.add(k.space, sites[k.site].op, &c);
                     rows.push(SiteReport::new(&sites[k.site], k.space, k.width, c));
                 }
                 ArchReport {
@@ -461,22 +461,84 @@ pub struct Counters {
     pub sectors: u64,
     /// Bytes the active lanes asked for: access width × active lanes, summed.
     pub bytes_requested: u64,
-    /// Efficiency as a fraction from 0 to 1 (not a percentage): `bytes_requested /
-    /// transaction_bytes` (nvprof's `gld_efficiency` / 100). Absent where no transaction was
-    /// issued (shared and constant memory).
+    /// Efficiency as a fraction (not a percentage): `bytes_requested / transaction_bytes`
+    /// (nvprof's `gld_efficiency` / 100). Above 1 where lanes share words (a broadcast moves
+    /// fewer bytes than it requests; the table shows it capped at 100 % and marked). Absent
+    /// where no transaction was issued (shared and constant memory).
     pub efficiency: Option<f64>,
-    /// Shared memory: wavefronts, the conflict-free passes through the banks (one per
-    /// request without bank conflicts; Nsight Compute's
-    /// `l1tex__data_pipe_lsu_wavefronts_mem_shared_…`). 0 for other spaces.
+    /// Shared memory: wavefronts, the conflict-free passes through the banks (Nsight
+    /// Compute's `l1tex__data_pipe_lsu_wavefronts_mem_shared_…`). A conflict-free access
+    /// needs `ideal_wavefronts` of them: one per 128 bytes a phase requests from 5.x on
+    /// (a warp's `float` 1, `double` 2, `float4` 4). 0 for other spaces.
     pub wavefronts: u64,
     /// Active lanes whose address is not a multiple of the access width.
     pub misaligned_lanes: u64,
+    /// The 32-byte sectors the bytes requested need at least: ⌈bytes requested ÷ 32⌉ per
+    /// warp access, summed (Nsight Compute's ideal sectors). Global, local, texture, surface
+    /// and distributed shared memory; 0 for shared and constant memory.
+    pub ideal_sectors: u64,
+    /// Sectors above `ideal_sectors`, summed over warp accesses where positive (Nsight
+    /// Compute's excessive sectors).
+    pub excess_sectors: u64,
+    /// Shared (and distributed shared) memory: the wavefronts a conflict-free access of the
+    /// same width by the same lanes needs, per the compute capability's bank rules
+    /// (`warpscope_model::shared::ideal_wavefronts`); 0 for other spaces.
+    pub ideal_wavefronts: u64,
+    /// Wavefronts above `ideal_wavefronts`, summed over warp accesses where positive: the
+    /// passes bank conflicts add (Nsight Compute's "bank conflicts").
+    pub excess_wavefronts: u64,
+    /// Shared memory's efficiency as a fraction: `ideal_wavefronts / wavefronts` (1 =
+    /// conflict free, 1/n = an n-way conflict, above 1 where lanes share words). Absent
+    /// without wavefronts.
+    pub wavefront_efficiency: Option<f64>,
 }
 
 impl Counters {
     /// Whether nothing was counted (no execution and no request).
     pub fn is_empty(&self) -> bool {
         self.executions == 0 && self.requests == 0
+    }
+
+    /// Adds `other` counter by counter; the efficiencies are recomputed from the sums.
+    pub fn add(&mut self, other: &Counters) {
+        let sum = |f: fn(&Counters) -> u64| f(self) + f(other);
+        *self = Cost {
+            executions: sum(|c| c.executions),
+            requests: sum(|c| c.requests),
+            transactions: sum(|c| c.transactions),
+            transaction_bytes: sum(|c| c.transaction_bytes),
+            sectors: sum(|c| c.sectors),
+            bytes_requested: sum(|c| c.bytes_requested),
+            wavefronts: sum(|c| c.wavefronts),
+            misaligned_lanes: sum(|c| c.misaligned_lanes),
+            ideal_sectors: sum(|c| c.ideal_sectors),
+            excess_sectors: sum(|c| c.excess_sectors),
+            ideal_wavefronts: sum(|c| c.ideal_wavefronts),
+            excess_wavefronts: sum(|c| c.excess_wavefronts),
+        }
+        .into();
+    }
+
+    /// The table's `eff` of a row of `space`, as a fraction, uncapped:
+    /// [`Counters::wavefront_efficiency`] for shared memory, [`Counters::efficiency`]
+    /// (bytes) for the spaces with sectors, `None` for constant memory.
+    pub fn efficiency_in(&self, space: Space) -> Option<f64> {
+        match space {
+            Space::Shared => self.wavefront_efficiency,
+            Space::Constant => None,
+            _ => self.efficiency,
+        }
+    }
+
+    /// The table's `excess` of a row of `space`: wavefronts above the ideal for shared
+    /// memory, sectors above the ideal for the spaces with sectors, `None` for constant
+    /// memory.
+    pub fn excess_in(&self, space: Space) -> Option<u64> {
+        match space {
+            Space::Shared => Some(self.excess_wavefronts),
+            Space::Constant => None,
+            _ => Some(self.excess_sectors),
+        }
     }
 }
 
@@ -492,6 +554,11 @@ impl From<Cost> for Counters {
             efficiency: c.efficiency(),
             wavefronts: c.wavefronts,
             misaligned_lanes: c.misaligned_lanes,
+            ideal_sectors: c.ideal_sectors,
+            excess_sectors: c.excess_sectors,
+            ideal_wavefronts: c.ideal_wavefronts,
+            excess_wavefronts: c.excess_wavefronts,
+            wavefront_efficiency: c.wavefront_efficiency(),
         }
     }
 }
@@ -548,9 +615,29 @@ impl SiteReport {
 #[derive(Default)]
 struct Totals {
     b: [Cost; 13],
+    /// Per memory space, in [`SPACES`]' order.
+    spaces: [Cost; 7],
 }
 
+/// The memory spaces in the order of the per-space totals (the table's total rows).
+pub const SPACES: [Space; 7] = [
+    Space::Global,
+    Space::Local,
+    Space::Shared,
+    Space::DistributedShared,
+    Space::Constant,
+    Space::Texture,
+    Space::Surface,
+];
+
 impl Totals {
+    fn add(&mut self, space: Space, op: Op, c: &Cost) {
+        self.bucket(space, op).add(c);
+        if let Some(i) = SPACES.iter().position(|&s| s == space) {
+            self.spaces[i].add(c);
+        }
+    }
+
     fn bucket(&mut self, space: Space, op: Op) -> &mut Cost {
         let i = match (space, op) {
             (Space::Global, Op::Atomic) => 8,
@@ -581,11 +668,19 @@ impl Totals {
             texture_load: c(10),
             surface_load: c(11),
             surface_store: c(12),
+            global: self.spaces[0].into(),
+            local: self.spaces[1].into(),
+            shared: self.spaces[2].into(),
+            distributed_shared: self.spaces[3].into(),
+            constant: self.spaces[4].into(),
+            texture: self.spaces[5].into(),
+            surface: self.spaces[6].into(),
         }
     }
 }
 
-/// Sums per memory space and direction, over every site of the launch.
+/// Sums over every site of the launch: per memory space and direction (`global_load`, …),
+/// and per memory space alone (`global`, `shared`, …), never across spaces.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct TotalsReport {
     /// Global loads (`ld.global`, `__ldg`).
@@ -616,6 +711,41 @@ pub struct TotalsReport {
     /// Surface stores (`sust`; `l1tex__t_*_pipe_tex_mem_surface_op_st`), left out when none.
     #[serde(skip_serializing_if = "Counters::is_empty")]
     pub surface_store: Counters,
+    /// Global memory, loads, stores and atomics together: the table's `total global` row.
+    /// Efficiencies are only ever of one space: bytes requested ÷ bytes moved here.
+    pub global: Counters,
+    /// Local memory, loads and stores together (`total local`).
+    pub local: Counters,
+    /// Shared memory of the block, loads, stores and atomics together (`total shared`):
+    /// its efficiency is `wavefront_efficiency`, ideal ÷ actual wavefronts. Unlike
+    /// `shared_load`/`shared_store`/`shared_atomic`, distributed shared memory is not in it.
+    pub shared: Counters,
+    /// Distributed shared memory (another block's of the cluster), left out when none.
+    #[serde(skip_serializing_if = "Counters::is_empty")]
+    pub distributed_shared: Counters,
+    /// Constant memory (`total constant`).
+    pub constant: Counters,
+    /// Texture fetches (`total texture`), left out when none.
+    #[serde(skip_serializing_if = "Counters::is_empty")]
+    pub texture: Counters,
+    /// Surface loads and stores (`total surface`), left out when none.
+    #[serde(skip_serializing_if = "Counters::is_empty")]
+    pub surface: Counters,
+}
+
+impl TotalsReport {
+    /// The per-space totals in [`SPACES`]' order, each with its space.
+    pub fn by_space(&self) -> [(Space, &Counters); 7] {
+        [
+            (Space::Global, &self.global),
+            (Space::Local, &self.local),
+            (Space::Shared, &self.shared),
+            (Space::DistributedShared, &self.distributed_shared),
+            (Space::Constant, &self.constant),
+            (Space::Texture, &self.texture),
+            (Space::Surface, &self.surface),
+        ]
+    }
 }
 
 /// The counters of every site for one compute capability.
@@ -627,7 +757,7 @@ pub struct ArchReport {
     pub name: &'static str,
     /// One entry per row of the table, in its order (row *i* is `--site i`, 0-based).
     pub sites: Vec<SiteReport>,
-    /// Sums per memory space and direction.
+    /// Sums per memory space and direction, and per memory space.
     pub totals: TotalsReport,
 }
 

@@ -6,7 +6,7 @@ use comfy_table::{
 };
 use warpscope_model::Space;
 
-fn eff_color(e: f64) -> Color {
+pub(crate) fn eff_color(e: f64) -> Color {
     if e >= 0.999 {
         Color::Green
     } else if e >= 0.5 {
@@ -91,11 +91,18 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
     render_table_fit(a, color, None)
 }
 
+/// The legend under an analysis table.
+pub(crate) const LEGEND: &str = "req: requests; tx: transactions (32-byte sectors from CC 5.0 on); wf: shared-memory wavefronts; excess: sectors (wavefronts for shared) above the ideal for the bytes requested; eff: bytes requested / bytes moved (shared: ideal / actual wavefronts)";
+
 /// Renders `a` as a table. `#` numbers the rows from 0 (`explain --site N` takes that number).
 /// Per compute capability: `req` (requests), `tx/wf` (transactions
 /// for global and local accesses — 32-byte sectors from 5.x on —, wavefronts for shared
-/// ones, serialized requests for constant ones) and `eff` (bytes requested ÷ bytes moved).
-/// `color` adds ANSI colours (efficiency green/yellow/red, conflicts red). With `width`
+/// ones, serialized requests for constant ones), `excess` (sectors above ⌈bytes requested ÷
+/// 32⌉, or wavefronts above a conflict-free access's: Nsight Compute's excessive sectors and
+/// bank conflicts) and `eff` (bytes requested ÷ bytes moved; for shared memory ideal ÷
+/// actual wavefronts; capped at 100 % and marked `*` for a broadcast). The last rows are the
+/// totals, one per memory space the launch accesses (efficiency is never summed across
+/// spaces). `color` adds ANSI colours (efficiency green/yellow/red, excess red). With `width`
 /// (characters, see [`table_width`]), a table wider than that is split into one table per
 /// compute capability, stacked, and wrapped if still too wide.
 pub fn render_table_fit(a: &Analysis, color: bool, width: Option<usize>) -> String {
@@ -110,7 +117,12 @@ pub fn render_table_fit(a: &Analysis, color: bool, width: Option<usize>) -> Stri
     );
     out.push_str(&fit(a.architectures.len(), width, &make, &title, color));
     out.push('\n');
-    out.push_str("req: requests; tx: transactions (32-byte sectors from CC 5.0 on); wf: shared-memory wavefronts; eff: bytes requested / bytes moved\n");
+    out.push_str(LEGEND);
+    out.push('\n');
+    if any_broadcast(a) {
+        out.push_str(BROADCAST_LEGEND);
+        out.push('\n');
+    }
     for la in &a.local_arrays {
         out.push_str(&format!(
             "local memory: '{}' ({}:{}) — {}\n",
@@ -164,17 +176,14 @@ fn site_table(a: &Analysis, archs: &[usize], color: bool) -> Table {
     for arch in chosen() {
         header.push(Cell::new(format!("{} req", arch.cc)));
         header.push(Cell::new(format!("{} tx/wf", arch.cc)));
+        header.push(Cell::new(format!("{} excess", arch.cc)));
         header.push(Cell::new(format!("{} eff", arch.cc)));
     }
     t.set_header(header);
     let nsites = a.architectures.first().map(|x| x.sites.len()).unwrap_or(0);
     for i in 0..nsites {
         let s0 = &a.architectures[0].sites[i];
-        let space = match s0.space {
-            Space::Global if s0.read_only => "global (ro)".to_string(),
-            Space::DistributedShared => "dsmem".to_string(),
-            other => format!("{other:?}").to_lowercase(),
-        };
+        let space = space_label(s0.space, s0.read_only);
         let mut row = vec![
             Cell::new(i).set_alignment(CellAlignment::Right),
             Cell::new(position(
@@ -200,60 +209,42 @@ fn site_table(a: &Analysis, archs: &[usize], color: bool) -> Table {
         }
         t.add_row(row);
     }
-    // Totals: global + local traffic, and shared wavefronts.
-    let mut row = vec![
-        Cell::new(""),
-        Cell::new("total"),
-        Cell::new(""),
-        Cell::new(""),
-        Cell::new(""),
-        Cell::new(""),
-    ];
-    if with_ptx {
-        row.push(Cell::new(""));
-    }
-    for arch in chosen() {
-        let tt = &arch.totals;
-        let mem = [
-            tt.global_load,
-            tt.global_store,
-            tt.global_atomic,
-            tt.local_load,
-            tt.local_store,
-            tt.texture_load,
-            tt.surface_load,
-            tt.surface_store,
-        ];
-        let req: u64 = mem.iter().map(|c| c.requests).sum::<u64>()
-            + tt.shared_load.requests
-            + tt.shared_store.requests
-            + tt.shared_atomic.requests
-            + tt.constant_load.requests;
-        let tx: u64 = mem.iter().map(|c| c.transactions).sum();
-        let tb: u64 = mem.iter().map(|c| c.transaction_bytes).sum();
-        let br: u64 = mem.iter().map(|c| c.bytes_requested).sum();
-        let wf =
-            tt.shared_load.wavefronts + tt.shared_store.wavefronts + tt.shared_atomic.wavefronts;
-        let txt = if wf > 0 {
-            format!("{} tx + {} wf", num(tx), num(wf))
-        } else {
-            num(tx)
-        };
-        row.push(Cell::new(num(req)).set_alignment(CellAlignment::Right));
-        row.push(Cell::new(txt).set_alignment(CellAlignment::Right));
-        let mut eff = Cell::new(if tb > 0 {
-            format!("{:.1}%", 100.0 * br as f64 / tb as f64)
-        } else {
-            "-".into()
-        })
-        .set_alignment(CellAlignment::Right);
-        if color && tb > 0 {
-            eff = eff.fg(eff_color(br as f64 / tb as f64));
+    // Totals: one row per memory space, never one efficiency across spaces.
+    for (k, space) in crate::SPACES.into_iter().enumerate() {
+        let present = a
+            .architectures
+            .iter()
+            .any(|x| !x.totals.by_space()[k].1.is_empty());
+        if !present {
+            continue;
         }
-        row.push(eff);
+        let mut row = vec![
+            Cell::new(""),
+            Cell::new("total"),
+            Cell::new(""),
+            Cell::new(""),
+            Cell::new(space_label(space, false)),
+            Cell::new(""),
+        ];
+        if with_ptx {
+            row.push(Cell::new(""));
+        }
+        for arch in chosen() {
+            row.extend(cells(arch.totals.by_space()[k].1, space, color));
+        }
+        t.add_row(row);
     }
-    t.add_row(row);
     t
+}
+
+/// The `space` column's word for a row: `global (ro)` for the read-only path, `dsmem` for
+/// distributed shared memory.
+pub(crate) fn space_label(space: Space, read_only: bool) -> String {
+    match space {
+        Space::Global if read_only => "global (ro)".to_string(),
+        Space::DistributedShared => "dsmem".to_string(),
+        other => format!("{other:?}").to_lowercase(),
+    }
 }
 
 /// Bytes in B, kB, MB or GB (powers of 1000), three significant digits.
@@ -423,55 +414,77 @@ pub fn cause_name(c: &warpscope_advice::Cause) -> &'static str {
     c.name()
 }
 
-fn cells(c: &Counters, space: Space, color: bool) -> [Cell; 3] {
-    let req = Cell::new(num(c.requests)).set_alignment(CellAlignment::Right);
-    match space {
-        Space::Shared => {
-            // Ideal: one wavefront per request; more means bank conflicts.
-            let mut wf =
-                Cell::new(format!("{} wf", num(c.wavefronts))).set_alignment(CellAlignment::Right);
-            let mut eff = Cell::new(if c.wavefronts > 0 {
-                format!("{:.1}%", 100.0 * c.requests as f64 / c.wavefronts as f64)
-            } else {
-                "-".into()
-            })
-            .set_alignment(CellAlignment::Right);
-            if color && c.wavefronts > c.requests {
-                wf = wf.fg(Color::Red);
-                eff = eff.fg(Color::Red);
-            }
-            [req, wf, eff]
+/// `eff` as the table prints it: a percentage with one decimal, capped at 100 % and marked
+/// [`BROADCAST_MARK`] where the ratio is above 1 (lanes share words, so fewer bytes or
+/// wavefronts moved than a conflict-free access of those bytes needs), `-` without one.
+pub(crate) fn eff_text(e: Option<f64>) -> String {
+    match e {
+        Some(e) if e > 1.0 + 1e-9 => format!("100.0%{BROADCAST_MARK}"),
+        Some(e) => format!("{:.1}%", 100.0 * e),
+        None => "-".into(),
+    }
+}
+
+/// Marks an efficiency above 100 % shown as 100 % (a broadcast); the legend explains it.
+pub(crate) const BROADCAST_MARK: &str = "*";
+
+/// The legend line of [`BROADCAST_MARK`].
+pub(crate) const BROADCAST_LEGEND: &str = "*: broadcast: lanes share words, so fewer sectors or wavefronts than the bytes requested need (ratio capped at 100 %; JSON has the raw figures)";
+
+/// Whether any row or total of `a` shows [`BROADCAST_MARK`].
+fn any_broadcast(a: &Analysis) -> bool {
+    a.architectures.iter().any(|x| {
+        x.sites
+            .iter()
+            .map(|s| (s.space, &s.counters))
+            .chain(x.totals.by_space())
+            .any(|(space, c)| c.efficiency_in(space).is_some_and(|e| e > 1.0 + 1e-9))
+    })
+}
+
+/// The `req`, `tx/wf`, `excess` and `eff` cells of a row or a space's total: transactions
+/// (sectors from 5.x) and sectors above the ideal for global, local, texture and surface
+/// memory; wavefronts and wavefronts above the ideal for shared memory; requests per warp
+/// instruction for constant memory.
+fn cells(c: &Counters, space: Space, color: bool) -> [Cell; 4] {
+    let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+    let req = right(num(c.requests));
+    if space == Space::Constant {
+        let per = if c.executions > 0 {
+            c.requests as f64 / c.executions as f64
+        } else {
+            0.0
+        };
+        return [
+            req,
+            right(format!("{per:.1}/instr")),
+            right("-".into()),
+            right("-".into()),
+        ];
+    }
+    let e = c.efficiency_in(space);
+    let moved = if space == Space::Shared {
+        right(format!("{} wf", num(c.wavefronts)))
+    } else {
+        right(num(c.transactions))
+    };
+    let excess = c.excess_in(space).unwrap_or(0);
+    let mut excess_cell = right(num(excess));
+    let mut eff = right(eff_text(e));
+    if color {
+        if excess > 0 {
+            excess_cell = excess_cell.fg(Color::Red);
         }
-        Space::Constant => {
-            let per = if c.executions > 0 {
-                c.requests as f64 / c.executions as f64
-            } else {
-                0.0
-            };
-            [
-                req,
-                Cell::new(format!("{per:.1}/instr")).set_alignment(CellAlignment::Right),
-                Cell::new("-").set_alignment(CellAlignment::Right),
-            ]
-        }
-        _ => {
-            let tx = Cell::new(num(c.transactions)).set_alignment(CellAlignment::Right);
-            let mut eff = Cell::new(match c.efficiency {
-                Some(e) => format!("{:.1}%", 100.0 * e),
-                None => "-".into(),
-            })
-            .set_alignment(CellAlignment::Right);
-            if let (true, Some(e)) = (color, c.efficiency) {
-                eff = eff.fg(eff_color(e));
-            }
-            [req, tx, eff]
+        if let Some(e) = e {
+            eff = eff.fg(eff_color(e));
         }
     }
+    [req, moved, excess_cell, eff]
 }
 
 /// `file:line:col`, or `file` alone for an instruction the compiler gave no source line
 /// (PTX without `.loc`, or nvcc's line 0): the PTX column then says where it is.
-fn position(file: &str, line: u32, column: u32) -> String {
+pub(crate) fn position(file: &str, line: u32, column: u32) -> String {
     if line == 0 {
         file.to_string()
     } else {

@@ -9,10 +9,16 @@
 //!   (CC 9.0: a warp reading 32 consecutive aligned floats = 4; a column walk of floats with a
 //!   row pitch ≥ 32 bytes = 32).
 //! - `min_efficiency`: the table's `eff`, in percent, of each access that has one: bytes
-//!   requested ÷ bytes moved for a global or local access, requests ÷ wavefronts for a shared
-//!   one (100 % = conflict free); constant accesses have none.
-//! - `max_wavefronts_per_request`: shared-memory wavefronts ÷ requests of each shared access
-//!   (1 = conflict free; an n-way bank conflict = n).
+//!   requested ÷ bytes moved for a global or local access, ideal ÷ actual wavefronts for a
+//!   shared one (100 % = conflict free, whatever the width); constant accesses have none.
+//! - `max_wavefronts_per_request`: shared-memory wavefronts ÷ requests of each shared access.
+//!   A conflict-free access needs one per 128 bytes a phase requests (CC 9.0: a warp's
+//!   `float` 1, `double` 2, `float4` 4), so for bank conflicts prefer the next two.
+//! - `max_excess_wavefronts`: wavefronts above the ideal (Nsight Compute's "bank
+//!   conflicts"; `warpscope_model::shared::ideal_wavefronts`) of each shared access, summed
+//!   over the launch (0 = no bank conflict).
+//! - `max_conflict_ways`: wavefronts ÷ ideal wavefronts of each shared access (1 = conflict
+//!   free; an n-way bank conflict = n; below 1 for a broadcast).
 //! - `max_total_sectors`: for the launch, the sectors of all its accesses summed (the table's
 //!   total `tx` from CC 5.0 on); for a line or row, each access's sectors summed over the
 //!   launch.
@@ -35,15 +41,21 @@ pub enum Limit {
     MaxWavefrontsPerRequest,
     /// Sectors of the launch (or of each selected access) at most this.
     MaxTotalSectors,
+    /// Wavefronts above the ideal of each shared access, over the launch, at most this.
+    MaxExcessWavefronts,
+    /// Wavefronts ÷ ideal wavefronts of each shared access at most this.
+    MaxConflictWays,
 }
 
 impl Limit {
     /// Every limit, in the order the launch file documents them.
-    pub const ALL: [Limit; 4] = [
+    pub const ALL: [Limit; 6] = [
         Limit::MaxSectorsPerRequest,
         Limit::MinEfficiency,
         Limit::MaxWavefrontsPerRequest,
         Limit::MaxTotalSectors,
+        Limit::MaxExcessWavefronts,
+        Limit::MaxConflictWays,
     ];
 
     /// The key of the launch file (and the SARIF rule id): `max_sectors_per_request`, ….
@@ -53,6 +65,8 @@ impl Limit {
             Limit::MinEfficiency => "min_efficiency",
             Limit::MaxWavefrontsPerRequest => "max_wavefronts_per_request",
             Limit::MaxTotalSectors => "max_total_sectors",
+            Limit::MaxExcessWavefronts => "max_excess_wavefronts",
+            Limit::MaxConflictWays => "max_conflict_ways",
         }
     }
 
@@ -63,6 +77,8 @@ impl Limit {
             Limit::MinEfficiency => "% efficiency",
             Limit::MaxWavefrontsPerRequest => "wavefronts per request",
             Limit::MaxTotalSectors => "sectors",
+            Limit::MaxExcessWavefronts => "excess wavefronts",
+            Limit::MaxConflictWays => "ways (wavefronts / ideal)",
         }
     }
 
@@ -73,13 +89,19 @@ impl Limit {
                 "32-byte sectors per request of a global or local access at most the budget"
             }
             Limit::MinEfficiency => {
-                "efficiency of an access at least the budget, in percent: bytes requested / bytes moved (global, local), requests / wavefronts (shared)"
+                "efficiency of an access at least the budget, in percent: bytes requested / bytes moved (global, local), ideal / actual wavefronts (shared)"
             }
             Limit::MaxWavefrontsPerRequest => {
-                "shared-memory wavefronts per request of a shared access at most the budget (1 = conflict free)"
+                "shared-memory wavefronts per request of a shared access at most the budget (a conflict-free float needs 1, a double 2, a float4 4 on CC 9.0)"
             }
             Limit::MaxTotalSectors => {
                 "32-byte sectors of the launch (or of the selected access) at most the budget"
+            }
+            Limit::MaxExcessWavefronts => {
+                "shared-memory wavefronts above a conflict-free access's (bank conflicts) of a shared access, summed over the launch, at most the budget"
+            }
+            Limit::MaxConflictWays => {
+                "shared-memory wavefronts / ideal wavefronts of a shared access at most the budget (1 = conflict free, n = n-way bank conflict)"
             }
         }
     }
@@ -104,8 +126,10 @@ impl Limit {
             Limit::MinEfficiency => {
                 (memory && s.counters.efficiency.is_some()) || (shared && s.counters.wavefronts > 0)
             }
-            Limit::MaxWavefrontsPerRequest => s.space == Space::Shared && s.counters.requests > 0,
+            Limit::MaxWavefrontsPerRequest => shared && s.counters.requests > 0,
             Limit::MaxTotalSectors => memory,
+            Limit::MaxExcessWavefronts => shared,
+            Limit::MaxConflictWays => shared && s.counters.ideal_wavefronts > 0,
         }
     }
 
@@ -114,12 +138,11 @@ impl Limit {
         let c = &s.counters;
         match self {
             Limit::MaxSectorsPerRequest => c.sectors as f64 / c.requests as f64,
-            Limit::MinEfficiency if s.space == Space::Shared => {
-                100.0 * c.requests as f64 / c.wavefronts as f64
-            }
-            Limit::MinEfficiency => 100.0 * c.efficiency.unwrap_or(0.0),
+            Limit::MinEfficiency => 100.0 * c.efficiency_in(s.space).unwrap_or(0.0),
             Limit::MaxWavefrontsPerRequest => c.wavefronts as f64 / c.requests as f64,
             Limit::MaxTotalSectors => c.sectors as f64,
+            Limit::MaxExcessWavefronts => c.excess_wavefronts as f64,
+            Limit::MaxConflictWays => c.wavefronts as f64 / c.ideal_wavefronts as f64,
         }
     }
 }
@@ -151,6 +174,10 @@ pub struct Budget {
     pub min_efficiency: Option<f64>,
     pub max_wavefronts_per_request: Option<f64>,
     pub max_total_sectors: Option<u64>,
+    /// Wavefronts above the ideal, summed over the launch, per shared access.
+    pub max_excess_wavefronts: Option<u64>,
+    /// Wavefronts ÷ ideal wavefronts per shared access (1 = conflict free).
+    pub max_conflict_ways: Option<f64>,
 }
 
 impl Budget {
@@ -163,6 +190,8 @@ impl Budget {
             min_efficiency: None,
             max_wavefronts_per_request: None,
             max_total_sectors: None,
+            max_excess_wavefronts: None,
+            max_conflict_ways: None,
         }
     }
 
@@ -179,6 +208,11 @@ impl Budget {
                 Limit::MaxTotalSectors,
                 self.max_total_sectors.map(|v| v as f64),
             ),
+            (
+                Limit::MaxExcessWavefronts,
+                self.max_excess_wavefronts.map(|v| v as f64),
+            ),
+            (Limit::MaxConflictWays, self.max_conflict_ways),
         ]
         .into_iter()
         .filter_map(|(l, v)| v.map(|v| (l, v)))
@@ -451,7 +485,9 @@ pub fn evaluate(analysis: &Analysis, budget: &Budget) -> Result<Vec<Checked>> {
         }
         if c.compared == 0 {
             let what = match limit {
-                Limit::MaxWavefrontsPerRequest => "shared-memory access",
+                Limit::MaxWavefrontsPerRequest
+                | Limit::MaxExcessWavefronts
+                | Limit::MaxConflictWays => "shared-memory access",
                 Limit::MinEfficiency => "access with an efficiency (global, local or shared)",
                 _ => "global or local access",
             };
@@ -693,6 +729,119 @@ mod tests {
             ..budget(Scope::Launch)
         });
         assert!(m.contains("percent"), "{m}");
+    }
+
+    /// Two shared accesses on CC 9.0, 10 warps each: #0 line 20, a conflict-free float4
+    /// store (4 wavefronts per request, its ideal); #1 line 21, a float column of a
+    /// [32][32] tile (32 wavefronts per request, ideal 1: 31 excess per request).
+    fn shared_analysis() -> Analysis {
+        let archs = arch::parse_list("9.0").unwrap();
+        let mut agg = Aggregator::new(archs, Config::default());
+        for _ in 0..10 {
+            agg.add(0, &access(Space::Shared, Op::Store, 0, 16, 16));
+            agg.add(1, &access(Space::Shared, Op::Load, 0, 128, 4));
+        }
+        let site = |line, text: &str, op| SiteInfo {
+            line,
+            column: 5,
+            text: text.into(),
+            op,
+            read_only: false,
+            file: None,
+            ptx: None,
+            ptx_line: None,
+        };
+        agg.finish(
+            Header {
+                kernel: "k".into(),
+                source: "k.cu".into(),
+                grid: [10, 1, 1],
+                block: [32, 1, 1],
+                ..Header::default()
+            },
+            &[
+                site(20, "tile[t]", Op::Store),
+                site(21, "t[x][y]", Op::Load),
+            ],
+        )
+    }
+
+    /// `max_excess_wavefronts` and `max_conflict_ways` see the float4 as conflict free
+    /// and the column walk as 32-way, where wavefronts per request cannot tell a float4
+    /// from a 4-way conflict.
+    #[test]
+    fn bank_conflict_budgets_measure_against_the_ideal() {
+        let a = shared_analysis();
+        let c = |i: usize| a.architectures[0].sites[i].counters;
+        assert_eq!(
+            (
+                c(0).wavefronts,
+                c(0).ideal_wavefronts,
+                c(0).excess_wavefronts
+            ),
+            (40, 40, 0)
+        );
+        assert_eq!(
+            (
+                c(1).wavefronts,
+                c(1).ideal_wavefronts,
+                c(1).excess_wavefronts
+            ),
+            (320, 10, 310)
+        );
+        let b = Budget {
+            max_excess_wavefronts: Some(0),
+            max_conflict_ways: Some(1.0),
+            ..budget(Scope::Launch)
+        };
+        let r = evaluate(&a, &b).unwrap();
+        let by = |l: Limit| r.iter().find(|c| c.limit == l).unwrap();
+        let excess = by(Limit::MaxExcessWavefronts);
+        assert_eq!(excess.compared, 2);
+        assert_eq!(excess.violations.len(), 1);
+        assert_eq!(excess.violations[0].figure, 310.0);
+        let m = excess.violations[0].message("k.cu");
+        assert!(
+            m.contains("k.cu:21:5 `t[x][y]`") && m.contains("310 excess wavefronts > budget 0"),
+            "{m}"
+        );
+        let ways = by(Limit::MaxConflictWays);
+        assert_eq!(ways.violations.len(), 1);
+        assert_eq!(ways.violations[0].figure, 32.0);
+        // Wavefronts per request keep their meaning: the float4 takes 4.
+        let per = Budget {
+            max_wavefronts_per_request: Some(4.0),
+            ..budget(Scope::Row(0))
+        };
+        assert!(evaluate(&a, &per).unwrap()[0].violations.is_empty());
+        // The shared efficiency is ideal / actual: 100 % for the float4, 1/32 for the walk.
+        let eff = Budget {
+            min_efficiency: Some(100.0),
+            ..budget(Scope::Launch)
+        };
+        let v = &evaluate(&a, &eff).unwrap()[0].violations;
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].figure, 100.0 / 32.0);
+        // Neither new limit applies to a line without a shared access.
+        let a2 = analysis();
+        let e = evaluate(
+            &a2,
+            &Budget {
+                max_conflict_ways: Some(1.0),
+                ..budget(Scope::Line {
+                    line: 10,
+                    column: None,
+                })
+            },
+        )
+        .unwrap_err();
+        assert!(format!("{e}").contains("no shared-memory access"), "{e}");
+        assert!(Limit::ALL
+            .iter()
+            .any(|l| l.key() == "max_excess_wavefronts"));
+        assert!(!Limit::MaxWavefrontsPerRequest
+            .description()
+            .contains("conflict free"));
     }
 
     #[test]

@@ -12,7 +12,8 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use serde_json::Value;
 
-/// The counters of one access (or a sum of accesses) on one CC, summed over the launch.
+/// The counters of one access (or a sum of accesses of one space) on one CC, summed over
+/// the launch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Figures {
     pub requests: u64,
@@ -21,13 +22,18 @@ pub struct Figures {
     pub sectors: u64,
     /// Shared-memory wavefronts.
     pub wavefronts: u64,
-    /// Bytes the active lanes asked for (global and local accesses; shared ones in
-    /// [`Figures::shared_requests`]'s efficiency).
+    /// Bytes the active lanes asked for (accesses with sectors: global, local, texture,
+    /// surface; 0 for shared ones, whose efficiency is in wavefronts).
     pub bytes_requested: u64,
-    /// Bytes the transactions moved (global and local).
+    /// Bytes the transactions moved (the same accesses).
     pub transaction_bytes: u64,
-    /// Requests of shared accesses (their efficiency is requests ÷ wavefronts).
-    pub shared_requests: u64,
+    /// Wavefronts a conflict-free access needs (shared accesses; 0 where the JSON, written
+    /// by an older warpscope, lacks `ideal_wavefronts`).
+    pub ideal_wavefronts: u64,
+    /// Wavefronts above the ideal (bank conflicts).
+    pub excess_wavefronts: u64,
+    /// Sectors above ⌈bytes requested ÷ 32⌉.
+    pub excess_sectors: u64,
 }
 
 impl Figures {
@@ -39,19 +45,22 @@ impl Figures {
         self.wavefronts += o.wavefronts;
         self.bytes_requested += o.bytes_requested;
         self.transaction_bytes += o.transaction_bytes;
-        self.shared_requests += o.shared_requests;
+        self.ideal_wavefronts += o.ideal_wavefronts;
+        self.excess_wavefronts += o.excess_wavefronts;
+        self.excess_sectors += o.excess_sectors;
     }
 
-    /// The table's `eff`, percent: bytes requested ÷ bytes moved where a transaction was
-    /// issued (global, local, and every total), else requests ÷ wavefronts (a shared
-    /// access); `None` with neither.
-    pub fn efficiency(&self) -> Option<f64> {
-        if self.transaction_bytes > 0 {
-            Some(100.0 * self.bytes_requested as f64 / self.transaction_bytes as f64)
-        } else if self.wavefronts > 0 {
-            Some(100.0 * self.shared_requests as f64 / self.wavefronts as f64)
-        } else {
-            None
+    /// The table's `eff` of figures of one memory space, percent, uncapped: ideal ÷ actual
+    /// wavefronts for `shared` (`None` without the ideal), none for `constant`, else bytes
+    /// requested ÷ bytes moved where a transaction was issued. `None` for `space` `None`:
+    /// a sum over several spaces has no efficiency.
+    pub fn efficiency(&self, space: Option<&str>) -> Option<f64> {
+        match space? {
+            "shared" => (self.wavefronts > 0 && self.ideal_wavefronts > 0)
+                .then(|| 100.0 * self.ideal_wavefronts as f64 / self.wavefronts as f64),
+            "constant" => None,
+            _ => (self.transaction_bytes > 0)
+                .then(|| 100.0 * self.bytes_requested as f64 / self.transaction_bytes as f64),
         }
     }
 }
@@ -145,13 +154,14 @@ fn read_analysis(v: &Value, name: Option<String>, what: &str) -> Result<Run> {
                 .with_context(|| format!("{what}: CC {cc} site {j} has no \"line\""))?;
             let space = text(s, "space").unwrap_or_default();
             let shared = space == "shared";
-            let requests = count(s, &["requests"]);
             let mut f = Figures {
-                requests,
+                requests: count(s, &["requests"]),
                 transactions: count(s, &["transactions"]),
                 sectors: count(s, &["sectors"]),
                 wavefronts: count(s, &["wavefronts"]),
-                shared_requests: if shared { requests } else { 0 },
+                ideal_wavefronts: count(s, &["ideal_wavefronts"]),
+                excess_wavefronts: count(s, &["excess_wavefronts"]),
+                excess_sectors: count(s, &["excess_sectors"]),
                 ..Figures::default()
             };
             if !shared {
@@ -307,7 +317,7 @@ pub fn match_sites(old: &[RunSite], new: &[RunSite]) -> Vec<(Option<usize>, Opti
     pairs
 }
 
-/// One side of a comparison: the counters and the efficiency (percent, see
+/// One side of a comparison: the counters and the efficiency (percent, uncapped, see
 /// [`Figures::efficiency`]).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Side {
@@ -316,11 +326,12 @@ pub struct Side {
     pub efficiency_percent: Option<f64>,
 }
 
-impl From<Figures> for Side {
-    fn from(figures: Figures) -> Side {
+impl Side {
+    /// `figures` of one memory space (`None`: summed over several), with its efficiency.
+    pub fn new(figures: Figures, space: Option<&str>) -> Side {
         Side {
             figures,
-            efficiency_percent: figures.efficiency(),
+            efficiency_percent: figures.efficiency(space),
         }
     }
 }
@@ -332,19 +343,27 @@ pub struct Change {
     pub transactions: i64,
     pub sectors: i64,
     pub wavefronts: i64,
+    pub excess_sectors: i64,
+    pub excess_wavefronts: i64,
     pub efficiency_points: Option<f64>,
 }
 
 impl Change {
-    /// `new − old`, counter by counter.
-    pub fn between(old: &Figures, new: &Figures) -> Change {
+    /// `new − old`, counter by counter, efficiencies those of one memory space `space`
+    /// (`None`: a sum over several spaces, with no efficiency).
+    pub fn between(old: &Figures, new: &Figures, space: Option<&str>) -> Change {
         let d = |a: u64, b: u64| b as i64 - a as i64;
         Change {
             requests: d(old.requests, new.requests),
             transactions: d(old.transactions, new.transactions),
             sectors: d(old.sectors, new.sectors),
             wavefronts: d(old.wavefronts, new.wavefronts),
-            efficiency_points: old.efficiency().zip(new.efficiency()).map(|(a, b)| b - a),
+            excess_sectors: d(old.excess_sectors, new.excess_sectors),
+            excess_wavefronts: d(old.excess_wavefronts, new.excess_wavefronts),
+            efficiency_points: old
+                .efficiency(space)
+                .zip(new.efficiency(space))
+                .map(|(a, b)| b - a),
         }
     }
 }
@@ -382,15 +401,30 @@ pub struct SiteChange {
     pub change: Change,
 }
 
+/// The accesses of one memory space summed, on both sides.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SpaceTotal {
+    /// `global`, `local`, `shared`, `constant`, … as the sites name it.
+    pub space: String,
+    pub old: Side,
+    pub new: Side,
+    /// New minus old.
+    pub change: Change,
+}
+
 /// One compute capability of a launch compared.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CcDiff {
     pub cc: String,
     pub sites: Vec<SiteChange>,
-    /// Sums over every access (efficiency over global and local bytes, as the table's total).
+    /// Counts summed over every access of every space; no efficiency (that is per space,
+    /// in `spaces`).
     pub old_total: Side,
     pub new_total: Side,
     pub total_change: Change,
+    /// Sums per memory space (the table's total rows), in the order global, local, shared,
+    /// distributed shared, constant, texture, surface, then any other.
+    pub spaces: Vec<SpaceTotal>,
 }
 
 /// The predicted time on one `--gpu` GPU of both results.
@@ -493,8 +527,12 @@ fn compare_launch(old: &Run, new: &Run) -> LaunchDiff {
             let zero = Figures::default();
             let of = o.map(|s| s.figures);
             let nf = n.map(|s| s.figures);
-            let mut change =
-                Change::between(of.as_ref().unwrap_or(&zero), nf.as_ref().unwrap_or(&zero));
+            let space = Some(at.space.as_str());
+            let mut change = Change::between(
+                of.as_ref().unwrap_or(&zero),
+                nf.as_ref().unwrap_or(&zero),
+                space,
+            );
             if status != Status::Matched {
                 change.efficiency_points = None;
             }
@@ -511,31 +549,18 @@ fn compare_launch(old: &Run, new: &Run) -> LaunchDiff {
                 space: at.space.clone(),
                 width: at.width,
                 ptx: at.ptx.clone(),
-                old: of.map(Side::from),
-                new: nf.map(Side::from),
+                old: of.map(|f| Side::new(f, space)),
+                new: nf.map(|f| Side::new(f, space)),
                 change,
             });
-        }
-        // Totals' efficiency is over global and local bytes only (as the table's total).
-        let memory_only = |mut f: Figures| {
-            f.shared_requests = 0;
-            f
-        };
-        let (ot, nt) = (memory_only(ot), memory_only(nt));
-        let mut old_total = Side::from(ot);
-        let mut new_total = Side::from(nt);
-        if ot.transaction_bytes == 0 {
-            old_total.efficiency_percent = None;
-        }
-        if nt.transaction_bytes == 0 {
-            new_total.efficiency_percent = None;
         }
         ccs.push(CcDiff {
             cc: na.cc.clone(),
             sites,
-            old_total,
-            new_total,
-            total_change: Change::between(&ot, &nt),
+            old_total: Side::new(ot, None),
+            new_total: Side::new(nt, None),
+            total_change: Change::between(&ot, &nt, None),
+            spaces: space_totals(&oa.sites, &na.sites),
         });
     }
     let times = new
@@ -570,6 +595,42 @@ fn compare_launch(old: &Run, new: &Run) -> LaunchDiff {
         only_new_ccs: only(new, old),
         times,
     }
+}
+
+/// The sums per memory space of `old` and `new` (one CC's accesses each), for the spaces
+/// either side has.
+fn space_totals(old: &[RunSite], new: &[RunSite]) -> Vec<SpaceTotal> {
+    const ORDER: [&str; 7] = [
+        "global",
+        "local",
+        "shared",
+        "distributed_shared",
+        "constant",
+        "texture",
+        "surface",
+    ];
+    let mut spaces: Vec<&str> = old.iter().chain(new).map(|s| s.space.as_str()).collect();
+    spaces.sort_by_key(|s| (ORDER.iter().position(|o| o == s).unwrap_or(ORDER.len()), *s));
+    spaces.dedup();
+    let sum = |sites: &[RunSite], space: &str| {
+        let mut f = Figures::default();
+        for s in sites.iter().filter(|s| s.space == space) {
+            f.add(&s.figures);
+        }
+        f
+    };
+    spaces
+        .into_iter()
+        .map(|space| {
+            let (o, n) = (sum(old, space), sum(new, space));
+            SpaceTotal {
+                space: space.to_string(),
+                old: Side::new(o, Some(space)),
+                new: Side::new(n, Some(space)),
+                change: Change::between(&o, &n, Some(space)),
+            }
+        })
+        .collect()
 }
 
 /// Compares two results read by [`read_runs`]: one analysis with one, or the launches of
@@ -669,14 +730,18 @@ mod tests {
 
     /// A site of the JSON of `analyze`: counters flattened into it, as the report writes
     /// them.
+    /// Shared accesses are of 4-byte words: ideally one wavefront per request.
     fn site(line: u32, op: &str, space: &str, req: u64, sectors: u64, wf: u64) -> Value {
         let bytes = if space == "shared" { 0 } else { 128 * req };
+        let ideal_wf = if space == "shared" { req } else { 0 };
         json!({
             "line": line, "column": 5, "text": format!("a{line}"), "space": space, "op": op,
             "width": 4, "read_only": false, "executions": req, "requests": req,
             "transactions": sectors, "transaction_bytes": 32 * sectors, "sectors": sectors,
             "bytes_requested": bytes, "efficiency": null, "wavefronts": wf,
-            "misaligned_lanes": 0
+            "misaligned_lanes": 0, "ideal_sectors": bytes / 32,
+            "excess_sectors": sectors.saturating_sub(bytes / 32),
+            "ideal_wavefronts": ideal_wf, "excess_wavefronts": wf - ideal_wf
         })
     }
 
@@ -740,19 +805,68 @@ mod tests {
         assert_eq!(store.change.sectors, -280);
         assert_eq!(store.old.unwrap().efficiency_percent, Some(12.5));
         assert_eq!(store.change.efficiency_points, Some(87.5));
-        // The removed shared load's efficiency is requests / wavefronts = 50 %.
+        // The removed shared load's efficiency is ideal / actual wavefronts = 10/20 = 50 %.
         assert_eq!(c.sites[2].old.unwrap().efficiency_percent, Some(50.0));
         assert_eq!(c.sites[2].change.wavefronts, -20);
-        // Totals: sectors 360 → 120, requests 30 → 30, wavefronts 20 → 0; efficiency over
-        // global bytes: 2560/11520 → 3840/3840.
+        assert_eq!(c.sites[2].change.excess_wavefronts, -10);
+        // The store's excess sectors: 320 − 40 → 0.
+        assert_eq!(store.change.excess_sectors, -280);
+        // Totals over every space: sectors 360 → 120, requests 30 → 30, wavefronts 20 → 0,
+        // and no efficiency: that is per space.
         assert_eq!(c.old_total.figures.sectors, 360);
         assert_eq!(c.new_total.figures.sectors, 120);
         assert_eq!(c.total_change.sectors, -240);
         assert_eq!(c.total_change.requests, 0);
         assert_eq!(c.total_change.wavefronts, -20);
-        let e = c.old_total.efficiency_percent.unwrap();
+        assert_eq!(c.old_total.efficiency_percent, None);
+        assert_eq!(c.total_change.efficiency_points, None);
+        // Per space: global 2560/11520 → 3840/3840 bytes; shared 50 % → none left.
+        let spaces: Vec<&str> = c.spaces.iter().map(|t| t.space.as_str()).collect();
+        assert_eq!(spaces, ["global", "shared"]);
+        let g = &c.spaces[0];
+        let e = g.old.efficiency_percent.unwrap();
         assert!((e - 100.0 * 2560.0 / 11520.0).abs() < 1e-9, "{e}");
-        assert_eq!(c.new_total.efficiency_percent, Some(100.0));
+        assert_eq!(g.new.efficiency_percent, Some(100.0));
+        assert_eq!((g.old.figures.requests, g.new.figures.requests), (20, 30));
+        let sh = &c.spaces[1];
+        assert_eq!(sh.old.efficiency_percent, Some(50.0));
+        assert_eq!(sh.new.efficiency_percent, None);
+        assert_eq!(sh.change.wavefronts, -20);
+    }
+
+    /// A 32-way conflict beside a coalesced global access: the shared total is 1/32 =
+    /// 3.125 % efficient and the global one 100 %, never one figure over both.
+    #[test]
+    fn a_bank_conflict_is_not_hidden_by_a_coalesced_total() {
+        let conflicted = analysis(
+            "k",
+            vec![
+                site(10, "load", "global", 10, 40, 0),
+                site(11, "load", "shared", 10, 0, 320),
+            ],
+        );
+        let d = diff(&runs(&conflicted), &runs(&conflicted)).unwrap();
+        let c = &d.launches[0].ccs[0];
+        let eff: Vec<(&str, Option<f64>)> = c
+            .spaces
+            .iter()
+            .map(|t| (t.space.as_str(), t.new.efficiency_percent))
+            .collect();
+        assert_eq!(eff, [("global", Some(100.0)), ("shared", Some(3.125))]);
+        assert_eq!(c.spaces[1].new.figures.excess_wavefronts, 310);
+        // A result of an older warpscope (no ideal_wavefronts): no shared efficiency rather
+        // than a wrong one.
+        let mut old = conflicted.clone();
+        old["architectures"][0]["sites"][1]
+            .as_object_mut()
+            .unwrap()
+            .remove("ideal_wavefronts");
+        let d = diff(&runs(&old), &runs(&conflicted)).unwrap();
+        let sh = &d.launches[0].ccs[0].spaces[1];
+        assert_eq!(
+            (sh.old.efficiency_percent, sh.change.efficiency_points),
+            (None, None)
+        );
     }
 
     #[test]
@@ -822,7 +936,10 @@ mod tests {
         });
         let r = runs(&nested);
         assert_eq!(r[0].archs[0].sites[0].figures.sectors, 8);
-        assert_eq!(r[0].archs[0].sites[0].figures.efficiency(), Some(100.0));
+        assert_eq!(
+            r[0].archs[0].sites[0].figures.efficiency(Some("global")),
+            Some(100.0)
+        );
         assert_eq!(r[0].times, [("H100".to_string(), 2e-6)]);
         // A launch-file result: launches by name; one only in each side.
         let a = analysis("k", vec![site(10, "load", "global", 10, 40, 0)]);

@@ -169,8 +169,10 @@ fn eff_class(e: f64) -> &'static str {
     }
 }
 
-/// The three cells of one site on one compute capability, as the terminal table has them.
-fn cells(c: &Counters, space: Space) -> [String; 3] {
+/// The four cells of one site (or one space's total) on one compute capability, as the
+/// terminal table has them: requests, transactions or wavefronts, the excess over the
+/// ideal, and the efficiency (capped at 100 % and marked `*` for a broadcast).
+fn cells(c: &Counters, space: Space) -> [String; 4] {
     let td = |s: String, class: &str| {
         if class.is_empty() {
             format!("<td class=\"n\">{}</td>", esc(&s))
@@ -179,36 +181,32 @@ fn cells(c: &Counters, space: Space) -> [String; 3] {
         }
     };
     let req = td(num(c.requests), "");
-    match space {
-        Space::Shared => {
-            let bad = if c.wavefronts > c.requests { "bad" } else { "" };
-            let eff = if c.wavefronts > 0 {
-                format!("{:.1}%", 100.0 * c.requests as f64 / c.wavefronts as f64)
-            } else {
-                "-".into()
-            };
-            [
-                req,
-                td(format!("{} wf", num(c.wavefronts)), bad),
-                td(eff, bad),
-            ]
-        }
-        Space::Constant => {
-            let per = if c.executions > 0 {
-                c.requests as f64 / c.executions as f64
-            } else {
-                0.0
-            };
-            [req, td(format!("{per:.1}/instr"), ""), td("-".into(), "")]
-        }
-        _ => {
-            let (eff, class) = match c.efficiency {
-                Some(x) => (format!("{:.1}%", 100.0 * x), eff_class(x)),
-                None => ("-".into(), ""),
-            };
-            [req, td(num(c.transactions), ""), td(eff, class)]
-        }
+    if space == Space::Constant {
+        let per = if c.executions > 0 {
+            c.requests as f64 / c.executions as f64
+        } else {
+            0.0
+        };
+        return [
+            req,
+            td(format!("{per:.1}/instr"), ""),
+            td("-".into(), ""),
+            td("-".into(), ""),
+        ];
     }
+    let moved = if space == Space::Shared {
+        format!("{} wf", num(c.wavefronts))
+    } else {
+        num(c.transactions)
+    };
+    let excess = c.excess_in(space).unwrap_or(0);
+    let e = c.efficiency_in(space);
+    [
+        req,
+        td(moved, ""),
+        td(num(excess), if excess > 0 { "bad" } else { "" }),
+        td(crate::table::eff_text(e), e.map(eff_class).unwrap_or("")),
+    ]
 }
 
 fn analysis_table(a: &Analysis, e: &Explanation) -> String {
@@ -228,7 +226,10 @@ fn analysis_table(a: &Analysis, e: &Explanation) -> String {
     h.push_str("<div class=\"scroll\">\n<table class=\"analysis\">\n<thead><tr><th>site</th><th>access</th><th>op</th><th>space</th><th>B</th>");
     for arch in &a.architectures {
         let cc = esc(&arch.cc);
-        let _ = write!(h, "<th>{cc} req</th><th>{cc} tx/wf</th><th>{cc} eff</th>");
+        let _ = write!(
+            h,
+            "<th>{cc} req</th><th>{cc} tx/wf</th><th>{cc} excess</th><th>{cc} eff</th>"
+        );
     }
     h.push_str("</tr></thead>\n<tbody>\n");
     let nsites = a.architectures.first().map(|x| x.sites.len()).unwrap_or(0);
@@ -262,43 +263,31 @@ fn analysis_table(a: &Analysis, e: &Explanation) -> String {
                     h.push_str(&c);
                 }
             } else {
-                h.push_str("<td></td><td></td><td></td>");
+                h.push_str("<td></td><td></td><td></td><td></td>");
             }
         }
         h.push_str("</tr>\n");
     }
-    // Totals: global + local traffic, and shared wavefronts, as the terminal table sums them.
-    h.push_str("<tr class=\"total\"><td>total</td><td></td><td></td><td></td><td></td>");
-    for arch in &a.architectures {
-        let t = &arch.totals;
-        let mem = [t.global_load, t.global_store, t.local_load, t.local_store];
-        let req: u64 = mem.iter().map(|c| c.requests).sum::<u64>()
-            + t.shared_load.requests
-            + t.shared_store.requests
-            + t.constant_load.requests;
-        let tx: u64 = mem.iter().map(|c| c.transactions).sum();
-        let tb: u64 = mem.iter().map(|c| c.transaction_bytes).sum();
-        let br: u64 = mem.iter().map(|c| c.bytes_requested).sum();
-        let wf = t.shared_load.wavefronts + t.shared_store.wavefronts;
-        let txt = if wf > 0 {
-            format!("{} tx + {} wf", num(tx), num(wf))
-        } else {
-            num(tx)
-        };
-        let (eff, class) = if tb > 0 {
-            let x = br as f64 / tb as f64;
-            (format!("{:.1}%", 100.0 * x), eff_class(x))
-        } else {
-            ("-".into(), "")
-        };
+    // Totals: one row per memory space, as the terminal table has them.
+    for (k, space) in crate::SPACES.into_iter().enumerate() {
+        if a.architectures
+            .iter()
+            .all(|x| x.totals.by_space()[k].1.is_empty())
+        {
+            continue;
+        }
         let _ = write!(
             h,
-            "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n {class}\">{}</td>",
-            num(req),
-            esc(&txt),
-            esc(&eff)
+            "<tr class=\"total\"><td>total</td><td></td><td></td><td>{}</td><td></td>",
+            esc(&crate::table::space_label(space, false))
         );
+        for arch in &a.architectures {
+            for c in cells(arch.totals.by_space()[k].1, space) {
+                h.push_str(&c);
+            }
+        }
+        h.push_str("</tr>\n");
     }
-    h.push_str("</tr>\n</tbody>\n</table>\n</div>\n");
+    h.push_str("</tbody>\n</table>\n</div>\n");
     h
 }
