@@ -580,7 +580,9 @@ pub struct SiteReport {
     pub width: u32,
     /// Loads through the read-only (texture) path: `__ldg`, `const __restrict__`.
     pub read_only: bool,
-    /// The source file of the line when it is not the analyzed file.
+    /// The source file of the line: the analyzed file, a header it includes, or for a
+    /// `.ptx` the CUDA source its `.loc` names. (Results of warpscope before 0.2 left it out
+    /// for the analyzed file.)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     /// The PTX instruction (compiled path only).

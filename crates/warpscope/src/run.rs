@@ -66,7 +66,15 @@ pub(crate) fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Ana
     if let Some(n) = sample {
         agg.scale(total_blocks, n);
     }
-    let sites: Vec<SiteInfo> = kernel.sites();
+    // Every site names its file in the JSON, the analyzed one included.
+    let sites: Vec<SiteInfo> = kernel
+        .sites()
+        .into_iter()
+        .map(|mut s| {
+            s.file.get_or_insert_with(|| req.file.clone());
+            s
+        })
+        .collect();
     let local_arrays = kernel.local_arrays();
     let header = Header {
         kernel: req.kernel.clone(),
