@@ -32,6 +32,7 @@ fn only(cc: &str, text: &str, a: &WarpAccess) -> Vec<Finding> {
     let facts = SiteFacts {
         text,
         start_offsets: 1,
+        ..Default::default()
     };
     diagnose(&facts, arch(cc), &Config::default(), a)
 }
@@ -57,6 +58,7 @@ fn varying_row_alignment_of_a_2d_index_is_a_pitch_problem() {
     let facts = SiteFacts {
         text: "a[y * width + x]",
         start_offsets: 0b1_0001,
+        ..Default::default()
     };
     let f = diagnose(&facts, arch("9.0"), &Config::default(), &a);
     assert_eq!(f[0].cause, Cause::RowPitch);
@@ -272,6 +274,7 @@ fn rows_of_a_16x16_block_at_four_sectors_get_no_advice() {
     let facts = SiteFacts {
         text: "a[y * 1024 + x]",
         start_offsets: 1,
+        ..Default::default()
     };
     assert!(diagnose(&facts, arch("2.0"), &cg, &a).is_empty());
 }
@@ -512,6 +515,7 @@ fn scattered_access_offers_ldg_only_to_loads_where_it_helps() {
     let facts = SiteFacts {
         text: "a[idx[i]]",
         start_offsets: 1,
+        ..Default::default()
     };
     let f = diagnose(&facts, arch("3.5"), &ca, &a);
     assert_eq!(causes(&f), [Cause::Scattered, Cause::Scattered]);

@@ -65,19 +65,24 @@ fn explain(a: WarpAccess, text: &str, ccs: &[&str], config: Config) -> Explanati
             let b = breakdown(arch, &config, &a);
             let facts = SiteFacts {
                 text,
-                start_offsets: 0,
+                ..Default::default()
             };
             let advice = diagnose(&facts, arch, &config, &a)
                 .into_iter()
                 .map(|f| Advice {
                     cause: f.cause,
                     why: f.why,
+                    why_by_cc: Vec::new(),
                     fix: f.fix,
+                    fix_by_cc: Vec::new(),
                     outcomes: vec![FixOutcome {
                         cc: arch.cc.to_string(),
                         before: c.into(),
-                        after: f.fixed.map(|x| cost(arch, &config, &x).into()),
+                        after: f
+                            .fixed
+                            .map(|x| cost(arch, &f.fixed_config.unwrap_or(config), &x).into()),
                     }],
+                    rows: Vec::new(),
                 })
                 .collect();
             ExplainedArch {
@@ -438,12 +443,15 @@ fn fixed_advice(mut e: Explanation) -> Explanation {
         a.advice = vec![Advice {
             cause: warpscope_advice::Cause::MisalignedStart { offset_bytes: 4 },
             why: "the warp starts 4 bytes into a 128-byte line".into(),
+            why_by_cc: Vec::new(),
             fix: "start each warp on a multiple of 32 elements".into(),
+            fix_by_cc: Vec::new(),
             outcomes: vec![FixOutcome {
                 cc: a.cc.clone(),
                 before,
                 after: None,
             }],
+            rows: Vec::new(),
         }];
     }
     e
