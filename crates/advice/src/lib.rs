@@ -11,7 +11,14 @@
 //! reading consecutive elements from an aligned start (for global and local memory: never
 //! at 100 % efficiency). It returns [`Finding`]s; each carries the access as it would be
 //! after the fix, so callers can cost it with [`warpscope_model::cost`] on every compute
-//! capability. Pure: no I/O.
+//! capability (under [`Finding::fixed_config`] where the fix is a setting: 3.x's 8-byte
+//! banks). Pure: no I/O.
+//!
+//! The findings come in the order an engineer tries the fixes: a setting before a rewrite
+//! (3.x's bank mode), the rewrite that removes the cause (sequential addressing for a tree
+//! reduction whose stride doubles every pass, rather than padding), then alternatives. What
+//! one warp cannot show comes from the whole launch ([`LaneStrides`]): a column walk of a
+//! 2-D array reads the other columns too, a 1-D strided read never does.
 //!
 //! Sources of the causes and fixes: Best Practices Guide (BPG), "Coalesced Access to Global
 //! Memory" (misaligned and strided access, the coalesced transpose, the padded shared tile)
@@ -20,7 +27,8 @@
 //! "Shared Memory" (banks, strided access, padding) and "Constant Memory"; PG "Thread
 //! Hierarchy" (threads numbered x fastest, so a 2-D block narrower than 32 threads puts
 //! several rows in one warp); Harris, "How to Access Global Memory Efficiently" (offset and
-//! stride).
+//! stride) and "Optimizing Parallel Reduction in CUDA" (interleaved and sequential
+//! addressing); CUDA C Programming Guide 5.0 (PG5) F.5.3 (3.x bank modes).
 
 mod layout;
 mod memory;
