@@ -225,14 +225,24 @@ fn shared_column_walks_get_padding_first() {
         "--cc",
         "1.3,9.0",
     ]);
+    // One advice for the cause, each CC with its own bank count and padding.
     let a = advice(&v);
-    assert_eq!(a.len(), 2, "{a:?}");
-    for (adv, cc, pad, before, after) in [
-        (&a[0].1, "1.3", "[N][17]", 32, 2),
-        (&a[1].1, "9.0", "[N][18]", 8, 1),
-    ] {
-        assert_eq!(adv["cause"]["kind"], "bank_stride");
-        let fix = adv["fix"].as_str().unwrap();
+    assert_eq!(a.len(), 1, "{a:?}");
+    let adv = &a[0].1;
+    assert_eq!(adv["cause"]["kind"], "bank_stride");
+    let words = |key: &str, i: usize| {
+        let g = &adv[key][i];
+        (g["ccs"].clone(), g["text"].as_str().unwrap().to_string())
+    };
+    let (ccs, why) = words("why_by_cc", 0);
+    assert_eq!(ccs, serde_json::json!(["1.3"]));
+    assert!(why.contains("with the 16 banks"), "{why}");
+    let (ccs, why) = words("why_by_cc", 1);
+    assert_eq!(ccs, serde_json::json!(["9.0"]));
+    assert!(why.contains("with the 32 banks"), "{why}");
+    for (i, cc, pad, before, after) in [(0, "1.3", "[N][17]", 32, 2), (1, "9.0", "[N][18]", 8, 1)] {
+        let (ccs, fix) = words("fix_by_cc", i);
+        assert_eq!(ccs, serde_json::json!([cc]));
         assert!(
             fix.starts_with("pad each row") && fix.contains(pad),
             "{fix}"
@@ -295,5 +305,311 @@ fn scattered_stores_never_get_ldg() {
             !fix.contains("__ldg") && !fix.contains("read-only"),
             "{fix}"
         );
+    }
+}
+
+// ---- Issue 19 §3: the fix a CUDA engineer would pick, one advice per line and cause.
+
+fn compiler() -> bool {
+    let found = warpscope_toolkit::find(None).is_ok();
+    if !found {
+        eprintln!("skipped: no CUDA compiler (scripts/test.sh installs one from PyPI)");
+    }
+    found
+}
+
+/// The rows an advice covers.
+fn rows(adv: &Value) -> Vec<u64> {
+    adv["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_u64().unwrap())
+        .collect()
+}
+
+/// (before, after) of `key` in `adv`'s outcome on `cc`.
+fn figures(adv: &Value, cc: &str, key: &str) -> (u64, u64) {
+    let (b, f) = outcome(adv, cc);
+    (b[key].as_u64().unwrap(), f[key].as_u64().unwrap())
+}
+
+const REDUCTION: &[&str] = &[
+    "examples/reduction.cu",
+    "--kernel",
+    "reduce_strided",
+    "--grid",
+    "64",
+    "--block",
+    "256",
+    "--dynamic-smem",
+    "1024",
+    "--arg",
+    "n=16384",
+    "--cc",
+    "1.3,3.5,9.0",
+];
+
+#[test]
+fn interleaved_reduction_gets_sequential_addressing() {
+    // Harris's reduction 2: sdata[index] += sdata[index + s] with index = 2*s*tid; two
+    // loads and a store on line 53, each with the doubling stride. One advice, ×3,
+    // sequential addressing (not padding) with its cost: the costliest warp (lanes 8
+    // floats apart) 8 wavefronts → 1 on 9.0, 16 → 2 on 1.3 (half-warps of 16 banks).
+    let mut frontends = vec!["source"];
+    if compiler() {
+        frontends.push("auto");
+    }
+    for frontend in frontends {
+        let mut args = REDUCTION.to_vec();
+        args.extend(["--frontend", frontend]);
+        let a = advice(&json(&args));
+        assert_eq!(a.len(), 1, "{frontend}: {a:?}");
+        let adv = &a[0].1;
+        assert_eq!(adv["cause"]["kind"], "interleaved_reduction");
+        assert_eq!(rows(adv).len(), 3, "{frontend}");
+        let fix = adv["fix"].as_str().unwrap();
+        assert!(
+            fix.starts_with("use sequential addressing")
+                && fix.contains("for (unsigned s = blockDim.x / 2; s > 0; s >>= 1)")
+                && fix.contains("if (tid < s) sdata[tid] += sdata[tid + s];"),
+            "{fix}"
+        );
+        assert!(!fix.contains("pad each row"), "{fix}");
+        assert_eq!(figures(adv, "9.0", "wavefronts"), (8, 1));
+        assert_eq!(figures(adv, "1.3", "wavefronts"), (16, 2));
+        assert_eq!(figures(adv, "3.5", "wavefronts"), (4, 1));
+    }
+    // The sequential kernel of the same file gets no advice at all.
+    let mut args = REDUCTION.to_vec();
+    args[2] = "reduce_sequential";
+    args.extend(["--frontend", "source"]);
+    assert_eq!(advice(&json(&args)), []);
+}
+
+const DOUBLE_TILE: &[&str] = &[
+    "tests/kernels/advice/double_tile.cu",
+    "--grid",
+    "4",
+    "--block",
+    "32,8",
+    "--cc",
+    "1.3,3.5,9.0",
+    "--frontend",
+    "source",
+    "--kernel",
+];
+
+#[test]
+fn double_tile_on_3x_gets_the_8_byte_bank_mode_first() {
+    // tile[32][33] of doubles read down a column: 2-way on 3.5 in 4-byte mode, 1 in
+    // 8-byte mode; 9.0 takes the 2 wavefronts any double access takes, 1.3 is
+    // conflict-free per half-warp (4 passes for two half-warps of two 32-bit halves).
+    let mut args = DOUBLE_TILE.to_vec();
+    args.push("column_padded");
+    let a = advice(&json(&args));
+    let read: Vec<_> = a
+        .iter()
+        .filter(|x| x.0 == "tile[threadIdx.x][threadIdx.y + j]")
+        .collect();
+    assert_eq!(read.len(), 1, "{a:?}");
+    let adv = &read[0].1;
+    assert_eq!(adv["cause"]["kind"], "eight_byte_banks");
+    assert!(adv["fix"]
+        .as_str()
+        .unwrap()
+        .starts_with("set 8-byte banks before the launch: cudaDeviceSetSharedMemConfig(cudaSharedMemBankSizeEightByte)"));
+    assert_eq!(figures(adv, "3.5", "wavefronts"), (2, 1));
+    assert_eq!(adv["outcomes"].as_array().unwrap().len(), 1);
+    // In 8-byte mode (--smem-bank-size 8) the same read is at its minimum.
+    args.extend(["--smem-bank-size", "8"]);
+    let a = advice(&json(&args));
+    assert!(
+        a.iter()
+            .all(|x| x.0 != "tile[threadIdx.x][threadIdx.y + j]"),
+        "{a:?}"
+    );
+    // Unpadded, tile[32][32]: the mode alone does not help (32 wavefronts either way):
+    // padding first, each CC with its own bank count, then the mode on top of it on 3.5.
+    let mut args = DOUBLE_TILE.to_vec();
+    args.push("column_unpadded");
+    let a = advice(&json(&args));
+    let read: Vec<_> = a
+        .iter()
+        .filter(|x| x.0 == "tile[threadIdx.x][threadIdx.y + j]")
+        .map(|x| &x.1)
+        .collect();
+    assert_eq!(read.len(), 2, "{a:?}");
+    assert_eq!(read[0]["cause"]["kind"], "bank_stride");
+    assert!(read[0]["fix"]
+        .as_str()
+        .unwrap()
+        .contains("declare [N][33] instead of [N][32]"));
+    let why = &read[0]["why_by_cc"];
+    assert_eq!(why[0]["ccs"], serde_json::json!(["1.3"]));
+    assert!(why[0]["text"].as_str().unwrap().contains("the 16 banks"));
+    assert_eq!(why[1]["ccs"], serde_json::json!(["3.5", "9.0"]));
+    assert!(why[1]["text"].as_str().unwrap().contains("the 32 banks"));
+    assert_eq!(figures(read[0], "3.5", "wavefronts"), (32, 2));
+    assert_eq!(figures(read[0], "9.0", "wavefronts"), (32, 2));
+    assert_eq!(read[1]["cause"]["kind"], "eight_byte_banks");
+    assert!(read[1]["fix"]
+        .as_str()
+        .unwrap()
+        .contains("on top of the fix above"));
+    assert_eq!(figures(read[1], "3.5", "wavefronts"), (32, 1));
+}
+
+const STRIDED: &str = "tests/kernels/advice/strided.cu";
+
+#[test]
+fn a_1d_strided_read_is_strided_access_not_a_column_walk() {
+    // out[i] = in[i * stride], stride 32: lanes 128 bytes apart, like a column of a
+    // 32-float matrix; but every warp starts at the same offset within the stride.
+    let v = json(&[
+        STRIDED,
+        "--kernel",
+        "gather_stride",
+        "--grid",
+        "8",
+        "--block",
+        "256",
+        "--arg",
+        "stride=32",
+        "--cc",
+        "2.0,9.0",
+    ]);
+    let a = advice(&v);
+    assert_eq!(a.len(), 1, "{a:?}");
+    let adv = &a[0].1;
+    assert_eq!(adv["cause"]["kind"], "stride");
+    assert_eq!(adv["cause"]["bytes"], 128);
+    let fix = adv["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with("restructure so that consecutive threads read consecutive elements")
+            && fix.contains("stage the data through shared memory"),
+        "{fix}"
+    );
+    assert!(!adv["why"].as_str().unwrap().contains("column"));
+    assert_eq!(figures(adv, "9.0", "sectors"), (32, 4));
+    assert_eq!(figures(adv, "2.0", "transactions"), (32, 1));
+    // One thread per row, a loop over the columns: a column walk (its warps start at
+    // every column), with the texture alternative.
+    let v = json(&[
+        STRIDED, "--kernel", "row_sums", "--grid", "2", "--block", "256", "--arg", "n=64", "--cc",
+        "9.0",
+    ]);
+    let a = advice(&v);
+    assert_eq!(a[0].1["cause"]["kind"], "column_walk", "{a:?}");
+    assert_eq!(a[0].1["cause"]["row_bytes"], 256);
+    assert_eq!(figures(&a[0].1, "9.0", "sectors"), (32, 4));
+}
+
+#[test]
+fn an_unrolled_loop_is_one_advice_with_its_instruction_count() {
+    if !compiler() {
+        return;
+    }
+    // nvcc unrolls the 4 loads of gather_stride4's line: 4 PTX loads, one advice ×4.
+    let args = [
+        STRIDED,
+        "--kernel",
+        "gather_stride4",
+        "--grid",
+        "8",
+        "--block",
+        "256",
+        "--arg",
+        "stride=32",
+        "--cc",
+        "9.0",
+    ];
+    let a = advice(&json(&args));
+    assert_eq!(a.len(), 1, "{a:?}");
+    assert_eq!(a[0].1["cause"]["kind"], "stride");
+    assert_eq!(rows(&a[0].1), [0, 1, 2, 3]);
+    let (ok, out, err) = common::warpscope(&[
+        "analyze", args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8],
+        args[9], args[10],
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("advice #0 #1 #2 #3 tests/kernels/advice/strided.cu:33:5")
+            && out.contains("(4 B global, ×4) — stride between lanes"),
+        "{out}"
+    );
+}
+
+#[test]
+fn two_fields_read_on_one_line_are_one_advice_per_cause() {
+    let mut frontends = vec!["source"];
+    if compiler() {
+        frontends.push("auto");
+    }
+    for frontend in frontends {
+        let v = json(&[
+            "tests/kernels/advice/aos_line.cu",
+            "--kernel",
+            "sum_xy",
+            "--grid",
+            "4",
+            "--block",
+            "128",
+            "--arg",
+            "n=512",
+            "--cc",
+            "2.0,9.0",
+            "--frontend",
+            frontend,
+        ]);
+        let a = advice(&v);
+        let kinds: Vec<&Value> = a.iter().map(|x| &x.1["cause"]["kind"]).collect();
+        assert_eq!(kinds, ["array_of_structures", "vector_width"], "{frontend}");
+        for (_, adv) in &a {
+            assert_eq!(rows(adv).len(), 2, "{frontend}: {adv}");
+        }
+        assert_eq!(figures(&a[0].1, "9.0", "sectors"), (16, 4));
+        assert_eq!(figures(&a[0].1, "2.0", "transactions"), (4, 1));
+    }
+}
+
+#[test]
+fn advice_figures_are_formatted_as_the_table() {
+    // Harris's stride kernel, s = 8: 12.5 % in the table and in the advice, never "12%".
+    let (ok, out, err) = common::warpscope(&[
+        "analyze",
+        "examples/harris.cu",
+        "--kernel",
+        "stride<float>",
+        "--grid",
+        "64",
+        "--block",
+        "256",
+        "--arg",
+        "s=8",
+        "--frontend",
+        "source",
+    ]);
+    assert!(ok, "{err}");
+    let advice: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("advice"))
+        .collect();
+    assert!(!advice.is_empty(), "{out}");
+    let text = advice.join("\n");
+    assert!(text.contains("32 tx (12.5%) → 4 tx (100.0%)"), "{text}");
+    assert!(out
+        .lines()
+        .any(|l| l.contains("12.5%") && l.contains("a[i]")));
+    for word in text.split_whitespace() {
+        let digits = word
+            .trim_start_matches('(')
+            .trim_end_matches([')', ',', ';']);
+        if let Some(n) = digits.strip_suffix('%') {
+            assert!(
+                n.contains('.'),
+                "a percentage not formatted as the table's: {word} in {text}"
+            );
+        }
     }
 }

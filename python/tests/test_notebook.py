@@ -45,7 +45,7 @@ def test_notebook_runs_and_shows_the_figures():
     # The explain picture: the costliest warp, 5 sectors of 32 bytes for its 128.
     picture = outputs(code[3], "text/html")
     assert picture.startswith('<div class="warpscope-explain">') and "<svg" in picture
-    assert "5 transactions · 160 B moved (5 sectors) · 128 B requested · 80.0 % efficiency" in picture
+    assert "5 transactions · 160 B moved (5 sectors) · 128 B requested · 80.0% efficiency" in picture
     # Offsets 0 and 8 (32 bytes) keep a warp on 4 sectors; 1 to 7 straddle a fifth.
     assert outputs(code[4], "text/plain").splitlines() == [
         f"s={s}: {4 if s in (0, 8) else 5} sectors a request" for s in range(9)

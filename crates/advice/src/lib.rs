@@ -11,7 +11,14 @@
 //! reading consecutive elements from an aligned start (for global and local memory: never
 //! at 100 % efficiency). It returns [`Finding`]s; each carries the access as it would be
 //! after the fix, so callers can cost it with [`warpscope_model::cost`] on every compute
-//! capability. Pure: no I/O.
+//! capability (under [`Finding::fixed_config`] where the fix is a setting: 3.x's 8-byte
+//! banks). Pure: no I/O.
+//!
+//! The findings come in the order an engineer tries the fixes: a setting before a rewrite
+//! (3.x's bank mode), the rewrite that removes the cause (sequential addressing for a tree
+//! reduction whose stride doubles every pass, rather than padding), then alternatives. What
+//! one warp cannot show comes from the whole launch ([`LaneStrides`]): a column walk of a
+//! 2-D array reads the other columns too, a 1-D strided read never does.
 //!
 //! Sources of the causes and fixes: Best Practices Guide (BPG), "Coalesced Access to Global
 //! Memory" (misaligned and strided access, the coalesced transpose, the padded shared tile)
@@ -20,28 +27,36 @@
 //! "Shared Memory" (banks, strided access, padding) and "Constant Memory"; PG "Thread
 //! Hierarchy" (threads numbered x fastest, so a 2-D block narrower than 32 threads puts
 //! several rows in one warp); Harris, "How to Access Global Memory Efficiently" (offset and
-//! stride).
+//! stride) and "Optimizing Parallel Reduction in CUDA" (interleaved and sequential
+//! addressing); CUDA C Programming Guide 5.0 (PG5) F.5.3 (3.x bank modes).
 
 mod layout;
 mod memory;
 mod shared;
+mod strides;
 
 pub use layout::Layout;
+pub use strides::LaneStrides;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use warpscope_model::arch::Family;
 use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess};
 
-/// What the front end knows about a site besides its addresses.
+/// What the front end knows about a site besides the one warp access diagnosed.
 #[derive(Clone, Debug, Default)]
 pub struct SiteFacts<'a> {
-    /// The access's source text, e.g. `p[i].x` or `t[threadIdx.x][threadIdx.y]`.
+    /// The access's source text, e.g. `p[i].x` or `t[threadIdx.x][threadIdx.y]` (on the
+    /// compiled path, the whole source line).
     pub text: &'a str,
     /// Distinct values of (first active lane's address mod 128) over the site's warps, as a
     /// bit set (bit *k* = some warp started *k* bytes into a 128-byte line). Tells a constant
     /// misalignment (one bit) from rows of varying alignment (several bits: a pitch problem).
     pub start_offsets: u128,
+    /// The lane strides the site's warps showed over the launch: tells a 1-D strided read
+    /// from a column walk of a 2-D array, and finds the doubling stride of an interleaved
+    /// tree reduction. Empty (the default) when unknown.
+    pub strides: LaneStrides,
 }
 
 /// The cause of a cost above the ideal, in the guides' terms.
@@ -98,6 +113,16 @@ pub enum Cause {
     NarrowSharedOn1x { width: u32 },
     /// Shared memory: conflicts with no constant stride.
     BankConflicts,
+    /// Shared memory: lanes `elements` elements (`bytes` bytes, a power of two) apart at a
+    /// site whose stride doubles from one pass of a loop to the next: the interleaved
+    /// addressing of a tree reduction (`index = 2*s*tid`), whose fix is sequential
+    /// addressing, not padding [Harris, "Optimizing Parallel Reduction in CUDA", kernels 2
+    /// and 3; PG "Shared Memory"].
+    InterleavedReduction { elements: u64, bytes: u64 },
+    /// 3.x: `width`-byte words (8 or 16) in the default 4-byte bank mode, which the 8-byte
+    /// mode (`cudaDeviceSetSharedMemConfig(cudaSharedMemBankSizeEightByte)`) serves in
+    /// fewer wavefronts [PG5 F.5.3].
+    EightByteBanks { width: u32 },
     /// Constant memory: the warp's lanes read `addresses` distinct addresses, served one
     /// after the other [PG "Constant Memory"].
     DivergentConstant { addresses: u64 },
@@ -126,6 +151,10 @@ pub struct Finding {
     /// The access after the fix, when the fix is a layout change warpscope can model.
     #[serde(skip)]
     pub fixed: Option<WarpAccess>,
+    /// The configuration [`Finding::fixed`] is costed under when the fix changes it (the
+    /// 3.x bank mode); `None`: the one diagnosed under.
+    #[serde(skip)]
+    pub fixed_config: Option<Config>,
 }
 
 impl Cause {
@@ -144,6 +173,10 @@ impl Cause {
             Cause::BankStride { .. } => "bank conflict: stride shares a factor with the bank count",
             Cause::NarrowSharedOn1x { .. } => "8/16-bit shared-memory access on 1.x",
             Cause::BankConflicts => "bank conflicts",
+            Cause::InterleavedReduction { .. } => {
+                "bank conflicts of a tree reduction's interleaved addressing"
+            }
+            Cause::EightByteBanks { .. } => "8-byte words in 3.x's 4-byte bank mode",
             Cause::DivergentConstant { .. } => "divergent constant addresses",
             Cause::TexturePath { .. } => "2-D access a texture fetches in fewer sectors",
         }
@@ -252,13 +285,13 @@ pub fn diagnose(facts: &SiteFacts, arch: &Arch, config: &Config, a: &WarpAccess)
     }
     match a.space {
         Space::Global | Space::Local => memory::memory(facts, arch, config, a),
-        Space::Shared => shared::shared(arch, config, a),
+        Space::Shared => shared::shared(facts, arch, config, a),
         Space::Constant => constant(arch, a),
         // One request of a texture fetch: no advice yet (the fetch's own sectors are its
         // layout's; see warpscope_model::texture).
         Space::Texture | Space::Surface => Vec::new(),
         // Another block's banks: the same rules as the block's own shared memory.
-        Space::DistributedShared => shared::shared(arch, config, a),
+        Space::DistributedShared => shared::shared(facts, arch, config, a),
     }
 }
 
@@ -284,6 +317,40 @@ fn verb(op: Op) -> &'static str {
     } else {
         "write"
     }
+}
+
+/// `text` (a finding's `why` or `fix`) worded for loads and stores alike, for one advice
+/// over several accesses of a line that read and write (`a[i] = a[i] + 1`): the verbs the
+/// findings use for one direction ("read", "writes", "written", "load", "store") become
+/// "access", "accesses", "accessed", "load or store"; hyphenated words ("read-only") stay.
+pub fn neutral_verbs(text: &str) -> String {
+    fn neutral(word: &str) -> &str {
+        match word {
+            "read" | "write" => "access",
+            "reads" | "writes" => "accesses",
+            "written" => "accessed",
+            "load" | "store" => "load or store",
+            _ => word,
+        }
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_alphabetic() {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && chars[i].is_ascii_alphabetic() {
+            i += 1;
+        }
+        let word: String = chars[start..i].iter().collect();
+        let hyphenated = (start > 0 && chars[start - 1] == '-') || chars.get(i) == Some(&'-');
+        out.push_str(if hyphenated { &word } else { neutral(&word) });
+    }
+    out
 }
 
 fn constant(arch: &Arch, a: &WarpAccess) -> Vec<Finding> {
@@ -317,6 +384,7 @@ fn constant(arch: &Arch, a: &WarpAccess) -> Vec<Finding> {
               staged in shared memory — the figures after the fix are for that global load"
             .into(),
         fixed: Some(fixed),
+        fixed_config: None,
     }]
 }
 

@@ -121,6 +121,7 @@ pub(crate) fn texture_path(
         fix: "if the array is only read, copy it into a CUDA array (cudaMallocArray, cudaMemcpy2DToArray) and read it with tex2D through a cudaTextureObject_t — fewer sectors, but more requests: worth it when bandwidth, not the texture pipe's request rate, bounds the kernel (the figures are the texture model's, no after-fix access is costed)"
             .into(),
         fixed: None,
+        fixed_config: None,
     })
 }
 
@@ -193,6 +194,7 @@ fn by_layout(facts: &SiteFacts, arch: &Arch, config: &Config, a: &WarpAccess) ->
         why,
         fix,
         fixed,
+        fixed_config: None,
     }]
 }
 
@@ -224,6 +226,7 @@ fn scattered(arch: &Arch, config: &Config, a: &WarpAccess, before: &Cost) -> Vec
             verb(a.op)
         ),
         fixed: None,
+        fixed_config: None,
     }];
     if a.op == Op::Load && !a.read_only && a.space == Space::Global {
         let mut ro = *a;
@@ -237,6 +240,7 @@ fn scattered(arch: &Arch, config: &Config, a: &WarpAccess, before: &Cost) -> Vec
                       where loads through L1 fetch 128-byte ones"
                     .into(),
                 fixed: Some(ro),
+                fixed_config: None,
             });
         }
     }
@@ -265,6 +269,7 @@ fn one_row(facts: &SiteFacts, a: &WarpAccess, ideal: WarpAccess) -> Vec<Finding>
                   32 elements) and index rows with the pitch"
                 .into(),
             fixed: Some(ideal),
+            fixed_config: None,
         }];
     }
     vec![Finding {
@@ -285,6 +290,7 @@ fn one_row(facts: &SiteFacts, a: &WarpAccess, ideal: WarpAccess) -> Vec<Finding>
             plural(offset / w, "element")
         ),
         fixed: Some(ideal),
+        fixed_config: None,
     }]
 }
 
@@ -340,6 +346,7 @@ fn rows(
                     plural(off / w, "element")
                 ),
                 fixed: Some(aligned),
+                fixed_config: None,
             });
         } else {
             let list: Vec<String> = offsets.iter().map(|o| o.to_string()).collect();
@@ -355,6 +362,7 @@ fn rows(
                       cudaMallocPitch) and index rows with the pitch"
                     .into(),
                 fixed: Some(aligned),
+                fixed_config: None,
             });
         }
     }
@@ -384,6 +392,7 @@ fn rows(
                 }
             ),
             fixed: Some(ideal),
+            fixed_config: None,
         });
     }
     out
@@ -391,6 +400,14 @@ fn rows(
 
 /// Lanes (of one row, or of each row) a positive multiple of the width apart: an array of
 /// structures, a column walk, or a plain stride.
+///
+/// A column walk is told from a 1-D strided read (`a[i * stride]`) by evidence that the
+/// array is 2-D, never by the stride alone (the two give the same addresses in one warp):
+/// a 2-D block whose warps cover neighbouring columns, two subscripts in the source
+/// (`a[r][c]`), or — for lanes a row (128 bytes or more) apart — the site's warps starting
+/// at several offsets within one stride ([`crate::LaneStrides::starts_vary`]): a loop
+/// over the columns reads the elements between the lanes too, where a strided read only
+/// ever touches every stride-th one.
 fn strided(facts: &SiteFacts, a: &WarpAccess, lay: &Layout, ideal: WarpAccess) -> Vec<Finding> {
     let w = u64::from(a.width.max(1));
     let d = lay.inner as u64;
@@ -416,24 +433,24 @@ fn strided(facts: &SiteFacts, a: &WarpAccess, lay: &Layout, ideal: WarpAccess) -
             lay.outer
         }
     };
-    let useful = 100 * w / d.min(32).max(w);
     let mut out = Vec::new();
     if structure {
         out.push(Finding {
             cause: Cause::ArrayOfStructures { struct_bytes: d },
             why: format!(
                 "each lane {}s one {w}-byte field of a {d}-byte structure{}{in_rows}: an \
-                 array of structures, so only {useful}% of the bytes fetched belong to this \
-                 field",
+                 array of structures, so the transactions also move the other fields, \
+                 which no lane asked for",
                 verb(a.op),
                 element_name(w, d)
             ),
             fix: format!(
-                "store the field in its own array (structure of arrays) so consecutive \
+                "keep the field in its own array (structure of arrays) so consecutive \
                  threads {} consecutive elements",
                 verb(a.op)
             ),
             fixed: Some(lay.relaid(a, w as i64, outer_for(w), a.width)),
+            fixed_config: None,
         });
         let padded = d.next_power_of_two();
         if !d.is_power_of_two() && padded <= 16 {
@@ -459,6 +476,7 @@ fn strided(facts: &SiteFacts, a: &WarpAccess, lay: &Layout, ideal: WarpAccess) -
                     if a.op == Op::Load { "load" } else { "store" }
                 ),
                 fixed: Some(lay.relaid(a, padded as i64, outer_for(padded), padded as u32)),
+                fixed_config: None,
             });
         }
         if (d == 8 || d == 16) && field {
@@ -481,12 +499,14 @@ fn strided(facts: &SiteFacts, a: &WarpAccess, lay: &Layout, ideal: WarpAccess) -
                     vector_names(w, d)
                 ),
                 fixed: Some(lay.relaid(a, d as i64, lay.outer, d as u32)),
+                fixed_config: None,
             });
         }
         return out;
     }
     let adjacent_columns = lay.rows > 1 && lay.outer.unsigned_abs() == w;
-    if adjacent_columns || (d >= 128 && two_dimensional(facts.text)) {
+    let other_columns_read = facts.strides.starts_vary(d) == Some(true);
+    if adjacent_columns || (d >= 128 && (facts.text.contains("][") || other_columns_read)) {
         let (why, fixed) = if adjacent_columns {
             (
                 format!(
@@ -503,7 +523,13 @@ fn strided(facts: &SiteFacts, a: &WarpAccess, lay: &Layout, ideal: WarpAccess) -
             (
                 format!(
                     "consecutive lanes are {d} bytes ({k} elements) apart{in_rows}: the warp \
-                     walks down a column of a row-major 2-D array, one row per lane"
+                     walks down a column of a row-major 2-D array, one row per lane{}",
+                    if other_columns_read {
+                        " (the site's warps start at several offsets within a row: they \
+                         read the other columns too)"
+                    } else {
+                        ""
+                    }
                 ),
                 ideal,
             )
@@ -513,10 +539,11 @@ fn strided(facts: &SiteFacts, a: &WarpAccess, lay: &Layout, ideal: WarpAccess) -
             why,
             fix: "swap the roles of the indices so that threadIdx.x runs along a row (the \
                   figures after the fix are for that), or stage the tile through shared \
-                  memory (the coalesced transpose: read rows, write rows, transpose in a \
-                  shared tile padded by one element, [N][N+1])"
+                  memory (the coalesced transpose: whole rows in and out of global memory, \
+                  transposed in a shared tile padded by one element, [N][N+1])"
                 .into(),
             fixed: Some(fixed),
+            fixed_config: None,
         });
         return out;
     }
@@ -526,13 +553,14 @@ fn strided(facts: &SiteFacts, a: &WarpAccess, lay: &Layout, ideal: WarpAccess) -
             bytes: d,
         },
         why: format!(
-            "consecutive lanes are {k} elements ({d} bytes) apart{in_rows}, so only {useful}% \
-             of the bytes fetched are used"
+            "consecutive lanes are {k} elements ({d} bytes) apart{in_rows}, so the \
+             transactions also move the elements between them, which no lane asked for"
         ),
         fix: format!(
-            "have consecutive threads {} consecutive elements (change the index or the \
-             layout); if the stride comes from a loop over a tile, stage it through shared \
-             memory",
+            "restructure so that consecutive threads {} consecutive elements (change the \
+             index or the data layout), or stage the data through shared memory: move it \
+             between global and shared memory with consecutive threads on consecutive \
+             elements, and do the strided accesses in shared memory",
             verb(a.op)
         ),
         fixed: Some(if lay.rows > 1 {
@@ -540,6 +568,7 @@ fn strided(facts: &SiteFacts, a: &WarpAccess, lay: &Layout, ideal: WarpAccess) -
         } else {
             ideal
         }),
+        fixed_config: None,
     });
     out
 }
@@ -598,6 +627,7 @@ fn with_narrow_rows(
                 if a.op == Op::Load { "reads" } else { "writes" }
             ),
             fixed: Some(ideal),
+            fixed_config: None,
         });
     }
     found

@@ -1,17 +1,118 @@
 //! Shared memory: why a warp access takes more wavefronts than [`contiguous`] would, read
-//! from the warp's [`Layout`]. Padding each row is the first fix for a stride that shares a
-//! factor with the bank count [PG "Shared Memory"; BPG, the transpose's `[TILE][TILE + 1]`
-//! tile]; the padding is the least (in elements, up to the bank count in words) that brings the access
-//! to its minimum on this compute capability, modelled, with one element's figure named
-//! when it falls short. Swizzling (XOR of column and row) is mentioned second.
+//! from the warp's [`Layout`] and the site's [`crate::LaneStrides`].
+//!
+//! The fixes in the order a CUDA engineer tries them: on 3.x, 8-byte words in the default
+//! 4-byte bank mode first get the 8-byte mode, a call on the host that changes no code [PG5
+//! F.5.3]; a stride that doubles from pass to pass (an interleaved tree reduction) gets
+//! sequential addressing [Harris, "Optimizing Parallel Reduction in CUDA"]; a stride that
+//! shares a factor with the bank count gets padding of each row [PG "Shared Memory"; BPG,
+//! the transpose's `[TILE][TILE + 1]` tile] — the least padding (in elements, up to the
+//! bank count in words) that brings the access to its minimum on this compute capability,
+//! modelled, with one element's figure named when it falls short — and swizzling (XOR of
+//! column and row) second.
 
 use crate::layout::Layout;
 use crate::{
     affine, contiguous, cost, gcd, plural, relaid, verb, Arch, Cause, Config, Family, Finding, Op,
-    WarpAccess,
+    SiteFacts, WarpAccess,
 };
+use warpscope_model::SmemBankMode;
 
-pub(crate) fn shared(arch: &Arch, config: &Config, a: &WarpAccess) -> Vec<Finding> {
+pub(crate) fn shared(
+    facts: &SiteFacts,
+    arch: &Arch,
+    config: &Config,
+    a: &WarpAccess,
+) -> Vec<Finding> {
+    let Some(eight) = eight_byte_mode(arch, config, a) else {
+        return rewrites(facts, arch, config, a);
+    };
+    let before = cost(arch, config, a).wavefronts;
+    if cost(arch, &eight, a).wavefronts < before {
+        // The mode first; what is still above the minimum in it is fixed on top of it.
+        let mut out = vec![Finding {
+            cause: Cause::EightByteBanks { width: a.width },
+            why: format!(
+                "{}: here the lanes' words meet in banks; in 8-byte mode each bank delivers \
+                 one aligned 8-byte word a pass",
+                four_byte_mode(a.width)
+            ),
+            fix: format!("{EIGHT_BYTE_MODE}; the kernel's code stays as it is"),
+            fixed: Some(*a),
+            fixed_config: Some(eight),
+        }];
+        for mut f in rewrites(facts, arch, &eight, a) {
+            f.fix = format!("with 8-byte banks set, also: {}", f.fix);
+            f.fixed_config = Some(eight);
+            out.push(f);
+        }
+        return out;
+    }
+    // The mode alone does not help (a column walk of an unpadded tile), but the rewrite
+    // may leave conflicts that the mode removes: then the mode follows it.
+    let mut out = rewrites(facts, arch, config, a);
+    let fixed = out.first().and_then(|f| f.fixed);
+    if let Some(fixed) = fixed {
+        let (in_four, in_eight) = (
+            cost(arch, config, &fixed).wavefronts,
+            cost(arch, &eight, &fixed).wavefronts,
+        );
+        if in_eight < in_four {
+            out.insert(
+                1,
+                Finding {
+                    cause: Cause::EightByteBanks { width: a.width },
+                    why: format!(
+                        "{}: after the fix above the lanes' words still meet in banks \
+                         ({}); in 8-byte mode each bank delivers one aligned 8-byte word a \
+                         pass",
+                        four_byte_mode(a.width),
+                        plural(in_four, "wavefront")
+                    ),
+                    fix: format!(
+                        "{EIGHT_BYTE_MODE}, on top of the fix above — the figures after are \
+                         for both"
+                    ),
+                    fixed: Some(fixed),
+                    fixed_config: Some(eight),
+                },
+            );
+        }
+    }
+    out
+}
+
+/// Why `width`-byte words conflict in 3.x's 4-byte bank mode [PG5 F.5.3].
+fn four_byte_mode(width: u32) -> String {
+    format!(
+        "in 3.x's default 4-byte bank mode a bank delivers two 4-byte words in one pass only \
+         when they are words i and i + 32 of one 64-word-aligned block, and each lane's \
+         {width}-byte word spans {} banks",
+        width / 4
+    )
+}
+
+/// The host call that selects 8-byte banks on 3.x, in words.
+const EIGHT_BYTE_MODE: &str = "set 8-byte banks before the launch: \
+    cudaDeviceSetSharedMemConfig(cudaSharedMemBankSizeEightByte), or \
+    cudaFuncSetSharedMemConfig(kernel, cudaSharedMemBankSizeEightByte) for this kernel alone \
+    (only 3.x has the mode; warpscope models it with --smem-bank-size 8)";
+
+/// `config` in 3.x's 8-byte bank mode, when `a` moves 8 or 16 bytes a lane on 3.x in the
+/// 4-byte mode [PG5 F.5.3]; `None` otherwise.
+fn eight_byte_mode(arch: &Arch, config: &Config, a: &WarpAccess) -> Option<Config> {
+    (arch.family == Family::Kepler
+        && config.smem_bank_mode == SmemBankMode::FourByte
+        && a.width >= 8)
+        .then_some(Config {
+            smem_bank_mode: SmemBankMode::EightByte,
+            ..*config
+        })
+}
+
+/// The code and layout changes for `a` under `config`: wider words on 1.x, sequential
+/// addressing for an interleaved reduction, padding, or consecutive words.
+fn rewrites(facts: &SiteFacts, arch: &Arch, config: &Config, a: &WarpAccess) -> Vec<Finding> {
     let before = cost(arch, config, a);
     let w = u64::from(a.width.max(1));
     let tesla = matches!(arch.family, Family::Cc1Strict | Family::Cc1Segment);
@@ -31,6 +132,7 @@ pub(crate) fn shared(arch: &Arch, config: &Config, a: &WarpAccess) -> Vec<Findin
                           have each thread handle 4 consecutive chars as one word)"
                         .into(),
                     fixed: Some(widened),
+                    fixed_config: None,
                 }];
             }
         }
@@ -50,8 +152,12 @@ pub(crate) fn shared(arch: &Arch, config: &Config, a: &WarpAccess) -> Vec<Findin
                   XOR the column with the row) so that each bank gets one word per pass"
                 .into(),
             fixed: None,
+            fixed_config: None,
         }];
     };
+    if let Some(f) = interleaved_reduction(facts, a, &lay, ideal) {
+        return vec![f];
+    }
     let banks = u64::from(arch.shared_banks);
     // Rows of consecutive words collide through the row pitch; a column walk through the
     // stride down the column: either way, the pitch is what padding changes.
@@ -91,7 +197,54 @@ pub(crate) fn shared(arch: &Arch, config: &Config, a: &WarpAccess) -> Vec<Findin
         why,
         fix: "have consecutive lanes access consecutive 32-bit words".into(),
         fixed: Some(ideal),
+        fixed_config: None,
     }]
+}
+
+/// The interleaved addressing of a tree reduction (`index = 2*s*tid`, Harris's reduction
+/// 2): one row of lanes a power of two of at least two elements apart, at a site whose
+/// warps showed two or more such strides (the stride doubles from pass to pass). Padding
+/// cannot fix a stride that changes every pass; sequential addressing (Harris's reduction
+/// 3) puts the active threads on consecutive elements at every pass. The figures after
+/// the fix are this warp's active lanes on consecutive elements.
+fn interleaved_reduction(
+    facts: &SiteFacts,
+    a: &WarpAccess,
+    lay: &Layout,
+    ideal: WarpAccess,
+) -> Option<Finding> {
+    let w = u64::from(a.width.max(1));
+    let d = u64::try_from(lay.inner).ok()?;
+    let strides = facts.strides.powers_at_least(2 * w);
+    if lay.rows != 1 || !d.is_power_of_two() || d < 2 * w || strides.len() < 2 {
+        return None;
+    }
+    let seen: Vec<String> = strides.iter().map(|s| (s / w).to_string()).collect();
+    let seen = match seen.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => seen.join(""),
+    };
+    Some(Finding {
+        cause: Cause::InterleavedReduction {
+            elements: d / w,
+            bytes: d,
+        },
+        why: format!(
+            "consecutive lanes are {} apart here, and this site's stride doubles from pass \
+             to pass (lanes {seen} elements apart): the interleaved addressing of a tree \
+             reduction (index = 2*s*tid), in which lanes 2·s elements apart share banks at \
+             every pass",
+            plural(d / w, "element")
+        ),
+        fix: "use sequential addressing (Harris, \"Optimizing Parallel Reduction in CUDA\", \
+              reduction 3): for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) { if (tid < s) \
+              sdata[tid] += sdata[tid + s]; __syncthreads(); } — at every pass the active \
+              threads access consecutive elements, conflict-free, and fill the fewest warps; \
+              padding cannot fix a stride that changes every pass"
+            .into(),
+        fixed: Some(ideal),
+        fixed_config: None,
+    })
 }
 
 /// Padding each row of a shared array whose pitch (`pitch` bytes) puts lanes in the same
@@ -253,6 +406,7 @@ impl Padding<'_> {
             why,
             fix,
             fixed: Some(self.padded(p)),
+            fixed_config: None,
         })
     }
 }

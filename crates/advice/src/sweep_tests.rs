@@ -76,7 +76,21 @@ fn check(arch: &Arch, facts: &SiteFacts, a: &WarpAccess, what: &dyn Fn() -> Stri
             }
         }
         _ => {
-            let least = cost(arch, &config, &contiguous(a)).wavefronts;
+            // On 3.x, 8-byte words have the 8-byte bank mode too, a host call away: the
+            // minimum is the lesser of the two modes' [PG5 F.5.3].
+            let eight = Config {
+                smem_bank_mode: warpscope_model::SmemBankMode::EightByte,
+                ..config
+            };
+            let least = [config, eight]
+                .iter()
+                .filter(|c| {
+                    c.smem_bank_mode == config.smem_bank_mode
+                        || arch.family == Family::Kepler && a.width >= 8
+                })
+                .map(|c| cost(arch, c, &contiguous(a)).wavefronts)
+                .min()
+                .unwrap_or(0);
             if before.wavefronts <= least || before.wavefronts == before.requests {
                 assert!(
                     found.is_empty(),
@@ -103,7 +117,8 @@ fn check(arch: &Arch, facts: &SiteFacts, a: &WarpAccess, what: &dyn Fn() -> Stri
                 Cause::VectorWidth { elements, .. } => elements,
                 _ => 1,
             };
-            let after = weight(&cost(arch, &config, fixed), fixed.space);
+            let fixed_config = f.fixed_config.unwrap_or(config);
+            let after = weight(&cost(arch, &fixed_config, fixed), fixed.space);
             assert!(
                 after < replaces * weight(&before, a.space),
                 "{cc} {}: the fix {} does not help ({after} after, {before:?})",
@@ -144,6 +159,7 @@ fn sweep(arch: &Arch) -> (u64, u64) {
             let facts = SiteFacts {
                 text,
                 start_offsets: 1,
+                ..Default::default()
             };
             for &pitch in pitches {
                 for block in BLOCKS {
@@ -192,10 +208,11 @@ fn sweep_no_advice_at_the_minimum_and_no_ldg_for_stores() {
             .collect()
     });
     // Every CC both advises and stays quiet plentifully (a sweep that never advises proves
-    // nothing).
+    // nothing). On 3.x the 8-byte bank mode helps many 8- and 16-byte shared accesses that
+    // are at their 4-byte-mode minimum, so fewer stay quiet there.
     for (arch, (advised, quiet)) in archs.iter().zip(counts) {
         assert!(
-            advised > 100_000 && quiet > 10_000,
+            advised > 100_000 && quiet > 5_000,
             "{}: {advised} {quiet}",
             arch.cc
         );

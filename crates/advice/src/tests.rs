@@ -32,6 +32,7 @@ fn only(cc: &str, text: &str, a: &WarpAccess) -> Vec<Finding> {
     let facts = SiteFacts {
         text,
         start_offsets: 1,
+        ..Default::default()
     };
     diagnose(&facts, arch(cc), &Config::default(), a)
 }
@@ -57,6 +58,7 @@ fn varying_row_alignment_of_a_2d_index_is_a_pitch_problem() {
     let facts = SiteFacts {
         text: "a[y * width + x]",
         start_offsets: 0b1_0001,
+        ..Default::default()
     };
     let f = diagnose(&facts, arch("9.0"), &Config::default(), &a);
     assert_eq!(f[0].cause, Cause::RowPitch);
@@ -272,6 +274,7 @@ fn rows_of_a_16x16_block_at_four_sectors_get_no_advice() {
     let facts = SiteFacts {
         text: "a[y * 1024 + x]",
         start_offsets: 1,
+        ..Default::default()
     };
     assert!(diagnose(&facts, arch("2.0"), &cg, &a).is_empty());
 }
@@ -512,6 +515,7 @@ fn scattered_access_offers_ldg_only_to_loads_where_it_helps() {
     let facts = SiteFacts {
         text: "a[idx[i]]",
         start_offsets: 1,
+        ..Default::default()
     };
     let f = diagnose(&facts, arch("3.5"), &ca, &a);
     assert_eq!(causes(&f), [Cause::Scattered, Cause::Scattered]);
@@ -660,4 +664,174 @@ fn texture_is_not_advised_where_it_fetches_more() {
         texture_path_of(&only("9.0", "out[threadIdx.x][k]", &s)),
         None
     );
+}
+
+#[test]
+fn neutral_verbs_word_a_finding_for_loads_and_stores() {
+    assert_eq!(
+        neutral_verbs("consecutive lanes read consecutive elements; reads, writes, written"),
+        "consecutive lanes access consecutive elements; accesses, accesses, accessed"
+    );
+    assert_eq!(
+        neutral_verbs("load each element (the read-only cache: __ldg), reread"),
+        "load or store each element (the read-only cache: __ldg), reread"
+    );
+}
+
+// ---- Issue 19 §3: the fix a CUDA engineer would pick.
+
+/// The strides a site showed: one warp per stride in `bytes`, starting at `starts`.
+fn history(strides: &[u64], starts: &[u64]) -> LaneStrides {
+    let mut h = LaneStrides::default();
+    for &d in strides {
+        for &s in starts {
+            h.record(&access(Space::Global, 4, |l| (1 << 20) + s + d * l));
+        }
+    }
+    h
+}
+
+#[test]
+fn interleaved_reduction_gets_sequential_addressing_not_padding() {
+    // Harris's reduction 2, index = 2*s*tid, at s = 4: lanes 8 floats apart; the site's
+    // warps ran s = 1 … 128, strides of 8 … 1024 bytes.
+    let a = access(Space::Shared, 4, |l| 32 * l);
+    let facts = SiteFacts {
+        text: "sdata[index]",
+        strides: history(&[8, 16, 32, 64, 128, 256, 512, 1024], &[0]),
+        ..Default::default()
+    };
+    for (cc, before, after) in [("9.0", 8, 1), ("1.3", 16, 2), ("3.5", 4, 1)] {
+        let f = diagnose(&facts, arch(cc), &Config::default(), &a);
+        assert_eq!(
+            causes(&f),
+            [Cause::InterleavedReduction {
+                elements: 8,
+                bytes: 32
+            }],
+            "{cc}"
+        );
+        assert!(
+            f[0].fix.starts_with("use sequential addressing"),
+            "{}",
+            f[0].fix
+        );
+        assert!(f[0]
+            .fix
+            .contains("for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) { if (tid < s) sdata[tid] += sdata[tid + s];"));
+        assert!(f[0]
+            .why
+            .contains("lanes 2, 4, 8, 16, 32, 64, 128 and 256 elements apart"));
+        assert_eq!(
+            (costs(cc, &a).wavefronts, after_of(cc, &f[0]).wavefronts),
+            (before, after),
+            "{cc}"
+        );
+    }
+    // One stride only (a fixed stride, not a reduction): padding, as before.
+    let facts = SiteFacts {
+        text: "sdata[8 * tid]",
+        strides: history(&[32], &[0]),
+        ..Default::default()
+    };
+    let f = diagnose(&facts, arch("9.0"), &Config::default(), &a);
+    assert!(matches!(f[0].cause, Cause::BankStride { .. }), "{f:?}");
+}
+
+/// The cost of `f`'s fixed access on `cc`, under the configuration the fix sets.
+fn after_of(cc: &str, f: &Finding) -> Cost {
+    cost(
+        arch(cc),
+        &f.fixed_config.unwrap_or_default(),
+        f.fixed.as_ref().unwrap(),
+    )
+}
+
+#[test]
+fn doubles_on_3x_get_the_8_byte_bank_mode_before_any_rewrite() {
+    // double tile[32][33] read down a column: lane l at 8·33·l. 3.5 in 4-byte mode: words
+    // 66·l and 66·l + 1 put lanes l and l + 16 on one bank: 2 wavefronts; 8-byte mode: 1.
+    let padded = access(Space::Shared, 8, |l| 264 * l);
+    let f = only("3.5", "tile[threadIdx.x][threadIdx.y]", &padded);
+    assert_eq!(causes(&f), [Cause::EightByteBanks { width: 8 }]);
+    assert!(f[0]
+        .fix
+        .starts_with("set 8-byte banks before the launch: cudaDeviceSetSharedMemConfig(cudaSharedMemBankSizeEightByte)"));
+    assert_eq!(f[0].fixed, Some(padded));
+    assert_eq!(
+        (
+            costs("3.5", &padded).wavefronts,
+            after_of("3.5", &f[0]).wavefronts
+        ),
+        (2, 1)
+    );
+    // From 5.x on a double is served per half-warp: 2 wavefronts, the minimum.
+    assert!(only("9.0", "tile[threadIdx.x][threadIdx.y]", &padded).is_empty());
+    // Unpadded, tile[32][32]: the mode alone changes nothing (32 either way); padding
+    // first (32 → 2), then the mode on top of it (→ 1).
+    let unpadded = access(Space::Shared, 8, |l| 256 * l);
+    let f = only("3.5", "tile[threadIdx.x][threadIdx.y]", &unpadded);
+    assert!(matches!(f[0].cause, Cause::BankStride { .. }), "{f:?}");
+    assert!(f[0].fix.contains("declare [N][33] instead of [N][32]"));
+    assert_eq!(f[1].cause, Cause::EightByteBanks { width: 8 });
+    assert_eq!(f[1].fixed, f[0].fixed);
+    assert_eq!(
+        (
+            costs("3.5", &unpadded).wavefronts,
+            after_of("3.5", &f[0]).wavefronts,
+            after_of("3.5", &f[1]).wavefronts
+        ),
+        (32, 2, 1)
+    );
+    // Already in 8-byte mode: nothing about the mode.
+    let eight = Config {
+        smem_bank_mode: warpscope_model::SmemBankMode::EightByte,
+        ..Config::default()
+    };
+    let facts = SiteFacts::default();
+    assert!(diagnose(&facts, arch("3.5"), &eight, &padded).is_empty());
+}
+
+#[test]
+fn a_1d_stride_is_strided_access_and_a_loop_over_columns_a_column_walk() {
+    // Lanes 128 bytes apart: `in[i * stride]` with stride 32, or row `i` of a 32-float
+    // matrix. The warps of a strided read all start at one offset within the stride.
+    let a = access(Space::Global, 4, |l| (1 << 20) + 128 * l);
+    for text in ["in[i * stride]", "out[i] = in[i * 32];", "a[row * n + k]"] {
+        let facts = SiteFacts {
+            text,
+            start_offsets: 1,
+            strides: history(&[128], &[0]),
+        };
+        let f = diagnose(&facts, arch("9.0"), &Config::default(), &a);
+        assert_eq!(
+            causes(&f),
+            [Cause::Stride {
+                elements: 32,
+                bytes: 128
+            }],
+            "{text}"
+        );
+        assert!(f[0]
+            .fix
+            .starts_with("restructure so that consecutive threads read consecutive elements"));
+        assert!(f[0].fix.contains("stage the data through shared memory"));
+        assert!(!f[0].why.contains('%'), "{}", f[0].why);
+        assert_eq!(
+            (costs("9.0", &a).sectors, after("9.0", &f[0]).sectors),
+            (32, 4)
+        );
+    }
+    // A loop over the columns (`a[row * n + k]`, k = 0 … 31): the warps start at every
+    // column; two subscripts say 2-D by themselves.
+    let facts = SiteFacts {
+        text: "a[row * n + k]",
+        start_offsets: 1,
+        strides: history(&[128], &[0, 4, 8, 12]),
+    };
+    let f = diagnose(&facts, arch("9.0"), &Config::default(), &a);
+    assert_eq!(f[0].cause, Cause::ColumnWalk { row_bytes: 128 });
+    assert!(f[0].why.contains("read the other columns too"));
+    let f = only("9.0", "in[threadIdx.x][k]", &a);
+    assert_eq!(f[0].cause, Cause::ColumnWalk { row_bytes: 128 });
 }

@@ -6,6 +6,7 @@
 //! architectures in parallel (rayon). [`Analysis`] is the result; [`render_table`] and
 //! `serde_json` render it.
 
+mod advise;
 mod csv_table;
 pub mod explain;
 pub mod ncu;
@@ -13,6 +14,7 @@ pub mod plot;
 mod sweep;
 mod table;
 
+pub use advise::{advise, cc_list};
 pub use csv_table::{render_csv, render_labeled_csv, render_sweep_csv};
 pub use sweep::{render_sweep, render_sweep_fit, SweepCurves, SweepOutput, SweepPoint};
 pub use table::num as thousands;
@@ -25,10 +27,10 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use schemars::JsonSchema;
 use serde::Serialize;
-use warpscope_advice::{diagnose, weight, SiteFacts};
+use warpscope_advice::{weight, LaneStrides, SiteFacts};
 use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess, WARP_SIZE};
 
-use explain::{Advice, FixOutcome, SiteAdvice};
+use explain::SiteAdvice;
 
 /// Splits `text` into lines of at most `width` characters at spaces (a longer word gets a
 /// line of its own).
@@ -83,6 +85,8 @@ pub struct Aggregator {
     worst: Vec<Vec<Option<(u64, WarpAccess)>>>,
     /// Per row: bit set of (first active lane's address mod 128) over its warps.
     start_offsets: Vec<u128>,
+    /// Per row: the lane strides its warps showed ([`SiteFacts::strides`]).
+    strides: Vec<LaneStrides>,
     batch: Vec<(usize, WarpAccess)>,
     /// Per arch: the cost of each access shape seen (see [`Shape`]), so that a shape is
     /// costed once however often warps repeat it.
@@ -170,6 +174,7 @@ impl Aggregator {
             totals: vec![Vec::new(); n],
             worst: vec![Vec::new(); n],
             start_offsets: Vec::new(),
+            strides: Vec::new(),
             batch: Vec::with_capacity(BATCH),
             memo: vec![FxHashMap::default(); n],
             inline: false,
@@ -197,10 +202,12 @@ impl Aggregator {
         if row == next {
             self.keys.push(key);
             self.start_offsets.push(0);
+            self.strides.push(LaneStrides::default());
         }
         if let Some((_, first)) = a.active().next() {
             self.start_offsets[row] |= 1u128 << (first % 128);
         }
+        self.strides[row].record(a);
         if self.inline {
             let nrows = self.keys.len();
             let shape = Shape::of(a);
@@ -245,6 +252,7 @@ impl Aggregator {
                 if row == next {
                     self.keys.push(*k);
                     self.start_offsets.push(0);
+                    self.strides.push(LaneStrides::default());
                 }
                 row
             })
@@ -252,6 +260,7 @@ impl Aggregator {
         let nrows = self.keys.len();
         for (from, &to) in map.iter().enumerate() {
             self.start_offsets[to] |= later.start_offsets[from];
+            self.strides[to].merge(&later.strides[from]);
         }
         for (i, (totals, worst)) in self.totals.iter_mut().zip(&mut self.worst).enumerate() {
             totals.resize(nrows, Cost::default());
@@ -307,6 +316,71 @@ impl Aggregator {
         }
     }
 
+    /// The advice of the rows in table order (`order[i]` is the aggregator's row shown as
+    /// `#i`): the rows of one source line, memory space and width diagnosed together, one
+    /// advice per cause ([`advise::merge`]). A row without a source line (line 0) is its own
+    /// group.
+    fn advice(&self, order: &[usize], sites: &[SiteInfo]) -> Vec<SiteAdvice> {
+        let mut groups: Vec<(usize, Vec<advise::Found>)> = Vec::new();
+        let mut group_of: FxHashMap<(Option<&str>, u32, Space, u32), usize> = FxHashMap::default();
+        for (i, &r) in order.iter().enumerate() {
+            let k = self.keys[r];
+            let s = &sites[k.site];
+            // A copy engine's or tensor core's accesses (TMA, bulk copies, wmma) follow
+            // no thread index: the thread-pattern advice does not apply to them.
+            if s.ptx.as_deref().is_some_and(|p| {
+                ["cp.async.bulk", "wmma.", "wgmma."]
+                    .iter()
+                    .any(|x| p.starts_with(x))
+            }) {
+                continue;
+            }
+            let facts = SiteFacts {
+                text: &s.text,
+                start_offsets: self.start_offsets[r],
+                strides: self.strides[r].clone(),
+            };
+            let worst: Vec<(&'static Arch, WarpAccess)> = self
+                .archs
+                .iter()
+                .zip(&self.worst)
+                .filter_map(|(arch, w)| w.get(r).copied().flatten().map(|(_, a)| (*arch, a)))
+                .collect();
+            let found = advise::findings(i, &facts, &self.config, &worst);
+            if found.is_empty() {
+                continue;
+            }
+            let at = groups.len();
+            let g = if s.line == 0 {
+                at
+            } else {
+                *group_of
+                    .entry((s.file.as_deref(), s.line, k.space, k.width))
+                    .or_insert(at)
+            };
+            if g == at {
+                groups.push((i, Vec::new()));
+            }
+            groups[g].1.extend(found);
+        }
+        groups
+            .into_iter()
+            .map(|(i, found)| {
+                let k = self.keys[order[i]];
+                let s = &sites[k.site];
+                SiteAdvice {
+                    row: i,
+                    line: s.line,
+                    column: s.column,
+                    text: s.text.clone(),
+                    space: k.space,
+                    width: k.width,
+                    advice: advise::merge(found),
+                }
+            })
+            .collect()
+    }
+
     pub fn finish(mut self, header: Header, sites: &[SiteInfo]) -> Analysis {
         self.flush();
         let mut order: Vec<usize> = (0..self.keys.len()).collect();
@@ -336,43 +410,7 @@ impl Aggregator {
                 }
             })
             .collect();
-        let advice = order
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &r)| {
-                let k = self.keys[r];
-                let s = &sites[k.site];
-                // A copy engine's or tensor core's accesses (TMA, bulk copies, wmma) follow
-                // no thread index: the thread-pattern advice does not apply to them.
-                if s.ptx.as_deref().is_some_and(|p| {
-                    ["cp.async.bulk", "wmma.", "wgmma."]
-                        .iter()
-                        .any(|x| p.starts_with(x))
-                }) {
-                    return None;
-                }
-                let facts = SiteFacts {
-                    text: &s.text,
-                    start_offsets: self.start_offsets[r],
-                };
-                let worst: Vec<(&'static Arch, WarpAccess)> = self
-                    .archs
-                    .iter()
-                    .zip(&self.worst)
-                    .filter_map(|(arch, w)| w.get(r).copied().flatten().map(|(_, a)| (*arch, a)))
-                    .collect();
-                let advice = advise(&facts, &self.config, &worst);
-                (!advice.is_empty()).then(|| SiteAdvice {
-                    row: i,
-                    line: s.line,
-                    column: s.column,
-                    text: s.text.clone(),
-                    space: k.space,
-                    width: k.width,
-                    advice,
-                })
-            })
-            .collect();
+        let advice = self.advice(&order, sites);
         Analysis {
             kernel: header.kernel,
             source: header.source,
@@ -385,37 +423,6 @@ impl Aggregator {
             traffic: Vec::new(),
         }
     }
-}
-
-/// Diagnoses one site on each architecture from its representative access there, and
-/// merges the findings by cause and fix text: one [`Advice`] per cause and fix, with the fix
-/// costed before and after on every architecture where it was found.
-pub fn advise(facts: &SiteFacts, config: &Config, worst: &[(&Arch, WarpAccess)]) -> Vec<Advice> {
-    let mut out: Vec<Advice> = Vec::new();
-    for (arch, a) in worst {
-        for f in diagnose(facts, arch, config, a) {
-            let outcome = FixOutcome {
-                cc: arch.cc.to_string(),
-                before: cost(arch, config, a).into(),
-                after: f.fixed.as_ref().map(|x| cost(arch, config, x).into()),
-            };
-            // One advice per cause and fix: a fix that differs by CC (a padding) is its own.
-            let same = |x: &Advice| {
-                std::mem::discriminant(&x.cause) == std::mem::discriminant(&f.cause)
-                    && x.fix == f.fix
-            };
-            match out.iter_mut().find(|x| same(x)) {
-                Some(x) => x.outcomes.push(outcome),
-                None => out.push(Advice {
-                    cause: f.cause,
-                    why: f.why,
-                    fix: f.fix,
-                    outcomes: vec![outcome],
-                }),
-            }
-        }
-    }
-    out
 }
 
 /// What the report says about the launch besides the counters.

@@ -348,9 +348,11 @@ fn per_warp(c: &Counters, space: Space) -> String {
     }
 }
 
-/// The computed advice of `a`, one block per site and cause: the cause, why, the fix, and the
-/// predicted cost of the costliest warp before → after the fix on each compute capability
-/// where the cause was found (transactions with efficiency, wavefronts, or requests).
+/// The computed advice of `a`, one block per source line and cause: the rows it covers
+/// (`×N` when several accesses of the line share the cause), the cause, why, the fix, and
+/// the predicted cost of the costliest warp before → after the fix on each compute
+/// capability where the cause was found (transactions with efficiency, wavefronts, or
+/// requests), compute capabilities with the same figures named together.
 pub fn render_advice(a: &Analysis, color: bool) -> String {
     let mut out = String::new();
     let (bold, dim, reset) = if color {
@@ -358,50 +360,100 @@ pub fn render_advice(a: &Analysis, color: bool) -> String {
     } else {
         ("", "", "")
     };
+    let site = |r: usize| a.architectures.first().and_then(|x| x.sites.get(r));
     for s in &a.advice {
         for adv in &s.advice {
+            let rows = if adv.rows.is_empty() {
+                vec![s.row]
+            } else {
+                adv.rows.clone()
+            };
+            // The rows' distinct texts; on the compiled path they share the line's.
+            let mut texts: Vec<&str> = Vec::new();
+            for t in rows
+                .iter()
+                .filter_map(|&r| site(r))
+                .map(|x| x.text.as_str())
+            {
+                if !texts.contains(&t) {
+                    texts.push(t);
+                }
+            }
+            if texts.is_empty() {
+                texts.push(&s.text);
+            }
+            let first = site(rows[0]);
+            // Words that differ by compute capability get a line per group.
+            let why = if adv.why_by_cc.is_empty() {
+                format!(": {}", adv.why)
+            } else {
+                adv.why_by_cc
+                    .iter()
+                    .map(|g| format!("\n  on {}: {}", crate::cc_list(&g.ccs), g.text))
+                    .collect()
+            };
             out.push_str(&format!(
-                "{bold}advice{reset} #{} {} {} ({} B {}) — {}: {}\n",
-                s.row,
+                "{bold}advice{reset} {} {} {} ({} B {}{}) — {}{}\n",
+                rows.iter()
+                    .map(|r| format!("#{r}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
                 // The file the table names for the row (a header, Triton's or Numba's `.py`).
                 position(
-                    a.architectures
-                        .first()
-                        .and_then(|x| x.sites.get(s.row))
-                        .and_then(|site| site.file.as_deref())
-                        .unwrap_or(&a.source),
-                    s.line,
-                    s.column
+                    first.and_then(|x| x.file.as_deref()).unwrap_or(&a.source),
+                    first.map_or(s.line, |x| x.line),
+                    first.map_or(s.column, |x| x.column)
                 ),
-                s.text,
+                texts.join(", "),
                 s.width,
                 crate::explain::space_name(s.space),
+                if rows.len() > 1 {
+                    format!(", ×{}", rows.len())
+                } else {
+                    String::new()
+                },
                 cause_name(&adv.cause),
-                adv.why
+                why
             ));
-            out.push_str(&format!("  fix: {}\n", adv.fix));
-            let modelled: Vec<String> = adv
-                .outcomes
-                .iter()
-                .filter_map(|o| {
-                    let after = o.after.as_ref()?;
-                    let after_space = if s.space == Space::Constant {
-                        Space::Global
-                    } else {
-                        s.space
-                    };
-                    Some(format!(
-                        "{} {} → {}",
-                        o.cc,
-                        per_warp(&o.before, s.space),
-                        per_warp(after, after_space)
-                    ))
-                })
-                .collect();
+            if adv.fix_by_cc.is_empty() {
+                out.push_str(&format!("  fix: {}\n", adv.fix));
+            }
+            for g in &adv.fix_by_cc {
+                out.push_str(&format!(
+                    "  fix on {}: {}\n",
+                    crate::cc_list(&g.ccs),
+                    g.text
+                ));
+            }
+            // Compute capabilities with the same figures are named together.
+            let mut modelled: Vec<(String, Vec<&str>)> = Vec::new();
+            for o in &adv.outcomes {
+                let Some(after) = o.after.as_ref() else {
+                    continue;
+                };
+                let after_space = if s.space == Space::Constant {
+                    Space::Global
+                } else {
+                    s.space
+                };
+                let figures = format!(
+                    "{} → {}",
+                    per_warp(&o.before, s.space),
+                    per_warp(after, after_space)
+                );
+                match modelled.iter_mut().find(|m| m.0 == figures) {
+                    Some(m) => m.1.push(&o.cc),
+                    None => modelled.push((figures, vec![&o.cc])),
+                }
+            }
             if !modelled.is_empty() {
                 out.push_str(&format!(
                     "  {dim}costliest warp, before → after the fix:{reset} {}\n",
-                    modelled.join(" · ")
+                    modelled
+                        .iter()
+                        .map(|(figures, ccs)| format!("{} {figures}", crate::cc_list(ccs)))
+                        .collect::<Vec<_>>()
+                        .join(" · ")
                 ));
             }
         }

@@ -65,19 +65,24 @@ fn explain(a: WarpAccess, text: &str, ccs: &[&str], config: Config) -> Explanati
             let b = breakdown(arch, &config, &a);
             let facts = SiteFacts {
                 text,
-                start_offsets: 0,
+                ..Default::default()
             };
             let advice = diagnose(&facts, arch, &config, &a)
                 .into_iter()
                 .map(|f| Advice {
                     cause: f.cause,
                     why: f.why,
+                    why_by_cc: Vec::new(),
                     fix: f.fix,
+                    fix_by_cc: Vec::new(),
                     outcomes: vec![FixOutcome {
                         cc: arch.cc.to_string(),
                         before: c.into(),
-                        after: f.fixed.map(|x| cost(arch, &config, &x).into()),
+                        after: f
+                            .fixed
+                            .map(|x| cost(arch, &f.fixed_config.unwrap_or(config), &x).into()),
                     }],
+                    rows: Vec::new(),
                 })
                 .collect();
             ExplainedArch {
@@ -212,7 +217,7 @@ fn offset_one_on_1_3_names_the_128_and_64_plus_32_byte_transactions() {
     assert!(p.contains("64 + 32 bytes"), "{p}");
     assert!(p.contains("4 bytes past a 128-byte boundary"), "{p}");
     assert!(
-        p.contains("224 bytes move for 128 requested: 57.1 % efficiency"),
+        p.contains("224 bytes move for 128 requested: 57.1% efficiency"),
         "{p}"
     );
     let sentences = p.matches(". ").count() + 1;
@@ -228,7 +233,7 @@ fn offset_one_on_9_0_takes_5_sectors() {
     assert!(p.contains("lane 31 in 32 B at +128"), "{p}");
     assert!(p.contains("5 × 32 = 160 bytes"), "{p}");
     assert!(
-        p.contains("160 bytes move for 128 requested: 80.0 % efficiency"),
+        p.contains("160 bytes move for 128 requested: 80.0% efficiency"),
         "{p}"
     );
 }
@@ -251,7 +256,7 @@ fn offset_one_on_1_0_serializes_per_lane() {
         "{p}"
     );
     assert!(p.contains("16 separate 32-byte transactions"), "{p}");
-    assert!(p.contains("12.5 % efficiency"), "{p}");
+    assert!(p.contains("12.5% efficiency"), "{p}");
     // 1.0 issues one 32-byte transaction per lane: in the SVG they are merged per address.
     let (tx, labels) = check_svg(&render_svg(&e, 0));
     assert_eq!(tx, labels);
@@ -438,12 +443,15 @@ fn fixed_advice(mut e: Explanation) -> Explanation {
         a.advice = vec![Advice {
             cause: warpscope_advice::Cause::MisalignedStart { offset_bytes: 4 },
             why: "the warp starts 4 bytes into a 128-byte line".into(),
+            why_by_cc: Vec::new(),
             fix: "start each warp on a multiple of 32 elements".into(),
+            fix_by_cc: Vec::new(),
             outcomes: vec![FixOutcome {
                 cc: a.cc.clone(),
                 before,
                 after: None,
             }],
+            rows: Vec::new(),
         }];
     }
     e

@@ -2,7 +2,7 @@
 //! out what each compute capability's model did with it.
 
 use anyhow::{bail, Result};
-use warpscope_advice::{weight, SiteFacts};
+use warpscope_advice::{weight, LaneStrides, SiteFacts};
 use warpscope_model::arch::{Family, GlobalPath};
 use warpscope_model::detail::{breakdown, Breakdown};
 use warpscope_model::{cost, Arch, Config, Cost, SmemBankMode, Space, WarpAccess};
@@ -211,10 +211,14 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
             }
         }
     };
+    // What the site's warps show over the launch (a 1-D stride or a column walk, a
+    // reduction's doubling stride), as the analysis's advice sees it.
+    let mut strides = LaneStrides::default();
     p.kernel.run(&mut |s, a, origin| {
         if s != site_id || a.space != target.space || a.width != target.width {
             return;
         }
+        strides.record(a);
         let further = a.read_only && a.space != Space::Global;
         match current.as_mut() {
             Some(e) if further => e.parts.push(*a),
@@ -256,6 +260,7 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
     let facts = SiteFacts {
         text: &target.text,
         start_offsets: 0,
+        strides,
     };
     let config = &req.analyze.config;
     let architectures = p
@@ -318,19 +323,23 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
         .advice
         .iter()
         .find(|s| {
-            s.line == e.line && s.column == e.column && s.space == e.space && s.width == e.width
+            s.line == e.line
+                && s.space == e.space
+                && s.width == e.width
+                && s.advice.iter().any(|a| a.rows.contains(&row))
         })
         .cloned();
     for i in 0..e.architectures.len() {
         if let Some(sa) = &site_advice {
             let cc = e.architectures[i].cc.clone();
-            for adv in &sa.advice {
+            for adv in sa.advice.iter().filter(|a| a.rows.contains(&row)) {
                 let is_pitch = matches!(adv.cause, warpscope_advice::Cause::RowPitch);
                 let covers = adv.outcomes.iter().any(|o| o.cc == cc);
                 if is_pitch && covers {
                     // The launch-wide view knows the rows start at varying alignments.
                     let mut a = adv.clone();
                     a.outcomes.retain(|o| o.cc == cc);
+                    a.rows.clear();
                     e.architectures[i].advice.retain(|x| {
                         !matches!(x.cause, warpscope_advice::Cause::MisalignedStart { .. })
                     });

@@ -63,9 +63,10 @@ pub(crate) fn lanes_phrase(mask: u32) -> String {
     }
 }
 
-/// A fraction as "57.1 %".
+/// A fraction as "57.1%": the format of the analysis table's `eff` column (table.rs), so
+/// that an explanation and its advice name the figures the table shows.
 pub(crate) fn pct(f: f64) -> String {
-    format!("{:.1} %", 100.0 * f)
+    format!("{:.1}%", 100.0 * f)
 }
 
 pub(crate) fn hex(addr: u64) -> String {
@@ -126,7 +127,7 @@ pub(crate) fn cause_name(c: &Cause) -> String {
         .replace('_', " ")
 }
 
-/// The counters that matter for the space, in a few words: "3 transactions, 224 B, 57.1 %"
+/// The counters that matter for the space, in a few words: "3 transactions, 224 B, 57.1%"
 /// (global/local), "32 wavefronts" (shared), "4 requests" (constant).
 pub(crate) fn counters_short(space: Space, c: &Counters) -> String {
     match space {

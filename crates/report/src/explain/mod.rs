@@ -24,29 +24,56 @@ pub struct FixOutcome {
     pub after: Option<Counters>,
 }
 
-/// One cause found for a site, with its fix, over the compute capabilities where it applies.
+/// One cause found for the accesses of one source line, with its fix, over the compute
+/// capabilities where it applies.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Advice {
-    /// The cause, in the guides' terms (`kind`), with its figures.
+    /// The cause, in the guides' terms (`kind`), with its figures on the first compute
+    /// capability in `outcomes`.
     pub cause: Cause,
-    /// Why, in words (from the first compute capability where it was found).
+    /// Why, in words; where the words differ by compute capability (a bank count), each
+    /// group of compute capabilities gets its own: "on 1.0–1.3: …; on 2.0–12.1: …" (the
+    /// groups are in `why_by_cc`).
     pub why: String,
-    /// The fix the CUDA guides teach, in words.
+    /// The groups of `why` when the words differ by compute capability; else empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub why_by_cc: Vec<CcWords>,
+    /// The fix the CUDA guides teach, in words, grouped by compute capability like `why`.
     pub fix: String,
-    /// Before/after per compute capability where the cause was found.
+    /// The groups of `fix` when the words differ by compute capability (a padding); else
+    /// empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fix_by_cc: Vec<CcWords>,
+    /// Before/after per compute capability where the cause was found: the costliest warp of
+    /// the costliest of `rows` there.
     pub outcomes: Vec<FixOutcome>,
+    /// The analysis rows (`#`) of the line that have this cause: several when accesses of
+    /// one line share it (an unrolled loop's copies of one load, shown `×N`); empty in an
+    /// explanation (one access).
+    pub rows: Vec<usize>,
 }
 
-/// The advice for one row of the analysis (a site, its space and width).
+/// Words of an [`Advice`] that hold on some of its compute capabilities.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct CcWords {
+    /// The compute capabilities, major.minor, in the analysis's order.
+    pub ccs: Vec<String>,
+    /// The words.
+    pub text: String,
+}
+
+/// The advice for the accesses of one source line in one memory space and width (the
+/// rows of the analysis on that line).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SiteAdvice {
-    /// The row's number in the analysis table (`#`, 0-based: `explain --site N` takes it).
+    /// The first row's number in the analysis table (`#`, 0-based: `explain --site N` takes
+    /// it); each advice names all of its rows.
     pub row: usize,
     /// 1-based source line.
     pub line: u32,
-    /// 1-based source column.
+    /// 1-based source column of the first row.
     pub column: u32,
-    /// The access's source text.
+    /// The first row's source text.
     pub text: String,
     /// The memory space.
     pub space: Space,
