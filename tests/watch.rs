@@ -56,7 +56,10 @@ fn watch_analyzes_again_after_a_change() {
     });
     // Stride 1: one request, 4 sectors.
     let first = wait_for(&rx, "store");
-    assert!(first.contains("┆         4 ┆  100.0%"), "{first}");
+    assert!(
+        first.contains("a[threadIdx.x * 1]") && first.contains("┆         4 ┆"),
+        "{first}"
+    );
     // Let the watcher settle, then write stride 8: one request, 32 sectors.
     std::thread::sleep(Duration::from_millis(500));
     std::fs::write(&file, KERNEL.replace("STRIDE", "8")).unwrap();
@@ -64,5 +67,10 @@ fn watch_analyzes_again_after_a_change() {
     let second = wait_for(&rx, "store");
     child.kill().unwrap();
     let _ = child.wait();
-    assert!(second.contains("┆        32 ┆   12.5%"), "{second}");
+    assert!(
+        second.contains("a[threadIdx.x * 8]")
+            && second.contains("┆        32 ┆")
+            && second.contains("12.5%"),
+        "{second}"
+    );
 }

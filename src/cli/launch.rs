@@ -267,9 +267,10 @@ impl LaunchArgs {
     }
 }
 
-/// Whether `kernel` (a --kernel value) selects several kernels: `all` or a glob.
+/// Whether `kernel` (a --kernel value) selects several kernels: `all` or a glob (not a
+/// demangled signature such as `k(float*, int)`, whose `*` is a pointer).
 pub fn selects_many(kernel: &str) -> bool {
-    kernel == "all" || kernel.contains(['*', '?', '['])
+    kernel == "all" || (kernel.contains(['*', '?', '[']) && !kernel.contains('('))
 }
 
 /// The launches `--kernel all|GLOB` selects in `l`'s file, each as its own launch flags and
