@@ -99,6 +99,15 @@ pub(crate) fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
         ),
         Texture(t) => (t.ds.iter().flatten().copied().collect(), Vec::new()),
         Tcgen05(t) => tc5_defs_uses(t),
+        TensormapReplace(t) => (
+            Vec::new(),
+            t.addr
+                .base
+                .map(Src::Reg)
+                .into_iter()
+                .chain([t.val])
+                .collect(),
+        ),
         _ => (Vec::new(), Vec::new()),
     }
 }
@@ -156,6 +165,14 @@ fn texture_operands(t: &crate::instr::TexInstr) -> impl Iterator<Item = Src> + '
 /// Whether any value loaded from memory (or returned by an atomic) can flow into an
 /// address, a guard predicate, a shuffle's lane operands or a `cp.async` source size.
 pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
+    // A tensor map the kernel writes (`tensormap.replace`) reaches the TMA's addresses
+    // through memory.
+    if insts
+        .iter()
+        .any(|i| matches!(i.instr, Instr::TensormapReplace(_)))
+    {
+        return true;
+    }
     let mut tainted = vec![false; nregs as usize];
     for i in insts {
         match &i.instr {
@@ -342,6 +359,16 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                 .chain([&w.b_desc])
                 .for_each(|s| mark(&mut live, s)),
             Instr::Tcgen05(t) => tc5_addresses(t).iter().for_each(|s| mark(&mut live, s)),
+            // A tensor map's fields place the TMA's accesses.
+            Instr::TensormapReplace(_) => defs_uses(&i.instr)
+                .1
+                .iter()
+                .for_each(|s| mark(&mut live, s)),
+            Instr::TensormapCopy { dst, src, .. } => dst
+                .base
+                .into_iter()
+                .chain(src.base)
+                .for_each(|r| live[r as usize] = true),
             Instr::AssertFail {
                 message,
                 file,
@@ -387,6 +414,8 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     | Instr::CpBulk { .. }
                     | Instr::AsyncStore(_)
                     | Instr::TensorCopy(_)
+                    | Instr::TensormapReplace(_)
+                    | Instr::TensormapCopy { .. }
                     | Instr::Matrix { .. }
                     | Instr::Wmma(_)
                     | Instr::Wgmma(_)

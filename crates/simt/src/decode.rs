@@ -873,6 +873,11 @@ impl<'m> Decoder<'m> {
                         load_site,
                         store_site,
                         ..
+                    }
+                    | Instr::TensormapCopy {
+                        load_site,
+                        store_site,
+                        ..
                     } => {
                         *load_site = ids[0];
                         *store_site = ids[1];

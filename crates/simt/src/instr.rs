@@ -587,6 +587,23 @@ pub enum Instr {
     AsyncStore(Box<AsyncStore>),
     /// `cp.async.bulk.tensor` in tile mode: see [`TensorCopy`].
     TensorCopy(Box<TensorCopy>),
+    /// `tensormap.replace.tile.field{.global,.shared::cta}.b1024.{b32,b64} [addr], {ord,}
+    /// new_val` [PTX ISA, "Data Movement and Conversion Instructions: tensormap.replace"]:
+    /// see [`TensormapReplace`].
+    TensormapReplace(Box<TensormapReplace>),
+    /// `tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync
+    /// .aligned [dst], [src], 128` [PTX ISA, "Parallel Synchronization and Communication
+    /// Instructions: tensormap.cp_fenceproxy"]: the warp copies the 128-byte tensor-map object
+    /// at shared `src` to global `dst` (and fences it for the tensor-map proxy, which needs no
+    /// modelling). Reported as ptxas compiles it: each of 32 lanes reads 4 bytes of shared
+    /// memory (`load_site`) and writes them with an atomic exchange to global memory
+    /// (`store_site`, `ATOMG.E.EXCH.STRONG.GPU` on sm_90a and sm_100a).
+    TensormapCopy {
+        dst: Addr,
+        src: Addr,
+        load_site: u32,
+        store_site: u32,
+    },
     /// `bra` to instruction index `target`; `uni` says the branch is not divergent.
     Bra { target: u32 },
     /// `bar.sync`/`barrier.sync`/`bar.arrive` (ids and counts ignored: all warps of the
@@ -969,6 +986,110 @@ pub struct TensorCopy {
     /// The site of the global side and of the shared side.
     pub global_site: u32,
     pub shared_site: u32,
+}
+
+/// A field of a tensor-map object that `tensormap.replace` writes [PTX ISA, "Data Movement
+/// and Conversion Instructions: tensormap.replace"; the fields of `cuTensorMapEncodeTiled`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensormapField {
+    /// `.global_address` (b64): the tensor's first byte.
+    GlobalAddress,
+    /// `.rank` (b32): the number of dimensions minus one.
+    Rank,
+    /// `.box_dim` (b32, `ord` 0–4): the box's elements in dimension `ord`.
+    BoxDim,
+    /// `.global_dim` (b32, `ord` 0–4): the tensor's elements in dimension `ord`.
+    GlobalDim,
+    /// `.global_stride` (b64, `ord` 0–3): the byte stride of dimension `ord + 1`.
+    GlobalStride,
+    /// `.element_stride` (b32, `ord` 0–4): the traversal stride in dimension `ord`.
+    ElementStride,
+    /// `.elemtype` (b32): 0 `.u8`, 1 `.u16`, 2 `.u32`, 3 `.s32`, 4 `.u64`, 5 `.s64`, 6 `.f16`,
+    /// 7 `.f32`, 8 `.f32.ftz`, 9 `.f64`, 10 `.bf16`, 11 `.tf32`, 12 `.tf32.ftz`, 13 `.b4x16`,
+    /// 14 `.b4x16_p64`, 15 `.b6x16_p32`.
+    ElemType,
+    /// `.interleave_layout` (b32): 0 none, 1 16 bytes, 2 32 bytes.
+    InterleaveLayout,
+    /// `.swizzle_mode` (b32): 0 none, 1 32 bytes, 2 64 bytes, 3 128 bytes, 4 96 bytes.
+    SwizzleMode,
+    /// `.swizzle_atomicity` (b32): 0 16 bytes, 1 32 bytes, 2 32 bytes with an 8-byte flip,
+    /// 3 64 bytes.
+    SwizzleAtomicity,
+    /// `.fill_mode` (b32): 0 zero, 1 NaN (`CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA`).
+    FillMode,
+}
+
+impl TensormapField {
+    /// Every field with its PTX modifier.
+    pub const ALL: [(&'static str, TensormapField); 11] = [
+        ("global_address", TensormapField::GlobalAddress),
+        ("rank", TensormapField::Rank),
+        ("box_dim", TensormapField::BoxDim),
+        ("global_dim", TensormapField::GlobalDim),
+        ("global_stride", TensormapField::GlobalStride),
+        ("element_stride", TensormapField::ElementStride),
+        ("elemtype", TensormapField::ElemType),
+        ("interleave_layout", TensormapField::InterleaveLayout),
+        ("swizzle_mode", TensormapField::SwizzleMode),
+        ("swizzle_atomicity", TensormapField::SwizzleAtomicity),
+        ("fill_mode", TensormapField::FillMode),
+    ];
+
+    /// The field's PTX modifier (`box_dim`).
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map_or("?", |(n, _)| n)
+    }
+
+    /// Whether the field is one of a dimension (`[addr], ord, new_val`).
+    pub fn has_ord(self) -> bool {
+        matches!(
+            self,
+            TensormapField::BoxDim
+                | TensormapField::GlobalDim
+                | TensormapField::GlobalStride
+                | TensormapField::ElementStride
+        )
+    }
+
+    /// Whether the field's value is 64 bits wide (`.b64`).
+    pub fn wide(self) -> bool {
+        matches!(
+            self,
+            TensormapField::GlobalAddress | TensormapField::GlobalStride
+        )
+    }
+
+    /// The largest value an enumerated field takes (`None`: not an enumeration).
+    pub fn max_value(self) -> Option<u64> {
+        match self {
+            TensormapField::ElemType => Some(15),
+            TensormapField::InterleaveLayout => Some(2),
+            TensormapField::SwizzleMode => Some(4),
+            TensormapField::SwizzleAtomicity => Some(3),
+            TensormapField::FillMode => Some(1),
+            _ => None,
+        }
+    }
+}
+
+/// `tensormap.replace.tile.field{.ss}.b1024.type [addr], {ord,} new_val` [PTX ISA, "Data
+/// Movement and Conversion Instructions: tensormap.replace"]: writes one field of the
+/// 128-byte tensor-map object at `addr` (global, shared::cta or generic memory), for
+/// device-side tensor maps (Triton's `tl.make_tensor_descriptor`). The object's layout is
+/// opaque in the ISA; warpscope keeps the fields where `exec/tensormap.rs` says, and a
+/// `cp.async.bulk.tensor` through the object's global address reads them back. Not
+/// reported as an access (one thread writes a few bytes of one object).
+#[derive(Clone, Debug)]
+pub struct TensormapReplace {
+    pub space: MemSpace,
+    pub addr: Addr,
+    pub field: TensormapField,
+    /// The dimension of a `box_dim`, `global_dim`, `global_stride` or `element_stride`.
+    pub ord: u8,
+    pub val: Src,
 }
 
 /// The data-movement shape of `tcgen05.ld`/`tcgen05.st` [PTX ISA §9.7.16.2.3]: TMEM lanes ×

@@ -304,7 +304,7 @@ impl TensorMap {
     }
 
     /// The hardware's limits on a tiled map [`cuTensorMapEncodeTiled`'s requirements].
-    fn check(&self) -> std::result::Result<(), String> {
+    pub(crate) fn check(&self) -> std::result::Result<(), String> {
         let rank = self.dims.len();
         if !(1..=5).contains(&rank) {
             return Err(format!("{rank} dimensions: a tensor map has 1 to 5"));
@@ -436,33 +436,46 @@ impl BlockCtx<'_> {
             .checked_sub(PARAM_ADDRESS_BASE)
             .map(|d| d / PARAM_ADDRESS_SPACING)
             .unwrap_or(u64::MAX);
-        let Some(b) = self
+        // A `CUtensorMap` parameter (`--tensor-map`), or a map the kernel built in memory
+        // (`tensormap.replace`, exec/tensormap.rs) that `handle` points to.
+        let from_memory;
+        let b = match self
             .launch
             .tensor_maps
             .iter()
             .find(|b| b.param as u64 == param)
-        else {
-            let name = self
-                .prog
-                .params
-                .get(param as usize)
-                .map_or("?", |p| p.name.as_str());
-            return Err(fault(self, warp, format!(
-                "cp.async.bulk.tensor with tensor map parameter '{name}', which no --tensor-map describes: give --tensor-map NAME=DTYPE:DIMS:STRIDES:BOX[:swizzle=…]"
-            )));
+        {
+            Some(b) => b,
+            None if param < self.prog.params.len() as u64 => {
+                let name = &self.prog.params[param as usize].name;
+                return Err(fault(self, warp, format!(
+                    "cp.async.bulk.tensor with tensor map parameter '{name}', which no --tensor-map describes: give --tensor-map NAME=DTYPE:DIMS:STRIDES:BOX[:swizzle=…]"
+                )));
+            }
+            None => {
+                let (map, base) = self.memory_tensor_map(warp, pc, lane, handle, global)?;
+                from_memory = TensorMapBinding {
+                    param: usize::MAX,
+                    map,
+                    base,
+                };
+                &from_memory
+            }
         };
         let map = &b.map;
+        let map_name = self.prog.params.get(b.param).map_or_else(
+            || format!("at {handle:#x} (built by tensormap.replace)"),
+            |p| format!("'{}'", p.name),
+        );
         match (&map.im2col, &t.im2col) {
             (Some(_), None) => {
                 return Err(fault(self, warp, format!(
-                    "a tile-mode cp.async.bulk.tensor through the im2col tensor map '{}': use .im2col with {{im2colOffsets}}, or a tiled map",
-                    self.prog.params.get(b.param).map_or("?", |p| p.name.as_str())
+                    "a tile-mode cp.async.bulk.tensor through the im2col tensor map {map_name}: use .im2col with {{im2colOffsets}}, or a tiled map"
                 )))
             }
             (None, Some(_)) => {
                 return Err(fault(self, warp, format!(
-                    "a .im2col cp.async.bulk.tensor through the tiled tensor map '{}': give it the im2col fields (BOX 'im2col' with channels=…,pixels=…,lower=…,upper=…)",
-                    self.prog.params.get(b.param).map_or("?", |p| p.name.as_str())
+                    "a .im2col cp.async.bulk.tensor through the tiled tensor map {map_name}: give it the im2col fields (BOX 'im2col' with channels=…,pixels=…,lower=…,upper=…)"
                 )))
             }
             _ => {}
@@ -626,20 +639,17 @@ impl BlockCtx<'_> {
         // every chunk of a row that holds an element inside the tensor, a store writes only
         // the chunks that do (measured on H100: a 128-byte box row with 88 bytes inside the
         // tensor reads 4 sectors and writes 3; tests/data/h100/tma/).
-        let mut chunks: Vec<(u64, u64, bool)> = Vec::new();
+        let mut chunks: Vec<Chunk> = Vec::new();
         for row in &rows {
             for c in 0..row_bytes / 16 {
                 let first_elem = c * 16 / eb;
-                let inside = if t.load {
-                    row.in_bounds > 0
-                } else {
-                    first_elem < row.in_bounds && map.elem_strides[0] == 1
-                };
-                chunks.push((
-                    row.global.wrapping_add(c * 16),
-                    map.swizzle.apply(row.box_off + c * 16),
-                    inside,
-                ));
+                let data = first_elem < row.in_bounds && map.elem_strides[0] == 1;
+                chunks.push(Chunk {
+                    global: row.global.wrapping_add(c * 16),
+                    shared: map.swizzle.apply(row.box_off + c * 16),
+                    inside: if t.load { row.in_bounds > 0 } else { data },
+                    data: data || (row.in_bounds > 0 && map.elem_strides[0] != 1),
+                });
             }
         }
         let g_op = match (t.load, t.reduce) {
@@ -648,7 +658,7 @@ impl BlockCtx<'_> {
             (false, Some(_)) => Op::Atomic,
         };
         let s_op = if t.load { Op::Store } else { Op::Load };
-        let inside: Vec<(u64, u64, bool)> = chunks.iter().copied().filter(|c| c.2).collect();
+        let inside: Vec<Chunk> = chunks.iter().copied().filter(|c| c.inside).collect();
         // The global side: the chunks read or written, once (a multicast's once per
         // destination block, as its bulk copy's: exec/bulk.rs). The shared side: the whole
         // box on a load (out-of-bounds elements are filled), in every destination block (a
@@ -669,9 +679,36 @@ impl BlockCtx<'_> {
             for group in list.chunks(WARP_SIZE) {
                 let mut a = [0u64; WARP_SIZE];
                 for (l, c) in group.iter().enumerate() {
-                    a[l] = base.map_or(c.0, |b| b + c.1);
+                    a[l] = base.map_or(c.global, |b| b + c.shared);
                 }
                 let mask = lane_mask(group.len());
+                let access = WarpAccess {
+                    space: warpscope_model::Space::Global,
+                    op,
+                    width: 16,
+                    mask,
+                    addrs: a,
+                    read_only: false,
+                };
+                if base.is_none() && t.load && !self.access_ok(&access) {
+                    // A load reads the whole of a box row that reaches into the tensor: the
+                    // chunks of it past the tensor's last element may lie past the end of
+                    // its allocation (a map built by the kernel over a tensor of its exact
+                    // size). They are counted, and only the chunks that hold elements are
+                    // checked.
+                    for (l, c) in group.iter().enumerate() {
+                        if c.data {
+                            let g = warpscope_model::Space::Global;
+                            self.check(warp, pc, g, c.global, c.global, 16, l, op)?;
+                        }
+                    }
+                    let origin = WarpOrigin {
+                        block: self.block,
+                        warp: warp.index,
+                    };
+                    sink(site, &access, origin);
+                    continue;
+                }
                 self.emit(warp, pc, site, space, op, 16, mask, &a, &mut sink, None)?;
             }
         }
@@ -793,6 +830,18 @@ fn im2col_rows(map: &TensorMap, i: &Im2col, base: u64, coords: &[i64], offs: &[i
         }
     }
     rows
+}
+
+/// A 16-byte piece of a tensor copy: its global address, its offset in the (swizzled)
+/// shared box, whether the global side moves it (a load: its row reaches into the tensor; a
+/// store: it holds elements inside the tensor), and whether it holds elements inside the
+/// tensor.
+#[derive(Clone, Copy)]
+struct Chunk {
+    global: u64,
+    shared: u64,
+    inside: bool,
+    data: bool,
 }
 
 fn lane_mask(n: usize) -> u32 {
