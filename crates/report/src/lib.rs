@@ -546,12 +546,13 @@ impl SiteReport {
 
 #[derive(Default)]
 struct Totals {
-    b: [Cost; 13],
+    b: [Cost; 14],
 }
 
 impl Totals {
     fn bucket(&mut self, space: Space, op: Op) -> &mut Cost {
         let i = match (space, op) {
+            (_, Op::Prefetch) => 13,
             (Space::Global, Op::Atomic) => 8,
             // Distributed shared memory is summed with shared memory in the totals; its
             // rows are its own.
@@ -580,6 +581,7 @@ impl Totals {
             texture_load: c(10),
             surface_load: c(11),
             surface_store: c(12),
+            global_prefetch: c(13),
         }
     }
 }
@@ -615,6 +617,11 @@ pub struct TotalsReport {
     /// Surface stores (`sust`; `l1tex__t_*_pipe_tex_mem_surface_op_st`), left out when none.
     #[serde(skip_serializing_if = "Counters::is_empty")]
     pub surface_store: Counters,
+    /// L2 prefetches (`cp.async.bulk.prefetch.L2`, `cp.async.bulk.prefetch.tensor`
+    /// [PTX ISA §9.7.9.25.4.3, §9.7.9.25.5.3]): sectors read into L2, none into the SM;
+    /// left out when none.
+    #[serde(skip_serializing_if = "Counters::is_empty")]
+    pub global_prefetch: Counters,
 }
 
 /// The counters of every site for one compute capability.

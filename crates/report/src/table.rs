@@ -217,6 +217,7 @@ fn site_table(a: &Analysis, archs: &[usize], color: bool) -> Table {
             tt.texture_load,
             tt.surface_load,
             tt.surface_store,
+            tt.global_prefetch,
         ];
         let req: u64 = mem.iter().map(|c| c.requests).sum::<u64>()
             + tt.shared_load.requests
