@@ -256,6 +256,8 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
                         || multicast.is_some_and(|m| is(&tainted, &m))
                 }
                 Instr::AsyncStore(a) => reg(a.addr.base) || reg(a.mbar.base),
+                Instr::BulkPrefetch { addr, size, .. } => reg(addr.base) || is(&tainted, size),
+                Instr::TensormapCopy { dst, src, .. } => reg(dst.base) || reg(src.base),
                 Instr::TensorCopy(t) => {
                     reg(t.smem.base)
                         || t.multicast.is_some_and(|m| is(&tainted, &m))
@@ -364,6 +366,10 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                 .1
                 .iter()
                 .for_each(|s| mark(&mut live, s)),
+            Instr::BulkPrefetch { addr, size, .. } => {
+                addr.base.into_iter().for_each(|r| live[r as usize] = true);
+                mark(&mut live, size);
+            }
             Instr::TensormapCopy { dst, src, .. } => dst
                 .base
                 .into_iter()
@@ -416,6 +422,7 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     | Instr::TensorCopy(_)
                     | Instr::TensormapReplace(_)
                     | Instr::TensormapCopy { .. }
+                    | Instr::BulkPrefetch { .. }
                     | Instr::Matrix { .. }
                     | Instr::Wmma(_)
                     | Instr::Wgmma(_)

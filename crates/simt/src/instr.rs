@@ -587,6 +587,12 @@ pub enum Instr {
     AsyncStore(Box<AsyncStore>),
     /// `cp.async.bulk.tensor` in tile mode: see [`TensorCopy`].
     TensorCopy(Box<TensorCopy>),
+    /// `cp.async.bulk.prefetch.L2.global [src], size` [PTX ISA §9.7.9.25.4.3]: `size` bytes
+    /// (a multiple of 16, from a 16-byte aligned address) read into L2 by the executing
+    /// thread, reported as an access of its own (`Op::Prefetch`, 16-byte lanes, one access
+    /// per 512-byte aligned piece: its sectors are the ones the bytes cover, measured on H100 in
+    /// `lts__t_sectors_srcunit_tex`, tests/data/h100/prefetch/).
+    BulkPrefetch { addr: Addr, size: Src, site: u32 },
     /// `tensormap.replace.tile.field{.global,.shared::cta}.b1024.{b32,b64} [addr], {ord,}
     /// new_val` [PTX ISA, "Data Movement and Conversion Instructions: tensormap.replace"]:
     /// see [`TensormapReplace`].
@@ -970,6 +976,10 @@ pub struct AsyncStore {
 #[derive(Clone, Debug)]
 pub struct TensorCopy {
     pub load: bool,
+    /// `cp.async.bulk.prefetch.tensor.Nd.L2.global[.tile|.im2col] [map, {coords}]`
+    /// [PTX ISA §9.7.9.25.5.3]: the box read into L2 only (`load` is set; no shared side,
+    /// no data, no mbarrier).
+    pub prefetch: bool,
     pub smem: Addr,
     pub map: Src,
     pub coords: Vec<Src>,
@@ -1062,6 +1072,17 @@ impl TensormapField {
         )
     }
 
+    /// The loads and stores ptxas 13 makes of a replacement of this field (sm_90a, sm_100a):
+    /// (whether a store, byte offset from the field's word, bytes), loads first.
+    pub fn accesses(self) -> &'static [(bool, u64, u32)] {
+        match self {
+            TensormapField::GlobalAddress => &[(true, 0, 8)],
+            TensormapField::GlobalDim => &[(true, 0, 4)],
+            TensormapField::GlobalStride => &[(false, 4, 4), (true, 0, 4), (true, 4, 4)],
+            _ => &[(false, 0, 4), (true, 0, 4)],
+        }
+    }
+
     /// The largest value an enumerated field takes (`None`: not an enumeration).
     pub fn max_value(self) -> Option<u64> {
         match self {
@@ -1080,8 +1101,12 @@ impl TensormapField {
 /// 128-byte tensor-map object at `addr` (global, shared::cta or generic memory), for
 /// device-side tensor maps (Triton's `tl.make_tensor_descriptor`). The object's layout is
 /// opaque in the ISA; warpscope keeps the fields where `exec/tensormap.rs` says, and a
-/// `cp.async.bulk.tensor` through the object's global address reads them back. Not
-/// reported as an access (one thread writes a few bytes of one object).
+/// `cp.async.bulk.tensor` through the object's global address reads them back. Reported as
+/// ptxas 13 compiles it for sm_90a and sm_100a, each executing lane's own: a
+/// read-modify-write of the packed word (a 4-byte load and store) for most fields, a store
+/// alone for `.global_address` (8 bytes) and `.global_dim`, a store and a read-modify-write
+/// for `.global_stride` ([`TensormapField::accesses`]; measured on H100: a Triton 2-d
+/// descriptor is 10 `LDS` and 14 `STS`, tests/data/h100/device_desc/).
 #[derive(Clone, Debug)]
 pub struct TensormapReplace {
     pub space: MemSpace,
@@ -1090,6 +1115,9 @@ pub struct TensormapReplace {
     /// The dimension of a `box_dim`, `global_dim`, `global_stride` or `element_stride`.
     pub ord: u8,
     pub val: Src,
+    /// The sites of its loads (none for `.global_address` and `.global_dim`) and stores.
+    pub load_site: u32,
+    pub store_site: u32,
 }
 
 /// The data-movement shape of `tcgen05.ld`/`tcgen05.st` [PTX ISA §9.7.16.2.3]: TMEM lanes ×

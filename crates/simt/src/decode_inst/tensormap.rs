@@ -112,15 +112,29 @@ impl<'a> InstDecoder<'a> {
                 }
             }
         }
-        Ok(Decoded::Plain(Instr::TensormapReplace(Box::new(
-            TensormapReplace {
+        let site = |op| SiteKind {
+            op,
+            space: Self::model_space(space),
+            read_only: false,
+            atomic: false,
+        };
+        let mut sites = Vec::new();
+        if field.accesses().iter().any(|a| !a.0) {
+            sites.push(site(Op::Load));
+        }
+        sites.push(site(Op::Store));
+        Ok(Decoded::Memory(
+            Instr::TensormapReplace(Box::new(TensormapReplace {
                 space,
                 addr,
                 field,
                 ord,
                 val,
-            },
-        ))))
+                load_site: 0,
+                store_site: 0,
+            })),
+            sites,
+        ))
     }
 
     /// `tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync

@@ -602,7 +602,12 @@ impl<'a> BlockCtx<'a> {
                 }
             }
             i @ Instr::CpBulk { .. } => self.cp_bulk(warp, pc, exec, i, global, sink)?,
-            Instr::TensormapReplace(t) => self.tensormap_replace(warp, pc, exec, t, global)?,
+            Instr::TensormapReplace(t) => {
+                self.tensormap_replace(warp, pc, exec, t, global, sink)?
+            }
+            Instr::BulkPrefetch { addr, size, site } => {
+                self.bulk_prefetch(warp, pc, exec, (*addr, *size), *site, sink)?
+            }
             Instr::TensormapCopy {
                 dst,
                 src,

@@ -256,7 +256,9 @@ impl BlockCtx<'_> {
         Ok((s, image))
     }
 
-    /// Runs `tensormap.replace` ([`TensormapReplace`]) for the lanes `exec`.
+    /// Runs `tensormap.replace` ([`TensormapReplace`]) for the lanes `exec`: the accesses
+    /// ptxas makes of it ([`TensormapField::accesses`], at the field's word in each lane's
+    /// object), then the field.
     pub(super) fn tensormap_replace(
         &mut self,
         warp: &Warp,
@@ -264,6 +266,7 @@ impl BlockCtx<'_> {
         exec: u32,
         t: &TensormapReplace,
         global: &mut Global,
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
     ) -> Result<()> {
         let what = format!("tensormap.replace.{}", t.field.name());
         for lane in lanes(exec) {
@@ -298,6 +301,20 @@ impl BlockCtx<'_> {
             }
             let (off, n, stored) = slot(t.field, t.ord, v);
             self.store(global, pc, space, image + off, n, stored)?;
+        }
+        let base = self.addresses(warp, t.addr, exec);
+        let (word, _, _) = slot(t.field, t.ord, 0);
+        for &(store, delta, width) in t.field.accesses() {
+            let mut a = [0u64; WARP_SIZE];
+            for lane in lanes(exec) {
+                a[lane] = base[lane].wrapping_add(word + delta);
+            }
+            let (op, site) = if store {
+                (Op::Store, t.store_site)
+            } else {
+                (Op::Load, t.load_site)
+            };
+            self.emit(warp, pc, site, t.space, op, width, exec, &a, sink, None)?;
         }
         Ok(())
     }
