@@ -71,10 +71,29 @@ pub(crate) fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
             Vec::new(),
         ),
         Matrix { regs, .. } => (Vec::new(), regs.clone()),
-        Tensor(t) => (
-            t.d.clone(),
-            t.a.iter().chain(&t.b).chain(&t.c).copied().collect(),
-        ),
+        Tensor(t) => {
+            let extra: Vec<Src> = match &t.op {
+                crate::instr::TensorOp::MmaSp { e, .. } => vec![*e],
+                crate::instr::TensorOp::MmaScaled { scale: s, .. } => vec![
+                    s.sfa,
+                    s.sfa_byte,
+                    s.sfa_thread,
+                    s.sfb,
+                    s.sfb_byte,
+                    s.sfb_thread,
+                ],
+                _ => Vec::new(),
+            };
+            (
+                t.d.clone(),
+                t.a.iter()
+                    .chain(&t.b)
+                    .chain(&t.c)
+                    .chain(&extra)
+                    .copied()
+                    .collect(),
+            )
+        }
         Wmma(w) if !w.store => (
             w.regs
                 .iter()

@@ -772,6 +772,18 @@ pub enum MmaElem {
     /// `.e4m3`/`.e5m2`: 8-bit floats [PTX ISA §5.2.5].
     E4M3,
     E5M2,
+    /// `.e3m2`/`.e2m3`: 6-bit floats in 8-bit containers, as `mma .kind::f8f6f4` and
+    /// `.kind::mxf8f6f4` read them [PTX ISA §9.7.14.5.14]: the value in bits 7–2 (its
+    /// mantissa's low bit at bit 2, as e2m1's below; unmeasured here: no sm_120 GPU).
+    E3M2,
+    E2M3,
+    /// `.e2m1` of `.kind::f8f6f4`/`.kind::mxf8f6f4` (m16n8k32): a 4-bit float in an 8-bit
+    /// container, the value in bits 5–2 (measured on an sm_120 GPU by others: bits 3–0 give
+    /// wrong products).
+    E2M1Byte,
+    /// `.e2m1` of `.kind::mxf4`/`.kind::mxf4nvf4` (m16n8k64): 4-bit floats packed eight to
+    /// a register [PTX ISA §9.7.14.5.x "Matrix fragments for mma.m16n8k64"].
+    E2M1,
     S8,
     U8,
     S4,
@@ -793,6 +805,9 @@ impl MmaElem {
             "f64" => F64,
             "e4m3" => E4M3,
             "e5m2" => E5M2,
+            "e3m2" => E3M2,
+            "e2m3" => E2M3,
+            "e2m1" => E2M1,
             "s8" => S8,
             "u8" => U8,
             "s4" => S4,
@@ -810,8 +825,8 @@ impl MmaElem {
             F64 => 64,
             TF32 | F32 | S32 => 32,
             F16 | BF16 => 16,
-            E4M3 | E5M2 | S8 | U8 => 8,
-            S4 | U4 => 4,
+            E4M3 | E5M2 | E3M2 | E2M3 | E2M1Byte | S8 | U8 => 8,
+            S4 | U4 | E2M1 => 4,
             B1 => 1,
         }
     }
@@ -857,6 +872,27 @@ pub struct MmaShape {
     pub bit_and: bool,
 }
 
+/// The scale factors of a block-scaled `mma.sync` [PTX ISA §9.7.14.3]: each row of A is
+/// split along K into `vec` chunks (`.scale_vec::1X`, `2X`, `4X`), each multiplied by its
+/// own factor of scale_A (M × vec), each column of B likewise by scale_B (vec × N). The
+/// factors are bytes of the 32-bit `sfa`/`sfb` registers: byte `byte + j` for chunk `j`;
+/// row m's from lane `4·(m mod 8) + 2·thread + ⌊m/8⌋` of `sfa`, column n's from lane
+/// `4·n + thread` of `sfb` (the selector `{byte-id, thread-id}`; the lanes as measured on
+/// an sm_120 GPU by others, unmeasured here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockScale {
+    /// Chunks per row of A / column of B: 1, 2 or 4.
+    pub vec: u8,
+    /// `.ue4m3` factors (`.kind::mxf4nvf4`'s NVFP4), else `.ue8m0`.
+    pub ue4m3: bool,
+    pub sfa: Src,
+    pub sfa_byte: Src,
+    pub sfa_thread: Src,
+    pub sfb: Src,
+    pub sfb_byte: Src,
+    pub sfb_thread: Src,
+}
+
 /// What a warp-wide tensor-core register instruction computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TensorOp {
@@ -873,6 +909,11 @@ pub enum TensorOp {
         /// `::ordered_metadata`: each chunk's indices must ascend.
         ordered: bool,
     },
+    /// `mma.sync.aligned.kind::{mxf8f6f4,mxf4,mxf4nvf4}.block_scale.scale_vec::NX.shape.row
+    /// .col.f32.atype.btype.f32.stype d, a, b, c, scale-a, {byte-id-a, thread-id-a},
+    /// scale-b, {byte-id-b, thread-id-b}` [PTX ISA §9.7.14.3 "Block Scaling for mma.sync",
+    /// §9.7.14.5.14]: `D = (A·scale_A)(B·scale_B) + C`, see [`BlockScale`].
+    MmaScaled { shape: MmaShape, scale: BlockScale },
     /// `movmatrix.sync.aligned.m8n8.trans.b16` [PTX ISA §9.7.14.5.17]: the 8×8 b16 matrix
     /// held one 32-bit register per lane (row `lane/4`, columns `2·(lane%4)` + 0, 1)
     /// transposed.
