@@ -9,6 +9,21 @@
 # 2. runs scripts/h100/device_desc/desc.py (Triton kernels with device-built tensor maps)
 #    under Nsight Compute: TMA, shared-memory, global-atomic and gmma counters. Writes
 #    $OUT/desc-ncu.csv, $OUT/desc-run.txt and the kernels' PTX.
+#
+# Measured (NVIDIA H100 80GB HBM3, driver 580.159.04, ncu 2025.3.1, Triton 3.6.0; results
+# correct on the GPU; tests/data/h100/prefetch/ and tests/data/h100/device_desc/):
+# - no gh100 metric has "prefetch" in its name; a prefetch's sectors are in
+#   lts__t_sectors_srcunit_tex (none under _op_read): bulk_prefetch 8 x 4,096 B 1,024
+#   (256 requests of 128 B), from 16 bytes past a sector 1,032 (129 each, 264 requests);
+#   tensor_prefetch 256x256 fp16 in 64x64 boxes 4,096, 120x200 (pitch 240) 2,348;
+# - tensor_load over the same boxes: l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld
+#   2,348 and 4,096 (L2 sees 1,996 and 4,096 read sectors from the SMs: the TMA counts box
+#   parts outside the tensor that L2 never serves);
+# - desc.py: copy 256x128 TMA ld/st 2,048/2,048, 200x120 2,348/1,700; shared ld/st 176/240
+#   instructions and wavefronts, 16 global atomics of 4 sectors (the descriptor copies);
+#   matmul TMA 16,384/4,096, 132/180 shared ld/st instructions, 6,144 gmma wavefronts.
+# warpscope equals every figure: tests/modern_corpus.rs prefetches_and_tma_loads_equal_the_h100,
+# crates/simt/tests/tma_probe.rs, python/tests/test_triton_device_descriptors.py.
 set -u
 OUT=${OUT:-/tmp/prefetch-out}
 mkdir -p "$OUT"
