@@ -73,12 +73,14 @@ impl Op {
 }
 
 /// Global addresses from here on stand for the sectors the TMA counts for the parts of a box
-/// that lie outside its tensor (read as fill, not from memory): each part has a run of
+/// that lie outside its tensor (out-of-bound elements, filled, not read [PTX ISA §5.5
+/// "Tensors", "Bounding box"; §9.7.9.25.5.1 cp.async.bulk.tensor]): each part has a run of
 /// sectors of its own here, so that it is counted as the H100 counts it
 /// (`tests/data/h100/prefetch/probe-ncu.csv`), and the traffic model moves nothing for them.
 pub const TMA_FILL_BASE: u64 = 0x0E00_0000_0000_0000;
 
-/// Whether global address `a` is one of the TMA's fill sectors ([`TMA_FILL_BASE`]).
+/// Whether global address `a` is one of the TMA's fill sectors ([`TMA_FILL_BASE`]; PTX ISA
+/// §9.7.9.25.5.1).
 pub fn is_tma_fill(a: u64) -> bool {
     (TMA_FILL_BASE..TMA_FILL_BASE + (1 << 56)).contains(&a)
 }

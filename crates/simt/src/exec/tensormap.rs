@@ -18,7 +18,9 @@ use super::*;
 use crate::instr::{TensormapField, TensormapReplace};
 use warpscope_model::Op;
 
-/// Where warpscope keeps each field in the 128-byte object (byte offsets).
+/// Where warpscope keeps each field of the 128-byte tensor-map object (byte offsets) [PTX
+/// ISA §5.5 "Tensor-map" (the object is opaque: this layout is warpscope's), "Data Movement
+/// and Conversion Instructions: tensormap.replace" (the fields)].
 pub mod layout {
     /// `global_address`: 8 bytes.
     pub const ADDRESS: u64 = 0;
@@ -67,8 +69,9 @@ fn slot(field: TensormapField, ord: u8, v: u64) -> (u64, u32, u64) {
     }
 }
 
-/// Writes `field` = `v` into a 128-byte object (a helper for tests and hosts that build
-/// one).
+/// Writes `field` = `v` into a 128-byte object as `tensormap.replace` does [PTX ISA "Data
+/// Movement and Conversion Instructions: tensormap.replace"] (a helper for tests and hosts
+/// that build one).
 pub fn replace_field(obj: &mut [u8; 128], field: TensormapField, ord: u8, v: u64) {
     let (off, n, v) = slot(field, ord, v);
     let off = off as usize;
