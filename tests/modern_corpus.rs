@@ -896,3 +896,91 @@ fn bulk_cluster_kernels_equal_the_h100() {
         }
     }
 }
+
+const PREFETCH: &str = "tests/kernels/modern/prefetch.cu";
+
+/// Nsight Compute's values in `file` for launch `id` (its ID column, in launch order).
+fn ncu_launch_values(file: &str, id: usize) -> std::collections::BTreeMap<String, u64> {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+    let mut r = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut m = std::collections::BTreeMap::new();
+    for row in r.records() {
+        let row = row.unwrap();
+        if row[0].parse::<usize>().ok() == Some(id) {
+            if let Ok(v) = row[14].replace(',', "").parse::<u64>() {
+                m.insert(row[12].to_string(), v);
+            }
+        }
+    }
+    m
+}
+
+/// The L2 prefetches and TMA loads of `tests/kernels/modern/prefetch.cu` against the H100
+/// (`tests/data/h100/prefetch/prefetch-ncu.csv`, made by `scripts/h100/prefetch/run.sh`):
+/// gh100 has no counter that names a prefetch; a prefetch's sectors are in L2's
+/// `lts__t_sectors_srcunit_tex` (the SMs' L2 sectors) under no `op_read`, and the launches
+/// do nothing else there. warpscope's `prefetch` rows (`totals.global_prefetch`):
+/// - bulk_prefetch, 8 blocks × 4,096 bytes: 1,024 sectors (launch 0);
+/// - tensor_prefetch over 256 × 256 fp16 in 64 × 64 boxes: 4,096 (launch 2); over 120 × 200
+///   (rows of 240 bytes, the right boxes 56 columns inside, the bottom ones 8 rows): 2,348
+///   (launch 3) — every box row counted, those outside the tensor too, as the TMA counts them;
+/// - tensor_load over the same boxes: the TMA's `…_op_tma_ld` sectors 2,348 and 4,096
+///   (launches 4 and 5), the same figures.
+#[test]
+fn prefetches_and_tma_loads_equal_the_h100() {
+    if toolkit().is_none() {
+        return;
+    }
+    let file = "tests/data/h100/prefetch/prefetch-ncu.csv";
+    let l2 = |id| ncu_launch_values(file, id)["lts__t_sectors_srcunit_tex.sum"];
+    let tma = |id| {
+        ncu_launch_values(file, id)["l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum"]
+    };
+    let prefetch_sectors = |args: &[&str]| {
+        let mut a = vec!["analyze", PREFETCH, "--block", "32", "--cc", "9.0", "-q"];
+        a.extend(args);
+        let v = json(&a);
+        let t = &v["architectures"][0]["totals"];
+        assert!(t["global_load"]["sectors"] == 0, "{args:?}: {t}");
+        t["global_prefetch"]["sectors"].as_u64().unwrap()
+    };
+    let bulk = ["--kernel", "bulk_prefetch", "--grid", "8"];
+    let bulk_args = [&bulk[..], &["--arg", "size=4096", "--alloc", "p=65536"]].concat();
+    assert_eq!((prefetch_sectors(&bulk_args), l2(0)), (1024, 1024));
+    let inside = "map=u16:256x256:512:64x64";
+    let outside = "map=u16:120x200:240:64x64";
+    let tensor = |grid, map| {
+        prefetch_sectors(&[
+            "--kernel",
+            "tensor_prefetch",
+            "--grid",
+            grid,
+            "--tensor-map",
+            map,
+        ])
+    };
+    assert_eq!((tensor("4,4", inside), l2(2)), (4096, 4096));
+    assert_eq!((tensor("2,4", outside), l2(3)), (2348, 2348));
+    let load = |grid, map| {
+        csv_metric_sums(&[
+            "analyze",
+            PREFETCH,
+            "--kernel",
+            "tensor_load",
+            "--grid",
+            grid,
+            "--block",
+            "32",
+            "--tensor-map",
+            map,
+            "--alloc",
+            "out=16",
+            "--cc",
+            "9.0",
+        ])["l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum"]
+    };
+    assert_eq!((load("2,4", outside), tma(4)), (2348, 2348));
+    assert_eq!((load("4,4", inside), tma(5)), (4096, 4096));
+}

@@ -81,8 +81,9 @@ class TritonPTX:
     """What Triton made of one launch: ``ptx`` (the text), ``name`` (its entry),
     ``shared`` (bytes of dynamic shared memory per block), ``num_warps``, ``target``
     (``"sm_90"``…), ``signature`` and ``constexprs`` as Triton's JIT builds them,
-    ``params`` (the Python names of the PTX's parameters, in order) and the launch's
-    pointer sizes and scalar values."""
+    ``params`` (the Python names of the PTX's parameters, in order), ``scratch`` (the
+    pointers Triton's launcher adds after them, ``global_scratch`` and ``profile_scratch``,
+    with their bytes per program) and the launch's pointer sizes and scalar values."""
 
     def __init__(self, **kw: Any):
         self.__dict__.update(kw)
@@ -253,6 +254,15 @@ def compile_ptx(
                 raise ArgumentError(f"{fn.__name__}: argument '{n}' ({ty}) takes a scalar, not an array")
             scalars[n] = v.item() if hasattr(v, "item") else v
     shared = int(getattr(compiled.metadata, "shared", 0) or 0)
+    # Triton's launcher passes two pointers after the arguments (Triton 3.3 and later):
+    # `global_scratch` (global_scratch_size bytes per program and CTA: the 128-byte
+    # CUtensorMaps tl.make_tensor_descriptor builds, among others) and `profile_scratch`
+    # (for Proton), each null when its size is 0. Named so, sized per program.
+    m = re.search(r"\.entry\s+[\w$]+\s*\(([^)]*)\)", ptx)
+    n_ptx = len(re.findall(r"\.param\b", m.group(1))) if m else len(params)
+    scratch: Dict[str, int] = {}
+    for sname in ("global_scratch", "profile_scratch")[: max(0, n_ptx - len(params))]:
+        scratch[sname] = int(getattr(compiled.metadata, f"{sname}_size", 0) or 0)
     return TritonPTX(
         ptx=ptx,
         name=name,
@@ -265,6 +275,8 @@ def compile_ptx(
         pointers=pointers,
         scalars=scalars,
         tensor_maps=tensor_maps,
+        scratch=scratch,
+        num_ctas=int(getattr(compiled.metadata, "num_ctas", 1) or 1),
         bound=bound_values,
         source_file=inspect.getsourcefile(fn.fn) if hasattr(fn, "fn") else None,
     )
@@ -408,13 +420,22 @@ def analyze(
     path = os.path.join(_content_dir("triton", t.target, ptx), shown)
     _write_once(path, ptx)
     meta = dict(t.bound)
+    g = _grid(grid, meta)
+    # The scratch buffers as Triton's launcher allocates them: size × programs × CTAs (a
+    # program's slice at its linear id × size); one of size 0 is a null pointer, which the
+    # kernel does not touch.
+    programs = 1
+    for x in g:
+        programs *= x
+    allocs = dict(t.pointers)
+    allocs.update({n: size * programs * t.num_ctas for n, size in t.scratch.items() if size > 0})
     spec, _ = _spec(
-        path, kernel=t.name, grid=_grid(grid, meta), block=32 * t.num_warps,
-        args={n: v for n, v in t.scalars.items()}, allocs=dict(t.pointers), init=init,
+        path, kernel=t.name, grid=g, block=32 * t.num_warps,
+        args={n: v for n, v in t.scalars.items()}, allocs=allocs, init=init,
         cc=",".join(ccs), defines=None, tensor_maps=t.tensor_maps or None, textures=None, frontend="auto", source=None, path=None,
         file=None, include_dirs=None, nvcc=None, std=None, opt_level=None, no_sass=no_sass,
         dynamic_smem=t.shared, max_steps=max_steps, max_memory=max_memory, sample_blocks=sample_blocks,
-        l1="default", smem_bank_size=4, gpu=None, profile=None, param_names=t.params,
+        l1="default", smem_bank_size=4, gpu=None, profile=None, param_names=t.params + list(t.scratch),
     )
     spec["display"] = shown
     r = _analyze_spec(spec, (path, shown))

@@ -46,7 +46,7 @@ impl Space {
     }
 }
 
-/// Load, store or atomic.
+/// Load, store, atomic or L2 prefetch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
@@ -58,13 +58,31 @@ pub enum Op {
     /// shared): coalesced into sectors and split into bank passes as a store (measured on
     /// H100: a histogram's `RED` per bin and `ATOMS` per element, `tests/h100_compiled.rs`).
     Atomic,
+    /// An L2 prefetch (`cp.async.bulk.prefetch.L2`, `cp.async.bulk.prefetch.tensor.*.L2`
+    /// [PTX ISA §9.7.9.25.4.3, §9.7.9.25.5.3]): global memory read into L2 only. Its sectors
+    /// are L2's (measured on H100 in `lts__t_sectors_srcunit_tex`, under no `op_read`); it
+    /// moves nothing into L1 or shared memory (`tests/data/h100/prefetch/`).
+    Prefetch,
 }
 
 impl Op {
     /// Whether the access writes memory (a store or an atomic).
     pub fn writes(self) -> bool {
-        self != Op::Load
+        matches!(self, Op::Store | Op::Atomic)
     }
+}
+
+/// Global addresses from here on stand for the sectors the TMA counts for the parts of a box
+/// that lie outside its tensor (out-of-bound elements, filled, not read [PTX ISA §5.5
+/// "Tensors", "Bounding box"; §9.7.9.25.5.1 cp.async.bulk.tensor]): each part has a run of
+/// sectors of its own here, so that it is counted as the H100 counts it
+/// (`tests/data/h100/prefetch/probe-ncu.csv`), and the traffic model moves nothing for them.
+pub const TMA_FILL_BASE: u64 = 0x0E00_0000_0000_0000;
+
+/// Whether global address `a` is one of the TMA's fill sectors ([`TMA_FILL_BASE`]; PTX ISA
+/// §9.7.9.25.5.1).
+pub fn is_tma_fill(a: u64) -> bool {
+    (TMA_FILL_BASE..TMA_FILL_BASE + (1 << 56)).contains(&a)
 }
 
 /// One dynamic execution of one memory instruction by one warp.

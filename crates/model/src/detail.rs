@@ -520,6 +520,7 @@ pub fn verb(op: Op) -> &'static str {
         Op::Load => "read",
         Op::Store => "written",
         Op::Atomic => "updated atomically",
+        Op::Prefetch => "prefetched into L2",
     }
 }
 

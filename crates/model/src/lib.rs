@@ -19,6 +19,6 @@ pub mod mask;
 pub mod shared;
 pub mod texture;
 
-pub use access::{Op, Space, WarpAccess, WARP_SIZE};
+pub use access::{is_tma_fill, Op, Space, WarpAccess, TMA_FILL_BASE, WARP_SIZE};
 pub use arch::{Arch, ComputeCapability, LaunchLimits};
 pub use cost::{cost, Config, Cost, L1Mode, SmemBankMode};

@@ -330,7 +330,7 @@ pub(crate) fn tesla_half_warp(a: &WarpAccess, sub: u32, w: u64) -> u64 {
             }
         }
         total += match a.op {
-            Op::Load => broadcast_passes(&addrs[..d]),
+            Op::Load | Op::Prefetch => broadcast_passes(&addrs[..d]),
             Op::Store | Op::Atomic => {
                 // No broadcast: the most distinct addresses in one of the 16 banks.
                 let mut per_bank = [0u64; 16];

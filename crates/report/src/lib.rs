@@ -623,7 +623,7 @@ impl SiteReport {
 
 #[derive(Default)]
 struct Totals {
-    b: [Cost; 13],
+    b: [Cost; 14],
     /// Per memory space, in [`SPACES`]' order.
     spaces: [Cost; 7],
 }
@@ -642,6 +642,10 @@ pub const SPACES: [Space; 7] = [
 impl Totals {
     fn add(&mut self, space: Space, op: Op, c: &Cost) {
         self.bucket(space, op).add(c);
+        // An L2 prefetch moves nothing through L1: its own bucket only.
+        if op == Op::Prefetch {
+            return;
+        }
         if let Some(i) = SPACES.iter().position(|&s| s == space) {
             self.spaces[i].add(c);
         }
@@ -649,6 +653,7 @@ impl Totals {
 
     fn bucket(&mut self, space: Space, op: Op) -> &mut Cost {
         let i = match (space, op) {
+            (_, Op::Prefetch) => 13,
             (Space::Global, Op::Atomic) => 8,
             // Distributed shared memory is summed with shared memory in the totals; its
             // rows are its own.
@@ -684,6 +689,7 @@ impl Totals {
             constant: self.spaces[4].into(),
             texture: self.spaces[5].into(),
             surface: self.spaces[6].into(),
+            global_prefetch: c(13),
         }
     }
 }
@@ -720,6 +726,11 @@ pub struct TotalsReport {
     /// Surface stores (`sust`; `l1tex__t_*_pipe_tex_mem_surface_op_st`), left out when none.
     #[serde(skip_serializing_if = "Counters::is_empty")]
     pub surface_store: Counters,
+    /// L2 prefetches (`cp.async.bulk.prefetch.L2`, `cp.async.bulk.prefetch.tensor`
+    /// [PTX ISA §9.7.9.25.4.3, §9.7.9.25.5.3]): sectors read into L2, none into the SM, so
+    /// in no per-space total below; left out when none.
+    #[serde(skip_serializing_if = "Counters::is_empty")]
+    pub global_prefetch: Counters,
     /// Global memory, loads, stores and atomics together: the table's `total global` row.
     /// Efficiencies are only ever of one space: bytes requested ÷ bytes moved here.
     pub global: Counters,

@@ -581,6 +581,10 @@ pub fn ncu_op(space: Space, op: Op, ptx: Option<&str>) -> Option<NcuOp> {
         (Op::Store, _) => Some(St),
         (Op::Atomic, Shared | DistributedShared) => Some(Atom),
         (Op::Atomic, _) => ptx.filter(|p| p.starts_with("red.")).map(|_| Red),
+        // An L2 prefetch: in L2's `lts__t_sectors_srcunit_tex` with every other access of
+        // the SMs, in no metric of its own (gh100 has none whose name says prefetch;
+        // tests/data/h100/prefetch/).
+        (Op::Prefetch, _) => None,
     }
 }
 

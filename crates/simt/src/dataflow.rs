@@ -71,10 +71,29 @@ pub(crate) fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
             Vec::new(),
         ),
         Matrix { regs, .. } => (Vec::new(), regs.clone()),
-        Tensor(t) => (
-            t.d.clone(),
-            t.a.iter().chain(&t.b).chain(&t.c).copied().collect(),
-        ),
+        Tensor(t) => {
+            let extra: Vec<Src> = match &t.op {
+                crate::instr::TensorOp::MmaSp { e, .. } => vec![*e],
+                crate::instr::TensorOp::MmaScaled { scale: s, .. } => vec![
+                    s.sfa,
+                    s.sfa_byte,
+                    s.sfa_thread,
+                    s.sfb,
+                    s.sfb_byte,
+                    s.sfb_thread,
+                ],
+                _ => Vec::new(),
+            };
+            (
+                t.d.clone(),
+                t.a.iter()
+                    .chain(&t.b)
+                    .chain(&t.c)
+                    .chain(&extra)
+                    .copied()
+                    .collect(),
+            )
+        }
         Wmma(w) if !w.store => (
             w.regs
                 .iter()
@@ -99,6 +118,15 @@ pub(crate) fn defs_uses(i: &Instr) -> (Vec<Reg>, Vec<Src>) {
         ),
         Texture(t) => (t.ds.iter().flatten().copied().collect(), Vec::new()),
         Tcgen05(t) => tc5_defs_uses(t),
+        TensormapReplace(t) => (
+            Vec::new(),
+            t.addr
+                .base
+                .map(Src::Reg)
+                .into_iter()
+                .chain([t.val])
+                .collect(),
+        ),
         _ => (Vec::new(), Vec::new()),
     }
 }
@@ -156,6 +184,14 @@ fn texture_operands(t: &crate::instr::TexInstr) -> impl Iterator<Item = Src> + '
 /// Whether any value loaded from memory (or returned by an atomic) can flow into an
 /// address, a guard predicate, a shuffle's lane operands or a `cp.async` source size.
 pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
+    // A tensor map the kernel writes (`tensormap.replace`) reaches the TMA's addresses
+    // through memory.
+    if insts
+        .iter()
+        .any(|i| matches!(i.instr, Instr::TensormapReplace(_)))
+    {
+        return true;
+    }
     let mut tainted = vec![false; nregs as usize];
     for i in insts {
         match &i.instr {
@@ -239,6 +275,8 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
                         || multicast.is_some_and(|m| is(&tainted, &m))
                 }
                 Instr::AsyncStore(a) => reg(a.addr.base) || reg(a.mbar.base),
+                Instr::BulkPrefetch { addr, size, .. } => reg(addr.base) || is(&tainted, size),
+                Instr::TensormapCopy { dst, src, .. } => reg(dst.base) || reg(src.base),
                 Instr::TensorCopy(t) => {
                     reg(t.smem.base)
                         || t.multicast.is_some_and(|m| is(&tainted, &m))
@@ -342,6 +380,20 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                 .chain([&w.b_desc])
                 .for_each(|s| mark(&mut live, s)),
             Instr::Tcgen05(t) => tc5_addresses(t).iter().for_each(|s| mark(&mut live, s)),
+            // A tensor map's fields place the TMA's accesses.
+            Instr::TensormapReplace(_) => defs_uses(&i.instr)
+                .1
+                .iter()
+                .for_each(|s| mark(&mut live, s)),
+            Instr::BulkPrefetch { addr, size, .. } => {
+                addr.base.into_iter().for_each(|r| live[r as usize] = true);
+                mark(&mut live, size);
+            }
+            Instr::TensormapCopy { dst, src, .. } => dst
+                .base
+                .into_iter()
+                .chain(src.base)
+                .for_each(|r| live[r as usize] = true),
             Instr::AssertFail {
                 message,
                 file,
@@ -387,6 +439,9 @@ pub fn dead_values(insts: &[Inst], nregs: u32) -> Vec<bool> {
                     | Instr::CpBulk { .. }
                     | Instr::AsyncStore(_)
                     | Instr::TensorCopy(_)
+                    | Instr::TensormapReplace(_)
+                    | Instr::TensormapCopy { .. }
+                    | Instr::BulkPrefetch { .. }
                     | Instr::Matrix { .. }
                     | Instr::Wmma(_)
                     | Instr::Wgmma(_)

@@ -855,7 +855,12 @@ impl<'m> Decoder<'m> {
                     Instr::AsyncStore(a) => a.site = ids[0],
                     Instr::TensorCopy(t) => {
                         t.global_site = ids[0];
-                        t.shared_site = ids[1];
+                        t.shared_site = ids.get(1).copied().unwrap_or(ids[0]);
+                    }
+                    Instr::BulkPrefetch { site, .. } => *site = ids[0],
+                    Instr::TensormapReplace(t) => {
+                        t.load_site = ids[0];
+                        t.store_site = *ids.last().unwrap();
                     }
                     Instr::Wmma(w) => w.site = ids[0],
                     Instr::Wgmma(w) => w.site = ids[0],
@@ -870,6 +875,11 @@ impl<'m> Decoder<'m> {
                         ..
                     }
                     | Instr::CpBulk {
+                        load_site,
+                        store_site,
+                        ..
+                    }
+                    | Instr::TensormapCopy {
                         load_site,
                         store_site,
                         ..

@@ -13,6 +13,7 @@ pub(crate) mod bulk;
 mod mma;
 mod mma_sp;
 mod tcgen05;
+mod tensormap;
 mod tex;
 mod wgmma;
 
@@ -43,7 +44,7 @@ pub(crate) enum Decoded {
     Many(Vec<Instr>),
 }
 
-const SUPPORTED: &str = "supported: integer, float, half (f16/bf16, packed x2) arithmetic, logic and shifts, setp/set/selp/slct, cvt (with f16x2/bf16x2/tf32/fp8/fp6/fp4 formats), cvta, mov, ld/st/ldu (global, shared, local, const, param, generic; scalar and .v2/.v4), atom/red, cp.async and cp.async.bulk[.tensor], mbarrier, tex/tld4/suld/sust, bra, bar/barrier, exit/ret, call, shfl/vote/match/redux/activemask/elect, mma/wmma/ldmatrix/stmatrix/movmatrix, membar/fence/prefetch (ordering only)";
+const SUPPORTED: &str = "supported: integer, float, half (f16/bf16, packed x2) arithmetic, logic and shifts, setp/set/selp/slct, cvt (with f16x2/bf16x2/tf32/fp8/fp6/fp4 formats), cvta, mov, ld/st/ldu (global, shared, local, const, param, generic; scalar and .v2/.v4), atom/red, cp.async and cp.async.bulk[.tensor], tensormap.replace/cp_fenceproxy, mbarrier, tex/tld4/suld/sust, bra, bar/barrier, exit/ret, call, shfl/vote/match/redux/activemask/elect, mma/wmma/ldmatrix/stmatrix/movmatrix, membar/fence/prefetch (ordering only)";
 
 impl<'a> InstDecoder<'a> {
     fn has(&self, m: &str) -> bool {
@@ -355,6 +356,7 @@ impl<'a> InstDecoder<'a> {
             "mma" | "wmma" | "movmatrix" => self.tensor()?,
             "wgmma" => self.wgmma()?,
             "tcgen05" => self.tcgen05()?,
+            "tensormap" => self.tensormap()?,
             _ => return Err(self.unsupported(SUPPORTED)),
         })
     }

@@ -587,6 +587,29 @@ pub enum Instr {
     AsyncStore(Box<AsyncStore>),
     /// `cp.async.bulk.tensor` in tile mode: see [`TensorCopy`].
     TensorCopy(Box<TensorCopy>),
+    /// `cp.async.bulk.prefetch.L2.global [src], size` [PTX ISA §9.7.9.25.4.3]: `size` bytes
+    /// (a multiple of 16, from a 16-byte aligned address) read into L2 by the executing
+    /// thread, reported as an access of its own (`Op::Prefetch`, 16-byte lanes, one access
+    /// per 512-byte aligned piece: its sectors are the ones the bytes cover, measured on H100 in
+    /// `lts__t_sectors_srcunit_tex`, tests/data/h100/prefetch/).
+    BulkPrefetch { addr: Addr, size: Src, site: u32 },
+    /// `tensormap.replace.tile.field{.global,.shared::cta}.b1024.{b32,b64} [addr], {ord,}
+    /// new_val` [PTX ISA, "Data Movement and Conversion Instructions: tensormap.replace"]:
+    /// see [`TensormapReplace`].
+    TensormapReplace(Box<TensormapReplace>),
+    /// `tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync
+    /// .aligned [dst], [src], 128` [PTX ISA, "Parallel Synchronization and Communication
+    /// Instructions: tensormap.cp_fenceproxy"]: the warp copies the 128-byte tensor-map object
+    /// at shared `src` to global `dst` (and fences it for the tensor-map proxy, which needs no
+    /// modelling). Reported as ptxas compiles it: each of 32 lanes reads 4 bytes of shared
+    /// memory (`load_site`) and writes them with an atomic exchange to global memory
+    /// (`store_site`, `ATOMG.E.EXCH.STRONG.GPU` on sm_90a and sm_100a).
+    TensormapCopy {
+        dst: Addr,
+        src: Addr,
+        load_site: u32,
+        store_site: u32,
+    },
     /// `bra` to instruction index `target`; `uni` says the branch is not divergent.
     Bra { target: u32 },
     /// `bar.sync`/`barrier.sync`/`bar.arrive` (ids and counts ignored: all warps of the
@@ -749,6 +772,18 @@ pub enum MmaElem {
     /// `.e4m3`/`.e5m2`: 8-bit floats [PTX ISA §5.2.5].
     E4M3,
     E5M2,
+    /// `.e3m2`/`.e2m3`: 6-bit floats in 8-bit containers, as `mma .kind::f8f6f4` and
+    /// `.kind::mxf8f6f4` read them [PTX ISA §9.7.14.5.14]: the value in bits 7–2 (its
+    /// mantissa's low bit at bit 2, as e2m1's below; unmeasured here: no sm_120 GPU).
+    E3M2,
+    E2M3,
+    /// `.e2m1` of `.kind::f8f6f4`/`.kind::mxf8f6f4` (m16n8k32): a 4-bit float in an 8-bit
+    /// container, the value in bits 5–2 (measured on an sm_120 GPU by others: bits 3–0 give
+    /// wrong products).
+    E2M1Byte,
+    /// `.e2m1` of `.kind::mxf4`/`.kind::mxf4nvf4` (m16n8k64): 4-bit floats packed eight to
+    /// a register [PTX ISA §9.7.14.5.x "Matrix fragments for mma.m16n8k64"].
+    E2M1,
     S8,
     U8,
     S4,
@@ -770,6 +805,9 @@ impl MmaElem {
             "f64" => F64,
             "e4m3" => E4M3,
             "e5m2" => E5M2,
+            "e3m2" => E3M2,
+            "e2m3" => E2M3,
+            "e2m1" => E2M1,
             "s8" => S8,
             "u8" => U8,
             "s4" => S4,
@@ -787,8 +825,8 @@ impl MmaElem {
             F64 => 64,
             TF32 | F32 | S32 => 32,
             F16 | BF16 => 16,
-            E4M3 | E5M2 | S8 | U8 => 8,
-            S4 | U4 => 4,
+            E4M3 | E5M2 | E3M2 | E2M3 | E2M1Byte | S8 | U8 => 8,
+            S4 | U4 | E2M1 => 4,
             B1 => 1,
         }
     }
@@ -834,6 +872,27 @@ pub struct MmaShape {
     pub bit_and: bool,
 }
 
+/// The scale factors of a block-scaled `mma.sync` [PTX ISA §9.7.14.3]: each row of A is
+/// split along K into `vec` chunks (`.scale_vec::1X`, `2X`, `4X`), each multiplied by its
+/// own factor of scale_A (M × vec), each column of B likewise by scale_B (vec × N). The
+/// factors are bytes of the 32-bit `sfa`/`sfb` registers: byte `byte + j` for chunk `j`;
+/// row m's from lane `4·(m mod 8) + 2·thread + ⌊m/8⌋` of `sfa`, column n's from lane
+/// `4·n + thread` of `sfb` (the selector `{byte-id, thread-id}`; the lanes as measured on
+/// an sm_120 GPU by others, unmeasured here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockScale {
+    /// Chunks per row of A / column of B: 1, 2 or 4.
+    pub vec: u8,
+    /// `.ue4m3` factors (`.kind::mxf4nvf4`'s NVFP4), else `.ue8m0`.
+    pub ue4m3: bool,
+    pub sfa: Src,
+    pub sfa_byte: Src,
+    pub sfa_thread: Src,
+    pub sfb: Src,
+    pub sfb_byte: Src,
+    pub sfb_thread: Src,
+}
+
 /// What a warp-wide tensor-core register instruction computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TensorOp {
@@ -850,6 +909,11 @@ pub enum TensorOp {
         /// `::ordered_metadata`: each chunk's indices must ascend.
         ordered: bool,
     },
+    /// `mma.sync.aligned.kind::{mxf8f6f4,mxf4,mxf4nvf4}.block_scale.scale_vec::NX.shape.row
+    /// .col.f32.atype.btype.f32.stype d, a, b, c, scale-a, {byte-id-a, thread-id-a},
+    /// scale-b, {byte-id-b, thread-id-b}` [PTX ISA §9.7.14.3 "Block Scaling for mma.sync",
+    /// §9.7.14.5.14]: `D = (A·scale_A)(B·scale_B) + C`, see [`BlockScale`].
+    MmaScaled { shape: MmaShape, scale: BlockScale },
     /// `movmatrix.sync.aligned.m8n8.trans.b16` [PTX ISA §9.7.14.5.17]: the 8×8 b16 matrix
     /// held one 32-bit register per lane (row `lane/4`, columns `2·(lane%4)` + 0, 1)
     /// transposed.
@@ -953,6 +1017,10 @@ pub struct AsyncStore {
 #[derive(Clone, Debug)]
 pub struct TensorCopy {
     pub load: bool,
+    /// `cp.async.bulk.prefetch.tensor.Nd.L2.global[.tile|.im2col] [map, {coords}]`
+    /// [PTX ISA §9.7.9.25.5.3]: the box read into L2 only (`load` is set; no shared side,
+    /// no data, no mbarrier).
+    pub prefetch: bool,
     pub smem: Addr,
     pub map: Src,
     pub coords: Vec<Src>,
@@ -969,6 +1037,128 @@ pub struct TensorCopy {
     /// The site of the global side and of the shared side.
     pub global_site: u32,
     pub shared_site: u32,
+}
+
+/// A field of a tensor-map object that `tensormap.replace` writes [PTX ISA, "Data Movement
+/// and Conversion Instructions: tensormap.replace"; the fields of `cuTensorMapEncodeTiled`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensormapField {
+    /// `.global_address` (b64): the tensor's first byte.
+    GlobalAddress,
+    /// `.rank` (b32): the number of dimensions minus one.
+    Rank,
+    /// `.box_dim` (b32, `ord` 0–4): the box's elements in dimension `ord`.
+    BoxDim,
+    /// `.global_dim` (b32, `ord` 0–4): the tensor's elements in dimension `ord`.
+    GlobalDim,
+    /// `.global_stride` (b64, `ord` 0–3): the byte stride of dimension `ord + 1`.
+    GlobalStride,
+    /// `.element_stride` (b32, `ord` 0–4): the traversal stride in dimension `ord`.
+    ElementStride,
+    /// `.elemtype` (b32): 0 `.u8`, 1 `.u16`, 2 `.u32`, 3 `.s32`, 4 `.u64`, 5 `.s64`, 6 `.f16`,
+    /// 7 `.f32`, 8 `.f32.ftz`, 9 `.f64`, 10 `.bf16`, 11 `.tf32`, 12 `.tf32.ftz`, 13 `.b4x16`,
+    /// 14 `.b4x16_p64`, 15 `.b6x16_p32`.
+    ElemType,
+    /// `.interleave_layout` (b32): 0 none, 1 16 bytes, 2 32 bytes.
+    InterleaveLayout,
+    /// `.swizzle_mode` (b32): 0 none, 1 32 bytes, 2 64 bytes, 3 128 bytes, 4 96 bytes.
+    SwizzleMode,
+    /// `.swizzle_atomicity` (b32): 0 16 bytes, 1 32 bytes, 2 32 bytes with an 8-byte flip,
+    /// 3 64 bytes.
+    SwizzleAtomicity,
+    /// `.fill_mode` (b32): 0 zero, 1 NaN (`CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA`).
+    FillMode,
+}
+
+impl TensormapField {
+    /// Every field with its PTX modifier.
+    pub const ALL: [(&'static str, TensormapField); 11] = [
+        ("global_address", TensormapField::GlobalAddress),
+        ("rank", TensormapField::Rank),
+        ("box_dim", TensormapField::BoxDim),
+        ("global_dim", TensormapField::GlobalDim),
+        ("global_stride", TensormapField::GlobalStride),
+        ("element_stride", TensormapField::ElementStride),
+        ("elemtype", TensormapField::ElemType),
+        ("interleave_layout", TensormapField::InterleaveLayout),
+        ("swizzle_mode", TensormapField::SwizzleMode),
+        ("swizzle_atomicity", TensormapField::SwizzleAtomicity),
+        ("fill_mode", TensormapField::FillMode),
+    ];
+
+    /// The field's PTX modifier (`box_dim`).
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map_or("?", |(n, _)| n)
+    }
+
+    /// Whether the field is one of a dimension (`[addr], ord, new_val`).
+    pub fn has_ord(self) -> bool {
+        matches!(
+            self,
+            TensormapField::BoxDim
+                | TensormapField::GlobalDim
+                | TensormapField::GlobalStride
+                | TensormapField::ElementStride
+        )
+    }
+
+    /// Whether the field's value is 64 bits wide (`.b64`).
+    pub fn wide(self) -> bool {
+        matches!(
+            self,
+            TensormapField::GlobalAddress | TensormapField::GlobalStride
+        )
+    }
+
+    /// The loads and stores ptxas 13 makes of a replacement of this field (sm_90a, sm_100a):
+    /// (whether a store, byte offset from the field's word, bytes), loads first.
+    pub fn accesses(self) -> &'static [(bool, u64, u32)] {
+        match self {
+            TensormapField::GlobalAddress => &[(true, 0, 8)],
+            TensormapField::GlobalDim => &[(true, 0, 4)],
+            TensormapField::GlobalStride => &[(false, 4, 4), (true, 0, 4), (true, 4, 4)],
+            _ => &[(false, 0, 4), (true, 0, 4)],
+        }
+    }
+
+    /// The largest value an enumerated field takes (`None`: not an enumeration).
+    pub fn max_value(self) -> Option<u64> {
+        match self {
+            TensormapField::ElemType => Some(15),
+            TensormapField::InterleaveLayout => Some(2),
+            TensormapField::SwizzleMode => Some(4),
+            TensormapField::SwizzleAtomicity => Some(3),
+            TensormapField::FillMode => Some(1),
+            _ => None,
+        }
+    }
+}
+
+/// `tensormap.replace.tile.field{.ss}.b1024.type [addr], {ord,} new_val` [PTX ISA, "Data
+/// Movement and Conversion Instructions: tensormap.replace"]: writes one field of the
+/// 128-byte tensor-map object at `addr` (global, shared::cta or generic memory), for
+/// device-side tensor maps (Triton's `tl.make_tensor_descriptor`). The object's layout is
+/// opaque in the ISA; warpscope keeps the fields where `exec/tensormap.rs` says, and a
+/// `cp.async.bulk.tensor` through the object's global address reads them back. Reported as
+/// ptxas 13 compiles it for sm_90a and sm_100a, each executing lane's own: a
+/// read-modify-write of the packed word (a 4-byte load and store) for most fields, a store
+/// alone for `.global_address` (8 bytes) and `.global_dim`, a store and a read-modify-write
+/// for `.global_stride` ([`TensormapField::accesses`]; measured on H100: a Triton 2-d
+/// descriptor is 10 `LDS` and 14 `STS`, tests/data/h100/device_desc/).
+#[derive(Clone, Debug)]
+pub struct TensormapReplace {
+    pub space: MemSpace,
+    pub addr: Addr,
+    pub field: TensormapField,
+    /// The dimension of a `box_dim`, `global_dim`, `global_stride` or `element_stride`.
+    pub ord: u8,
+    pub val: Src,
+    /// The sites of its loads (none for `.global_address` and `.global_dim`) and stores.
+    pub load_site: u32,
+    pub store_site: u32,
 }
 
 /// The data-movement shape of `tcgen05.ld`/`tcgen05.st` [PTX ISA §9.7.16.2.3]: TMEM lanes ×

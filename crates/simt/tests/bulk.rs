@@ -1,7 +1,7 @@
 //! Hopper's bulk and asynchronous memory paths on small hand-written PTX kernels:
 //! `cp.async.bulk` multicast and shared::cta → shared::cluster, `cp.reduce.async.bulk` into
 //! global and into another block's shared memory, `st.async` / `red.async`, the tensor
-//! multicast and tensor reduction, the L2 prefetches (nothing reported), and the errors.
+//! multicast and tensor reduction, the L2 prefetches (their own global rows), and the errors.
 //!
 //! Values are checked through the address of a global store that uses them as an offset:
 //! `out(v)` stores at `p0 + 4096 + 4·v` (which also makes the executor keep memory values).
@@ -353,12 +353,57 @@ fn tensor_reduction_adds_the_box_into_the_tensor() {
 }
 
 #[test]
-fn l2_prefetches_move_and_report_nothing() {
-    let body = "mov.u32 %r20, 8;\ncp.async.bulk.prefetch.L2.global [%rd1], 256;\n\
-        cp.async.bulk.prefetch.tensor.1d.L2.global.tile [%rd5, {%r20}];\nret;";
+fn l2_prefetches_are_global_rows_of_their_own() {
+    // Thread 0 prefetches 256 bytes of p0 (8 sectors, 16 lanes of 16 bytes), a 16-element
+    // box of u32 at element 8 (64 bytes from byte 32: 2 sectors), and one at element 56,
+    // half past the 64-element tensor: its 32 bytes inside (1 sector) and its 32 bytes
+    // outside (1 sector of its own, as the H100 counts a tensor prefetch's or load's
+    // out-of-bounds part: tests/data/h100/prefetch/). Nothing reaches shared memory.
+    let body = "setp.ne.u32 %p1, %r1, 0;\n@%p1 bra END;\nmov.u32 %r20, 8;\nmov.u32 %r21, 56;\n\
+        cp.async.bulk.prefetch.L2.global [%rd1], 256;\n\
+        cp.async.bulk.prefetch.tensor.1d.L2.global.tile [%rd5, {%r20}];\n\
+        cp.async.bulk.prefetch.tensor.1d.L2.global.tile [%rd5, {%r21}];\nEND:\nret;";
     let p = program(body);
     let v = run(&p, &launch(1, 32, 1, Some("u32:64:-:16"))).unwrap();
-    assert!(v.is_empty(), "{v:?}");
+    assert!(v
+        .iter()
+        .all(|x| x.1.space == Space::Global && x.1.op == Op::Prefetch && x.1.width == 16));
+    let per_site: Vec<(u32, u32, Cost)> = [0u32, 1, 2]
+        .iter()
+        .map(|&k| {
+            let s = v
+                .iter()
+                .map(|x| x.0)
+                .collect::<std::collections::BTreeSet<_>>();
+            let site = *s.iter().nth(k as usize).unwrap();
+            let mut c = Cost::default();
+            let mut lanes = 0;
+            for (_, a, _) in v.iter().filter(|x| x.0 == site) {
+                c.add(&cost(h100(), &Config::default(), a));
+                lanes += a.mask.count_ones();
+            }
+            (site, lanes, c)
+        })
+        .collect();
+    assert_eq!(
+        per_site
+            .iter()
+            .map(|(_, l, c)| (*l, c.requests, c.sectors))
+            .collect::<Vec<_>>(),
+        vec![(16, 1, 8), (4, 1, 2), (4, 1, 2)]
+    );
+    // The box's outside half is no address of the tensor (the fill window).
+    let last = v.iter().find(|x| x.0 == per_site[2].0).unwrap();
+    assert_eq!(last.1.addrs[0], BASE + 224);
+    assert!(warpscope_model::is_tma_fill(last.1.addrs[2]));
+    // A size that is no multiple of 16.
+    let e = run(
+        &program(&body.replace("[%rd1], 256", "[%rd1], 250")),
+        &launch(1, 32, 1, Some("u32:64:-:16")),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("multiples of 16"), "{e}");
 }
 
 #[test]

@@ -67,7 +67,9 @@ use crate::profile::{resident_warps_per_sm, Profile};
 use schemars::JsonSchema;
 use serde::Serialize;
 use warpscope_model::arch::GlobalPath;
-use warpscope_model::{Arch, ComputeCapability, Config, L1Mode, Op, Space, WarpAccess, WARP_SIZE};
+use warpscope_model::{
+    is_tma_fill, Arch, ComputeCapability, Config, L1Mode, Op, Space, WarpAccess, WARP_SIZE,
+};
 
 const SECTOR: u64 = 32;
 const FULL: u32 = u32::MAX;
@@ -359,7 +361,21 @@ impl TrafficModel {
             self.loads_per_sm[sm] += 1;
         }
         let mut buf = [(0u64, 0u32); 2 * WARP_SIZE];
-        let n = sectors(a, &mut buf);
+        let mut n = sectors(a, &mut buf);
+        // The TMA's fill sectors (the parts of a box outside its tensor) move nothing.
+        if a.space == Space::Global && buf[..n].iter().any(|&(s, _)| is_tma_fill(s * SECTOR)) {
+            let mut k = 0;
+            for i in 0..n {
+                if !is_tma_fill(buf[i].0 * SECTOR) {
+                    buf[k] = buf[i];
+                    k += 1;
+                }
+            }
+            n = k;
+            if n == 0 {
+                return AccessTraffic::default();
+            }
+        }
         let sectors = &buf[..n];
         // From 5.x on the transactions are the distinct sectors [reference "CC 5.0 … 12.0"]:
         // no need to run the model's rules again; older families need them.
@@ -402,11 +418,18 @@ impl TrafficModel {
         if route == Route::Uncached || self.l2.is_none() {
             let b = transaction_bytes;
             match a.op {
-                Op::Load => self.t.dram_read_bytes += b,
+                Op::Load | Op::Prefetch => self.t.dram_read_bytes += b,
                 Op::Store | Op::Atomic => self.t.dram_write_bytes += b,
             }
             self.t.dram_time_bytes += b;
             out.dram_bytes = b;
+            return out;
+        }
+        // An L2 prefetch reads its sectors into L2 and nothing into the SM.
+        if a.op == Op::Prefetch {
+            for &(s, _) in sectors {
+                self.l2_read(s, &mut out);
+            }
             return out;
         }
         let through_l1 = matches!(route, Route::L1Lines | Route::L1Sectors) && !self.l1.is_empty();

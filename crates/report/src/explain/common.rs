@@ -196,6 +196,7 @@ pub(crate) fn op_name(op: warpscope_model::Op) -> &'static str {
         warpscope_model::Op::Load => "load",
         warpscope_model::Op::Store => "store",
         warpscope_model::Op::Atomic => "atomic",
+        warpscope_model::Op::Prefetch => "prefetch",
     }
 }
 

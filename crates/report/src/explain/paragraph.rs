@@ -666,5 +666,6 @@ fn lanes_verb(op: warpscope_model::Op) -> &'static str {
         warpscope_model::Op::Load => "read",
         warpscope_model::Op::Store => "write",
         warpscope_model::Op::Atomic => "update",
+        warpscope_model::Op::Prefetch => "prefetch",
     }
 }

@@ -104,10 +104,12 @@ impl<'a> InstDecoder<'a> {
     /// `cp.async.bulk.*`, `cp.reduce.async.bulk.*` and the group instructions [PTX ISA
     /// §9.7.9.25.4].
     pub(super) fn cp_bulk(&self) -> Result<Decoded> {
-        if self.has("commit_group") || self.has("wait_group") || self.has("prefetch") {
-            // Completion is immediate here; an L2 prefetch moves nothing into the SM, and
-            // the traffic model has no L2 residency to credit it to.
+        if self.has("commit_group") || self.has("wait_group") {
+            // Completion is immediate here.
             return Ok(Decoded::Plain(Instr::Nop));
+        }
+        if self.has("prefetch") && !self.has("tensor") {
+            return self.bulk_prefetch();
         }
         if self.has("tensor") {
             return self.tensor_copy();
@@ -202,8 +204,9 @@ impl<'a> InstDecoder<'a> {
             return Err(self.unsupported("only the tile and im2col modes of cp.async.bulk.tensor are supported (not im2col_no_offs, im2col::w or gather4/scatter4)"));
         }
         let im2col = self.has("im2col");
-        if self.has("prefetch") {
-            return Ok(Decoded::Plain(Instr::Nop));
+        let prefetch = self.has("prefetch");
+        if prefetch && !(self.has("L2") && self.has("global")) {
+            return Err(self.invalid("a tensor prefetch reads global memory into L2 (.L2.global)"));
         }
         if self
             .i
@@ -217,6 +220,7 @@ impl<'a> InstDecoder<'a> {
         }
         // The load names shared memory first: `.shared::cluster.global`.
         let load = match self.space() {
+            _ if prefetch => true,
             Some(MemSpace::Shared) => true,
             Some(MemSpace::Global) => false,
             _ => {
@@ -235,14 +239,20 @@ impl<'a> InstDecoder<'a> {
         } else {
             None
         };
-        let (map_op, smem_op) = if load { (1, 0) } else { (0, 1) };
+        let (map_op, smem_op) = match (prefetch, load) {
+            (true, _) => (0, usize::MAX),
+            (false, true) => (1, 0),
+            (false, false) => (0, 1),
+        };
         // [map, {c0, c1, …}]: the parser gives the tensor operand as a list or a vector.
         let tensor = match self.op(map_op)? {
             Operand::Address { base: Some(b), .. } => b.as_ref(),
             o => o,
         };
         let (map, coords, offsets) = match tensor {
-            Operand::List(v) | Operand::Vector(v) if v.len() == 2 + im2col as usize => {
+            Operand::List(v) | Operand::Vector(v)
+                if v.len() == 2 + im2col as usize || (prefetch && v.len() == 2) =>
+            {
                 let map = match &v[0] {
                     Operand::Address { base: Some(b), .. } => (self.resolve)(b, Some(Ty::U64))?,
                     o => (self.resolve)(o, Some(Ty::U64))?,
@@ -258,7 +268,15 @@ impl<'a> InstDecoder<'a> {
                     kind: Kind::Unsigned,
                     bytes: 2,
                 };
-                let offsets = match v.get(2) {
+                // A prefetch's im2colOffsets follow the brackets: `[map, {coords}], {offs}`.
+                let outside = match self.i.operands.get(1) {
+                    Some(o @ Operand::Vector(_)) if prefetch && im2col => Some(o),
+                    _ => None,
+                };
+                let offsets = match v.get(2).or(outside) {
+                    None if im2col => {
+                        return Err(self.invalid("an im2col copy gives {im2colOffsets}"))
+                    }
                     None => None,
                     Some(Operand::Vector(c)) => Some(
                         c.iter()
@@ -320,14 +338,28 @@ impl<'a> InstDecoder<'a> {
             atomic: op == Op::Atomic,
         };
         let (g, s) = match (load, reduce) {
+            _ if prefetch => (Op::Prefetch, Op::Store),
             (true, _) => (Op::Load, Op::Store),
             (false, None) => (Op::Store, Op::Load),
             (false, Some(_)) => (Op::Atomic, Op::Load),
         };
+        let mut sites = vec![kind(g, Space::Global), kind(s, Space::Shared)];
+        if prefetch {
+            // No shared side: one site.
+            sites.pop();
+        }
         Ok(Decoded::Memory(
             Instr::TensorCopy(Box::new(TensorCopy {
                 load,
-                smem: (self.addr)(self.op(smem_op)?)?,
+                prefetch,
+                smem: if prefetch {
+                    Addr {
+                        base: None,
+                        offset: 0,
+                    }
+                } else {
+                    (self.addr)(self.op(smem_op)?)?
+                },
                 map,
                 coords,
                 mbar,
@@ -337,7 +369,32 @@ impl<'a> InstDecoder<'a> {
                 global_site: 0,
                 shared_site: 0,
             })),
-            vec![kind(g, Space::Global), kind(s, Space::Shared)],
+            sites,
+        ))
+    }
+
+    /// `cp.async.bulk.prefetch.L2.global{.L2::cache_hint} [src], size{, policy}` [PTX ISA
+    /// §9.7.9.25.4.3].
+    fn bulk_prefetch(&self) -> Result<Decoded> {
+        if !(self.has("L2") && self.has("global")) {
+            return Err(self.invalid("a bulk prefetch reads global memory into L2 (.L2.global)"));
+        }
+        let addr = match self.op(0)? {
+            o @ Operand::Address { .. } => (self.addr)(o)?,
+            _ => return Err(self.invalid("expected [srcMem], size")),
+        };
+        Ok(Decoded::Memory(
+            Instr::BulkPrefetch {
+                addr,
+                size: self.s(1, Ty::U32)?,
+                site: 0,
+            },
+            vec![SiteKind {
+                op: Op::Prefetch,
+                space: Some(Space::Global),
+                read_only: false,
+                atomic: false,
+            }],
         ))
     }
 

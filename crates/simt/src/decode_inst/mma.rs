@@ -3,8 +3,8 @@
 //! Shapes and types are checked against the ISA's tables and each fragment's register
 //! count against its shape, so that a malformed instruction is an error naming it, never a
 //! wrong run. Sparse `mma.sp{::ordered_metadata}` (§9.7.14.6) is decoded in `mma_sp.rs`;
-//! the `.kind::`/`.block_scale` forms of sm_120 and `tcgen05` are not supported (`wgmma` is
-//! decoded in `wgmma.rs`).
+//! the `.kind::f8f6f4` and block-scaled `.kind::mxf*` forms of sm_120 in
+//! [`InstDecoder::mma_kind`] (`wgmma` is decoded in `wgmma.rs`, `tcgen05` in `tcgen05.rs`).
 
 use super::*;
 use crate::exec::mma::{Layout, Part};
@@ -231,6 +231,11 @@ impl<'a> InstDecoder<'a> {
 
     /// Reads `d, a, b, c` of an mma and checks their register counts.
     fn mma_operands(&self, s: MmaShape) -> Result<Decoded> {
+        self.mma_operands_with(s, 4)
+    }
+
+    /// [`Self::mma_operands`] of an instruction of `ops` operands (a block-scaled one has 8).
+    fn mma_operands_with(&self, s: MmaShape, ops: usize) -> Result<Decoded> {
         let lay = Layout::mma(&s);
         // wmma's .f16 A and B fragments name 8 registers whatever they hold.
         let named = |p: Part, e: MmaElem| match (s.api, e, p) {
@@ -245,8 +250,12 @@ impl<'a> InstDecoder<'a> {
         self.check_count("A", a.len(), named(Part::A, s.a))?;
         self.check_count("B", b.len(), named(Part::B, s.b))?;
         self.check_count("C", c.len(), lay.regs(Part::C))?;
-        if self.i.operands.len() > 4 {
-            return Err(self.invalid("expected d, a, b, c"));
+        if self.i.operands.len() != ops {
+            return Err(self.invalid(if ops == 4 {
+                "expected d, a, b, c"
+            } else {
+                "expected d, a, b, c, scale-a, {byte-id-a, thread-id-a}, scale-b, {byte-id-b, thread-id-b}"
+            }));
         }
         Ok(Decoded::Plain(Instr::Tensor(Box::new(TensorInstr {
             op: TensorOp::Mma(s),
@@ -269,9 +278,7 @@ impl<'a> InstDecoder<'a> {
             .iter()
             .any(|m| m.starts_with("kind::") || m == "block_scale")
         {
-            return Err(self.unsupported(
-                "mma.sync with .kind:: or .block_scale (sm_120 narrow floats) is not supported yet",
-            ));
+            return self.mma_kind();
         }
         let (shape, [d, a, b, c]) = self.typed_shape("mma.sync", "§9.7.14.5.14", sync_ok)?;
         let [a_row, b_row] = self.layouts()[..] else {
@@ -298,6 +305,208 @@ impl<'a> InstDecoder<'a> {
             satfinite: self.has("satfinite"),
             bit_and: self.has("and"),
         })
+    }
+
+    /// `mma.sync.aligned.kind::f8f6f4.m16n8k32.row.col.dtype.atype.btype.ctype d, a, b, c`
+    /// and the block-scaled `mma.sync.aligned.kind::{mxf8f6f4,mxf4,mxf4nvf4}.block_scale
+    /// [.scale_vec::NX].shape.row.col.f32.atype.btype.f32.stype d, a, b, c, scale-a,
+    /// {byte-id-a, thread-id-a}, scale-b, {byte-id-b, thread-id-b}` of sm_120a [PTX ISA
+    /// §9.7.14.5.14, §9.7.14.3 "Block Scaling for mma.sync", tables "Valid combinations of
+    /// .scale_vec_size and .kind"]:
+    ///
+    /// | kind      | shape    | A, B                          | C, D     | scale                      |
+    /// |-----------|----------|-------------------------------|----------|----------------------------|
+    /// | f8f6f4    | m16n8k32 | e4m3 e5m2 e3m2 e2m3 e2m1 (8-bit containers) | f16, f32 | –          |
+    /// | mxf8f6f4  | m16n8k32 | the same                      | f32      | ue8m0, 1X                  |
+    /// | mxf4      | m16n8k64 | e2m1 (packed)                 | f32      | ue8m0, 2X                  |
+    /// | mxf4nvf4  | m16n8k64 | e2m1 (packed)                 | f32      | ue8m0 2X or 4X, ue4m3 4X   |
+    fn mma_kind(&self) -> Result<Decoded> {
+        use MmaElem::*;
+        let kind = self
+            .i
+            .mods
+            .iter()
+            .find_map(|m| m.strip_prefix("kind::"))
+            .ok_or_else(|| {
+                self.invalid(".block_scale needs a .kind (::mxf8f6f4, ::mxf4, ::mxf4nvf4)")
+            })?;
+        let block = self.has("block_scale");
+        let (scaled, shape_k) = match kind {
+            "f8f6f4" => (false, 32),
+            "mxf8f6f4" => (true, 32),
+            "mxf4" | "mxf4nvf4" => (true, 64),
+            k => {
+                return Err(self.unsupported(&format!(
+                    "mma.sync .kind::{k} is not supported (supported: .kind::f8f6f4, ::mxf8f6f4, ::mxf4, ::mxf4nvf4)"
+                )))
+            }
+        };
+        if block != scaled {
+            return Err(self.invalid(&format!(
+                ".kind::{kind} {} .block_scale",
+                if scaled { "takes" } else { "takes no" }
+            )));
+        }
+        let shape = self.shape()?;
+        let ts = self.elem_types();
+        let [d, a, b, c] = ts[..] else {
+            return Err(self.invalid("expected four types: .dtype.atype.btype.ctype"));
+        };
+        let narrow = |x: MmaElem| matches!(x, E4M3 | E5M2 | E3M2 | E2M3 | E2M1);
+        let types_ok = match kind {
+            "f8f6f4" => narrow(a) && narrow(b) && matches!(c, F16 | F32) && matches!(d, F16 | F32),
+            "mxf8f6f4" => narrow(a) && narrow(b) && c == F32 && d == F32,
+            _ => a == E2M1 && b == E2M1 && c == F32 && d == F32,
+        };
+        if shape != (16, 8, shape_k) || !types_ok {
+            return Err(self.unsupported(&format!(
+                "no mma.sync .kind::{kind} of shape m{}n{}k{} multiplies {a:?}×{b:?} into {c:?}/{d:?}: .kind::{kind} is m16n8k{shape_k} of {} into {} (PTX ISA §9.7.14.5.14)",
+                shape.0,
+                shape.1,
+                shape.2,
+                if shape_k == 32 { "e4m3, e5m2, e3m2, e2m3, e2m1" } else { "e2m1" },
+                if kind == "f8f6f4" { "f16 or f32" } else { "f32" },
+            )));
+        }
+        let [a_row, b_row] = self.layouts()[..] else {
+            return Err(self.invalid("expected .row.col"));
+        };
+        if !a_row || b_row {
+            return Err(self.invalid("this shape takes .row.col only"));
+        }
+        // m16n8k32's fp4 is one to an 8-bit container.
+        let boxed = |x: MmaElem| {
+            if x == E2M1 && shape_k == 32 {
+                E2M1Byte
+            } else {
+                x
+            }
+        };
+        let s = MmaShape {
+            api: MmaApi::Sync,
+            m: 16,
+            n: 8,
+            k: shape_k,
+            a: boxed(a),
+            b: boxed(b),
+            c,
+            d,
+            a_row,
+            b_row,
+            satfinite: false,
+            bit_and: false,
+        };
+        if !scaled {
+            return self.mma_operands(s);
+        }
+        let vec = match self
+            .i
+            .mods
+            .iter()
+            .find_map(|m| m.strip_prefix("scale_vec::"))
+        {
+            None if kind == "mxf8f6f4" => 1,
+            None => 2,
+            Some("1X") => 1,
+            Some("2X") => 2,
+            Some("4X") => 4,
+            Some(v) => return Err(self.invalid(&format!(".scale_vec::{v}: 1X, 2X or 4X"))),
+        };
+        let ue4m3 = self.has("ue4m3");
+        if !ue4m3 && !self.has("ue8m0") {
+            return Err(self.invalid("expected the scale type .ue8m0 or .ue4m3 last"));
+        }
+        let allowed = match kind {
+            "mxf8f6f4" => vec == 1 && !ue4m3,
+            "mxf4" => vec == 2 && !ue4m3,
+            _ => vec == 4 || (vec == 2 && !ue4m3),
+        };
+        if !allowed {
+            return Err(self.unsupported(&format!(
+                ".kind::{kind} with .scale_vec::{vec}X and .{}: the ISA allows mxf8f6f4 1X ue8m0, mxf4 2X ue8m0, mxf4nvf4 2X ue8m0 or 4X ue8m0/ue4m3 (PTX ISA §9.7.14.3)",
+                if ue4m3 { "ue4m3" } else { "ue8m0" }
+            )));
+        }
+        if self.i.operands.len() != 8 {
+            return Err(self.invalid(
+                "expected d, a, b, c, scale-a, {byte-id-a, thread-id-a}, scale-b, {byte-id-b, thread-id-b}",
+            ));
+        }
+        let one = |k: usize| -> Result<Src> {
+            match self.op(k)? {
+                Operand::Vector(v) if v.len() == 1 => (self.resolve)(&v[0], Some(Ty::U32)),
+                o @ (Operand::Reg(_) | Operand::Int(_)) => (self.resolve)(o, Some(Ty::U32)),
+                o => Err(self.invalid(&format!(
+                    "operand {} must be a scale register, not {o:?}",
+                    k + 1
+                ))),
+            }
+        };
+        let u16 = Ty {
+            kind: Kind::Unsigned,
+            bytes: 2,
+        };
+        let pair = |k: usize| -> Result<(Src, Src)> {
+            match self.op(k)? {
+                Operand::Vector(v) if v.len() == 2 => Ok((
+                    (self.resolve)(&v[0], Some(u16))?,
+                    (self.resolve)(&v[1], Some(u16))?,
+                )),
+                o => Err(self.invalid(&format!(
+                    "operand {} must be the selector {{byte-id, thread-id}}, not {o:?}",
+                    k + 1
+                ))),
+            }
+        };
+        let (sfa_byte, sfa_thread) = pair(5)?;
+        let (sfb_byte, sfb_thread) = pair(7)?;
+        // Constant selectors are checked here (as ptxas checks them), registers when run.
+        for (byte, thread, threads, what) in [
+            (sfa_byte, sfa_thread, 2, "a"),
+            (sfb_byte, sfb_thread, 4, "b"),
+        ] {
+            if let Src::Imm(b) = byte {
+                let ok = match vec {
+                    1 => b < 4,
+                    2 => b == 0 || b == 2,
+                    _ => b == 0,
+                };
+                if !ok {
+                    return Err(self.invalid(&format!(
+                        "byte-id-{what} {b}: .scale_vec::{vec}X takes {}",
+                        match vec {
+                            1 => "0 to 3",
+                            2 => "0 or 2",
+                            _ => "0",
+                        }
+                    )));
+                }
+            }
+            if let Src::Imm(t) = thread {
+                if t >= threads {
+                    return Err(
+                        self.invalid(&format!("thread-id-{what} {t}: 0 to {}", threads - 1))
+                    );
+                }
+            }
+        }
+        let scale = BlockScale {
+            vec,
+            ue4m3,
+            sfa: one(4)?,
+            sfa_byte,
+            sfa_thread,
+            sfb: one(6)?,
+            sfb_byte,
+            sfb_thread,
+        };
+        match self.mma_operands_with(s, 8)? {
+            Decoded::Plain(Instr::Tensor(mut t)) => {
+                t.op = TensorOp::MmaScaled { shape: s, scale };
+                Ok(Decoded::Plain(Instr::Tensor(t)))
+            }
+            other => Ok(other),
+        }
     }
 
     /// `wmma.mma[.op.popc].sync.aligned.alayout.blayout.shape[.rnd].dtype[.atype.btype].ctype

@@ -476,6 +476,7 @@ impl<'a> BlockCtx<'a> {
             Op::Load => "load",
             Op::Store => "store",
             Op::Atomic => "atomic",
+            Op::Prefetch => "prefetch",
         };
         let fault = |msg: String| Error::Fault {
             at: self.at(pc),

@@ -268,6 +268,49 @@ impl BlockCtx<'_> {
         Ok(())
     }
 
+    /// Runs `cp.async.bulk.prefetch.L2` ([`Instr::BulkPrefetch`]) for the lanes `exec`,
+    /// lane by lane: `size` bytes from `addr` as accesses of 16-byte lanes (the 512-byte
+    /// aligned pieces of the range) of `Op::Prefetch`, which move nothing.
+    pub(super) fn bulk_prefetch(
+        &mut self,
+        warp: &Warp,
+        pc: u32,
+        exec: u32,
+        (addr, size): (Addr, Src),
+        site: u32,
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+    ) -> Result<()> {
+        for lane in lanes(exec) {
+            let from = addr
+                .base
+                .map_or(0, |r| warp.regs[r as usize * WARP_SIZE + lane])
+                .wrapping_add(addr.offset as u64);
+            let bytes = get(warp, size, lane);
+            if !bytes.is_multiple_of(16) || !from.is_multiple_of(16) {
+                return Err(self.bulk_fault(warp, pc, lane, format!(
+                    "cp.async.bulk.prefetch of {bytes} bytes from {from:#x}: the size and the address must be multiples of 16 [PTX ISA §9.7.9.25.4.3]"
+                )));
+            }
+            // The pieces end at 512-byte boundaries of the address, so that a sector is in
+            // one piece only: the H100 counts the sectors the range covers (129 for 4,096
+            // bytes from 16 past a sector, tests/data/h100/prefetch/).
+            let (mut at, end) = (from, from + bytes);
+            while at < end {
+                let stop = (at / 512 + 1) * 512;
+                let n = ((stop.min(end) - at) / 16) as u32;
+                let mask = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+                let mut a = [0u64; WARP_SIZE];
+                for (l, x) in a.iter_mut().enumerate().take(n as usize) {
+                    *x = at + 16 * l as u64;
+                }
+                let g = MemSpace::Global;
+                self.emit(warp, pc, site, g, Op::Prefetch, 16, mask, &a, sink, None)?;
+                at += 16 * n as u64;
+            }
+        }
+        Ok(())
+    }
+
     /// Runs `st.async` / `red.async` ([`AsyncStore`]) for the lanes `exec`: the store or
     /// reduction, then `ty.bytes × srcs.len()` transaction bytes completed on each lane's
     /// mbarrier (which must be in the block the lane writes).

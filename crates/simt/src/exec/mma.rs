@@ -249,6 +249,10 @@ pub(crate) fn value(t: MmaElem, x: u64) -> f64 {
         F64 => f64::from_bits(x),
         E4M3 => Format::E4M3.decode(x & 0xFF),
         E5M2 => Format::E5M2.decode(x & 0xFF),
+        E3M2 => Format::E3M2.decode((x >> 2) & 0x3F),
+        E2M3 => Format::E2M3.decode((x >> 2) & 0x3F),
+        E2M1Byte => Format::E2M1.decode((x >> 2) & 0xF),
+        E2M1 => Format::E2M1.decode(x & 0xF),
         S8 => x as u8 as i8 as f64,
         U8 => (x & 0xFF) as f64,
         S4 => (((x as u8) << 4) as i8 >> 4) as f64,
@@ -306,6 +310,9 @@ impl<'a> BlockCtx<'a> {
                 match &t.op {
                     TensorOp::Mma(s) if s.a == MmaElem::B1 => mma_b1(warp, exec, s, t),
                     TensorOp::Mma(s) => mma(warp, exec, s, t),
+                    TensorOp::MmaScaled { shape, scale } => {
+                        return self.mma_scaled(warp, pc, exec, shape, scale, t)
+                    }
                     TensorOp::MmaSp {
                         shape,
                         e,
@@ -552,11 +559,25 @@ pub(super) fn product(
     t: &TensorInstr,
     a: &[f64],
 ) {
+    let (_, _, cols) = lay.dims();
+    let mut b = [0f64; MAX_B];
+    gather(warp, lay, Part::B, s.b, &t.b, cols as usize, &mut b);
+    product_with(warp, exec, s, lay, t, a, &b);
+}
+
+/// [`product`] with B gathered (and scaled) by the caller (`k`×`n` row-major).
+fn product_with(
+    warp: &mut Warp,
+    exec: u32,
+    s: &MmaShape,
+    lay: &Layout,
+    t: &TensorInstr,
+    a: &[f64],
+    b: &[f64],
+) {
     let (_, kk, cols) = lay.dims();
     let (kk, cols) = (kk as usize, cols as usize);
-    let mut b = [0f64; MAX_B];
     let mut c = [0f64; MAX_C];
-    gather(warp, lay, Part::B, s.b, &t.b, cols, &mut b);
     gather(warp, lay, Part::C, s.c, &t.c, cols, &mut c);
     let (bits, e) = (s.d.bits(), s.d.per_reg());
     let nd = (lay.regs(Part::D) as usize).min(t.d.len()).min(MAX_D);
@@ -582,6 +603,87 @@ pub(super) fn product(
         }
     }
     write_out(warp, exec, &t.d[..nd], &out);
+}
+
+impl BlockCtx<'_> {
+    /// A block-scaled `mma.sync` ([`TensorOp::MmaScaled`]): A and B gathered, each chunk
+    /// of K of A's rows and B's columns multiplied by its scale factor ([`BlockScale`]),
+    /// then `D = A·B + C` as [`product`] computes it. Errors: a selector the ISA does not
+    /// allow (byte-id past the register for the chunks, thread-id past the quad's half).
+    fn mma_scaled(
+        &self,
+        warp: &mut Warp,
+        pc: u32,
+        exec: u32,
+        s: &MmaShape,
+        sc: &BlockScale,
+        t: &TensorInstr,
+    ) -> Result<()> {
+        let lay = Layout::mma(s);
+        let (m, kk, n) = lay.dims();
+        let (m, kk, n) = (m as usize, kk as usize, n as usize);
+        let mut a = [0f64; MAX_A];
+        gather(warp, &lay, Part::A, s.a, &t.a, kk, &mut a);
+        let Some(lane) = lanes(exec).next() else {
+            return Ok(());
+        };
+        let vec = sc.vec as u64;
+        let sel = |byte: Src, thread: Src, threads: u64| -> Result<(u64, u64)> {
+            let (b, th) = (
+                get(warp, byte, lane) & 0xFFFF,
+                get(warp, thread, lane) & 0xFFFF,
+            );
+            let bytes_ok = match vec {
+                1 => b < 4,
+                2 => b == 0 || b == 2,
+                _ => b == 0,
+            };
+            if !bytes_ok || th >= threads {
+                return Err(Error::Fault {
+                    at: self.at(pc),
+                    msg: format!(
+                        "mma.block_scale with selector {{byte-id {b}, thread-id {th}}}: .scale_vec::{vec}X takes byte-id {} and thread-id 0 to {} [PTX ISA §9.7.14.3]",
+                        match vec {
+                            1 => "0 to 3",
+                            2 => "0 or 2",
+                            _ => "0",
+                        },
+                        threads - 1
+                    ),
+                    thread: self.thread(warp, lane),
+                    block: self.block,
+                });
+            }
+            Ok((b, th))
+        };
+        let (ab, at) = sel(sc.sfa_byte, sc.sfa_thread, 2)?;
+        let (bb, bt) = sel(sc.sfb_byte, sc.sfb_thread, 4)?;
+        let factor = |reg: Src, l: u64, byte: u64| -> f64 {
+            let x = (get(warp, reg, l as usize) >> (8 * byte)) & 0xFF;
+            if sc.ue4m3 {
+                Format::E4M3.decode(x & 0x7F)
+            } else {
+                Format::UE8M0.decode(x)
+            }
+        };
+        let chunk = kk / vec as usize;
+        for row in 0..m {
+            let l = 4 * (row as u64 % 8) + 2 * at + row as u64 / 8;
+            for k in 0..kk {
+                a[row * kk + k] *= factor(sc.sfa, l, ab + (k / chunk) as u64);
+            }
+        }
+        let mut b = [0f64; MAX_B];
+        gather(warp, &lay, Part::B, s.b, &t.b, n, &mut b);
+        for col in 0..n {
+            let l = 4 * col as u64 + bt;
+            for k in 0..kk {
+                b[k * n + col] *= factor(sc.sfb, l, bb + (k / chunk) as u64);
+            }
+        }
+        product_with(warp, exec, s, &lay, t, &a, &b);
+        Ok(())
+    }
 }
 
 /// `.b1` products: D = C + popc(A row AND/XOR B column) over k.

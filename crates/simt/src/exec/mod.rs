@@ -15,11 +15,13 @@ pub(crate) mod mma_sp;
 mod packed;
 mod step;
 mod tcgen05;
+mod tensormap;
 mod texture;
 mod tma;
 mod wgmma;
 
 pub use cluster::{MAX_CLUSTER_BLOCKS, RANK_SHIFT};
+pub use tensormap::{decode_tensor_map, layout as tensormap_layout, replace_field};
 pub use texture::{texref_handle, texture_handle, TextureBinding, TEXTURE_BASE, TEXTURE_SPACING};
 pub use tma::{
     Im2col, Swizzle, TensorMap, TensorMapBinding, PARAM_ADDRESS_BASE, PARAM_ADDRESS_SPACING,

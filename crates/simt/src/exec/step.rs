@@ -602,6 +602,26 @@ impl<'a> BlockCtx<'a> {
                 }
             }
             i @ Instr::CpBulk { .. } => self.cp_bulk(warp, pc, exec, i, global, sink)?,
+            Instr::TensormapReplace(t) => {
+                self.tensormap_replace(warp, pc, exec, t, global, sink)?
+            }
+            Instr::BulkPrefetch { addr, size, site } => {
+                self.bulk_prefetch(warp, pc, exec, (*addr, *size), *site, sink)?
+            }
+            Instr::TensormapCopy {
+                dst,
+                src,
+                load_site,
+                store_site,
+            } => self.tensormap_copy(
+                warp,
+                pc,
+                exec,
+                (*dst, *src),
+                (*load_site, *store_site),
+                global,
+                sink,
+            )?,
             Instr::AsyncStore(a) => self.async_store(warp, pc, exec, a, global, sink)?,
             Instr::Shfl {
                 mode,

@@ -8,11 +8,17 @@
 //! The global side is reported as warp-wide accesses of 16-byte lanes over the box's rows
 //! (512 bytes an access), so its sectors are the 32-byte sectors the box touches, as the
 //! H100's TMA counters count them (`l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld`,
-//! `…_write_sectors_mem_global_op_tma_st`): a load reads whole box rows that reach inside the
-//! tensor, a store writes only elements inside it (the shared box gets zero, or NaN with
-//! `oob=nan`, for the elements outside). Its requests are those 512-byte pieces: the TMA unit
-//! has no LSU requests (ncu counts one TMA instruction per copy). The shared side is reported the same way at the swizzled
-//! addresses the box lands on.
+//! `…_write_sectors_mem_global_op_tma_st`). A tile-mode load (and an L2 prefetch,
+//! `cp.async.bulk.prefetch.tensor` [PTX ISA §9.7.9.25.5.3], whose sectors L2 counts the
+//! same) reads every row of the box: the part inside the tensor by the sectors it covers,
+//! row by row, and each part outside it (before, after, or a whole row past an outer
+//! dimension) as `ceil(bytes / 32)` sectors of its own, from no address (measured on H100
+//! for 16 boxes: rows misaligned by 16 bytes read 5 sectors, a row 112 of whose 128 bytes
+//! are inside reads 4 + 1, a row outside 4; `tests/data/h100/prefetch/`). A store writes
+//! only the elements inside (the shared box of a load gets zero, or NaN with `oob=nan`, for
+//! the elements outside). Its requests are those 512-byte pieces: the TMA unit has no LSU
+//! requests (ncu counts one TMA instruction per copy). The shared side is reported the same
+//! way at the swizzled addresses the box lands on.
 
 use warpscope_model::{Op, WARP_SIZE};
 
@@ -304,7 +310,7 @@ impl TensorMap {
     }
 
     /// The hardware's limits on a tiled map [`cuTensorMapEncodeTiled`'s requirements].
-    fn check(&self) -> std::result::Result<(), String> {
+    pub(crate) fn check(&self) -> std::result::Result<(), String> {
         let rank = self.dims.len();
         if !(1..=5).contains(&rank) {
             return Err(format!("{rank} dimensions: a tensor map has 1 to 5"));
@@ -409,6 +415,9 @@ pub struct TensorMapBinding {
 /// dimension), the in-bounds elements from its start, and its offset in the dense box.
 struct Row {
     global: u64,
+    /// The first element of the row inside the tensor, and how many are (0: none; a row
+    /// whose outer coordinates lie outside has none).
+    lo: u64,
     in_bounds: u64,
     box_off: u64,
 }
@@ -436,33 +445,46 @@ impl BlockCtx<'_> {
             .checked_sub(PARAM_ADDRESS_BASE)
             .map(|d| d / PARAM_ADDRESS_SPACING)
             .unwrap_or(u64::MAX);
-        let Some(b) = self
+        // A `CUtensorMap` parameter (`--tensor-map`), or a map the kernel built in memory
+        // (`tensormap.replace`, exec/tensormap.rs) that `handle` points to.
+        let from_memory;
+        let b = match self
             .launch
             .tensor_maps
             .iter()
             .find(|b| b.param as u64 == param)
-        else {
-            let name = self
-                .prog
-                .params
-                .get(param as usize)
-                .map_or("?", |p| p.name.as_str());
-            return Err(fault(self, warp, format!(
-                "cp.async.bulk.tensor with tensor map parameter '{name}', which no --tensor-map describes: give --tensor-map NAME=DTYPE:DIMS:STRIDES:BOX[:swizzle=…]"
-            )));
+        {
+            Some(b) => b,
+            None if param < self.prog.params.len() as u64 => {
+                let name = &self.prog.params[param as usize].name;
+                return Err(fault(self, warp, format!(
+                    "cp.async.bulk.tensor with tensor map parameter '{name}', which no --tensor-map describes: give --tensor-map NAME=DTYPE:DIMS:STRIDES:BOX[:swizzle=…]"
+                )));
+            }
+            None => {
+                let (map, base) = self.memory_tensor_map(warp, pc, lane, handle, global)?;
+                from_memory = TensorMapBinding {
+                    param: usize::MAX,
+                    map,
+                    base,
+                };
+                &from_memory
+            }
         };
         let map = &b.map;
+        let map_name = self.prog.params.get(b.param).map_or_else(
+            || format!("at {handle:#x} (built by tensormap.replace)"),
+            |p| format!("'{}'", p.name),
+        );
         match (&map.im2col, &t.im2col) {
             (Some(_), None) => {
                 return Err(fault(self, warp, format!(
-                    "a tile-mode cp.async.bulk.tensor through the im2col tensor map '{}': use .im2col with {{im2colOffsets}}, or a tiled map",
-                    self.prog.params.get(b.param).map_or("?", |p| p.name.as_str())
+                    "a tile-mode cp.async.bulk.tensor through the im2col tensor map {map_name}: use .im2col with {{im2colOffsets}}, or a tiled map"
                 )))
             }
             (None, Some(_)) => {
                 return Err(fault(self, warp, format!(
-                    "a .im2col cp.async.bulk.tensor through the tiled tensor map '{}': give it the im2col fields (BOX 'im2col' with channels=…,pixels=…,lower=…,upper=…)",
-                    self.prog.params.get(b.param).map_or("?", |p| p.name.as_str())
+                    "a .im2col cp.async.bulk.tensor through the tiled tensor map {map_name}: give it the im2col fields (BOX 'im2col' with channels=…,pixels=…,lower=…,upper=…)"
                 )))
             }
             _ => {}
@@ -517,7 +539,7 @@ impl BlockCtx<'_> {
         } else {
             1024
         };
-        if smem % align != 0 {
+        if !t.prefetch && smem % align != 0 {
             return Err(fault(
                 self,
                 warp,
@@ -527,7 +549,7 @@ impl BlockCtx<'_> {
             ),
             ));
         }
-        if self.own_offset(smem) + map.box_bytes() > self.shared.len() as u64 {
+        if !t.prefetch && self.own_offset(smem) + map.box_bytes() > self.shared.len() as u64 {
             return Err(fault(self, warp, format!(
                 "the {}-byte box at shared offset {smem} runs past the block's {} bytes of shared memory",
                 map.box_bytes(),
@@ -572,17 +594,20 @@ impl BlockCtx<'_> {
                 off = off.wrapping_add((c as u64).wrapping_mul(map.strides[d - 1]));
             }
             let c0 = coords[0];
-            let in_bounds = (0..inner_elems)
-                .filter(|&e| {
-                    let c = c0 + (e * map.elem_strides[0] as u64) as i64;
-                    inside && c >= 0 && (c as u64) < map.dims[0]
-                })
-                .count() as u64;
+            let inside_at = |e: u64| {
+                let c = c0 + (e * map.elem_strides[0] as u64) as i64;
+                inside && c >= 0 && (c as u64) < map.dims[0]
+            };
+            let lo = (0..inner_elems)
+                .find(|&e| inside_at(e))
+                .unwrap_or(inner_elems);
+            let in_bounds = (lo..inner_elems).take_while(|&e| inside_at(e)).count() as u64;
             rows.push(Row {
                 global: b
                     .base
                     .wrapping_add(off)
                     .wrapping_add((c0 as u64).wrapping_mul(eb)),
+                lo,
                 in_bounds,
                 box_off: r * row_bytes,
             });
@@ -622,56 +647,142 @@ impl BlockCtx<'_> {
                 .map_or(0, |r| warp.regs[r as usize * WARP_SIZE + lane])
                 .wrapping_add(a.offset as u64)
         };
-        // 16-byte chunks: (global address, shared address, read or written). A load reads
-        // every chunk of a row that holds an element inside the tensor, a store writes only
-        // the chunks that do (measured on H100: a 128-byte box row with 88 bytes inside the
-        // tensor reads 4 sectors and writes 3; tests/data/h100/tma/).
-        let mut chunks: Vec<(u64, u64, bool)> = Vec::new();
-        for row in &rows {
+        // 16-byte chunks of each row. A store writes only the chunks that hold elements
+        // inside the tensor (measured on H100: a 128-byte box row with 88 bytes inside the
+        // tensor writes 3 sectors; tests/data/h100/tma/). A tile-mode load or prefetch reads
+        // every row of the box, as the H100 counts it (tests/data/h100/prefetch/, 16 boxes
+        // with rows misaligned, straddling lines, or partly or wholly outside the tensor):
+        // the chunks that hold elements inside the tensor from memory, their sectors counted
+        // row by row (two rows sharing a sector count it twice), and each run of chunks
+        // outside it (before, after, or the whole row) as `ceil(bytes / 32)` sectors of its
+        // own, read from no address (a TMA fill window, warpscope_model::TMA_FILL_BASE). An
+        // im2col load reads the whole of every row that reaches into the tensor and nothing
+        // of the others (measured: tests/data/h100/im2col/).
+        let tile_rule = t.load && t.im2col.is_none() && map.elem_strides[0] == 1;
+        let mut fill_at = warpscope_model::TMA_FILL_BASE;
+        let mut chunks: Vec<Chunk> = Vec::new();
+        for (ri, row) in rows.iter().enumerate() {
+            let (c_lo, c_hi) = if row.in_bounds == 0 {
+                (0, 0)
+            } else {
+                (
+                    row.lo * eb / 16,
+                    ((row.lo + row.in_bounds) * eb).div_ceil(16),
+                )
+            };
+            let mut in_run = false;
             for c in 0..row_bytes / 16 {
-                let first_elem = c * 16 / eb;
-                let inside = if t.load {
-                    row.in_bounds > 0
+                let data = map.elem_strides[0] == 1 && c >= c_lo && c < c_hi;
+                let global = if tile_rule && !data {
+                    if !in_run {
+                        fill_at = fill_at.next_multiple_of(32);
+                        in_run = true;
+                    }
+                    fill_at += 16;
+                    fill_at - 16
                 } else {
-                    first_elem < row.in_bounds && map.elem_strides[0] == 1
+                    in_run = false;
+                    row.global.wrapping_add(c * 16)
                 };
-                chunks.push((
-                    row.global.wrapping_add(c * 16),
-                    map.swizzle.apply(row.box_off + c * 16),
-                    inside,
-                ));
+                chunks.push(Chunk {
+                    global,
+                    shared: map.swizzle.apply(row.box_off + c * 16),
+                    inside: match (tile_rule, t.load) {
+                        (true, _) => true,
+                        (false, true) => row.in_bounds > 0,
+                        (false, false) => data,
+                    },
+                    data: data || (row.in_bounds > 0 && map.elem_strides[0] != 1),
+                    row: ri as u32,
+                });
             }
         }
         let g_op = match (t.load, t.reduce) {
+            _ if t.prefetch => Op::Prefetch,
             (true, _) => Op::Load,
             (false, None) => Op::Store,
             (false, Some(_)) => Op::Atomic,
         };
         let s_op = if t.load { Op::Store } else { Op::Load };
-        let inside: Vec<(u64, u64, bool)> = chunks.iter().copied().filter(|c| c.2).collect();
-        // The global side: the chunks read or written, once (a multicast's once per
-        // destination block, as its bulk copy's: exec/bulk.rs). The shared side: the whole
-        // box on a load (out-of-bounds elements are filled), in every destination block (a
-        // multicast's as `Space::Shared` rows); the written part on a store.
-        let shared_side = if t.load { &chunks } else { &inside };
+        let inside: Vec<Chunk> = chunks.iter().copied().filter(|c| c.inside).collect();
+        // The global side's accesses: 32 chunks (512 bytes) each, a new one begun where a
+        // chunk's sector is already another row's in it (a tile-mode load).
+        let mut groups: Vec<&[Chunk]> = Vec::new();
+        let mut first = 0;
+        let mut seen: Vec<(u64, u32)> = Vec::new();
+        for (i, c) in inside.iter().enumerate() {
+            let clash = tile_rule && seen.iter().any(|&(s, r)| s == c.global / 32 && r != c.row);
+            if i - first == WARP_SIZE || clash {
+                groups.push(&inside[first..i]);
+                first = i;
+                seen.clear();
+            }
+            seen.push((c.global / 32, c.row));
+        }
+        if first < inside.len() {
+            groups.push(&inside[first..]);
+        }
+        let shared_groups: Vec<&[Chunk]> = if t.load {
+            chunks.chunks(WARP_SIZE).collect()
+        } else {
+            inside.chunks(WARP_SIZE).collect()
+        };
+        // The global side, once (a multicast's once per destination block, as its bulk
+        // copy's: exec/bulk.rs). The shared side: the whole box on a load (out-of-bounds
+        // elements are filled), in every destination block (a multicast's as `Space::Shared`
+        // rows); the written part on a store; none for a prefetch.
         let bases: Vec<u64> = if t.load { dests.to_vec() } else { vec![smem] };
         let mut sides = Vec::new();
         for &b in &bases {
             if sides.is_empty() || t.multicast.is_some() {
-                sides.push((&inside, t.global_site, MemSpace::Global, g_op, None));
+                sides.push((&groups, t.global_site, MemSpace::Global, g_op, None));
             }
-            sides.push((shared_side, t.shared_site, MemSpace::Shared, s_op, Some(b)));
+            if !t.prefetch {
+                sides.push((
+                    &shared_groups,
+                    t.shared_site,
+                    MemSpace::Shared,
+                    s_op,
+                    Some(b),
+                ));
+            }
         }
         let mc = t.multicast.is_some();
         let mut sink =
             |s: u32, a: &WarpAccess, o: WarpOrigin| super::bulk::multicast_row(mc, s, a, o, sink);
         for (list, site, space, op, base) in sides {
-            for group in list.chunks(WARP_SIZE) {
+            for group in list.iter() {
                 let mut a = [0u64; WARP_SIZE];
                 for (l, c) in group.iter().enumerate() {
-                    a[l] = base.map_or(c.0, |b| b + c.1);
+                    a[l] = base.map_or(c.global, |b| b + c.shared);
                 }
                 let mask = lane_mask(group.len());
+                let access = WarpAccess {
+                    space: warpscope_model::Space::Global,
+                    op,
+                    width: 16,
+                    mask,
+                    addrs: a,
+                    read_only: false,
+                };
+                if base.is_none() && t.load && !self.access_ok(&access) {
+                    // The reads of a load or prefetch that are not the tensor's elements
+                    // (fill chunks; the rest of a box row past the tensor's last element,
+                    // which may lie past the end of its allocation) are counted unchecked;
+                    // the chunks that hold elements are checked.
+                    for (l, c) in group.iter().enumerate() {
+                        if c.data {
+                            let g = warpscope_model::Space::Global;
+                            self.check(warp, pc, g, c.global, c.global, 16, l, op)?;
+                        }
+                    }
+                    let origin = WarpOrigin {
+                        block: self.block,
+                        warp: warp.index,
+                    };
+                    sink(site, &access, origin);
+                    continue;
+                }
                 self.emit(warp, pc, site, space, op, 16, mask, &a, &mut sink, None)?;
             }
         }
@@ -689,7 +800,10 @@ impl BlockCtx<'_> {
             for e in 0..inner_elems {
                 let g = row.global.wrapping_add(e * map.elem_strides[0] as u64 * eb);
                 let s = map.swizzle.apply(row.box_off + e * eb);
-                let inside = e < row.in_bounds;
+                let inside = e >= row.lo && e < row.lo + row.in_bounds;
+                if t.prefetch {
+                    continue;
+                }
                 if t.load {
                     let v = if inside {
                         let (sp, _, img) = self.locate(MemSpace::Global, g, warp, lane);
@@ -779,6 +893,7 @@ fn im2col_rows(map: &TensorMap, i: &Im2col, base: u64, coords: &[i64], offs: &[i
             global: base
                 .wrapping_add(off)
                 .wrapping_add((c0 as u64).wrapping_mul(eb)),
+            lo: 0,
             in_bounds,
             box_off: p * channels * eb,
         });
@@ -793,6 +908,19 @@ fn im2col_rows(map: &TensorMap, i: &Im2col, base: u64, coords: &[i64], offs: &[i
         }
     }
     rows
+}
+
+/// A 16-byte piece of a tensor copy: its global address (a TMA fill address for a piece
+/// outside the tensor that a tile-mode load counts), its offset in the (swizzled) shared
+/// box, whether the global side moves it, whether it holds elements inside the tensor, and
+/// its row.
+#[derive(Clone, Copy)]
+struct Chunk {
+    global: u64,
+    shared: u64,
+    inside: bool,
+    data: bool,
+    row: u32,
 }
 
 fn lane_mask(n: usize) -> u32 {
