@@ -692,7 +692,11 @@ pub fn source_params(source: &str, kernel: &str, count: usize) -> Vec<(String, S
             continue;
         }
         // Must be a __global__ definition: the keyword in the 200 bytes before.
-        let head = &source[at.saturating_sub(200)..at];
+        let mut from_head = at.saturating_sub(200);
+        while !source.is_char_boundary(from_head) {
+            from_head += 1;
+        }
+        let head = &source[from_head..at];
         let head = head.rsplit([';', '}']).next().unwrap_or(head);
         if !head.contains("__global__") {
             continue;
@@ -1170,6 +1174,19 @@ fn encode_scalar(v: &str, bytes: u64, float: bool) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_from_source_after_multibyte_text() {
+        // 200 bytes before the name fall inside a 3-byte character: no split, no panic.
+        let src = format!(
+            "// {}\n__global__ void k(float* in, int n) {{}}\n",
+            "é".repeat(99) + "—"
+        );
+        for pad in 0..3 {
+            let s = format!("{}{src}", " ".repeat(pad));
+            assert_eq!(source_param_names(&s, "k", 2), vec!["in", "n"]);
+        }
+    }
 
     #[test]
     fn names_from_source() {
