@@ -220,6 +220,8 @@ fn analyze_once(a: &AnalyzeArgs) -> Result<()> {
 /// `== kernel NAME ==` heading, JSON `{"kernels": [{"name", "analysis"}, ...]}`, or CSV with a
 /// leading `selected` column (the heading name).
 fn analyze_many(many: &[(String, LaunchArgs)], format: AnalyzeFormat) -> Result<()> {
+    let color = std::io::stdout().is_terminal();
+    let width = warpscope::report::table_width();
     let mut done = Vec::with_capacity(many.len());
     for (name, l) in many {
         let job = job(l, None)?;
@@ -227,8 +229,6 @@ fn analyze_many(many: &[(String, LaunchArgs)], format: AnalyzeFormat) -> Result<
             .analyze(&job.req)
             .with_context(|| format!("kernel {name}"))?;
         if let AnalyzeFormat::Table = format {
-            let color = std::io::stdout().is_terminal();
-            let width = warpscope::report::table_width();
             let sep = if done.is_empty() { "" } else { "\n" };
             emit(
                 None,

@@ -301,7 +301,8 @@ pub fn kernel_selection(l: &LaunchArgs) -> Result<Option<Vec<(String, LaunchArgs
     let ptx = file.to_ascii_lowercase().ends_with(".ptx");
     let mut chosen = Vec::new();
     let mut there = Vec::new();
-    if l.grid.is_some() && l.block.is_some() {
+    let full_launch = l.grid.is_some() && l.block.is_some();
+    if full_launch {
         for name in warpscope::kernels_of(file, &text, &l.defines)? {
             there.push(name.clone());
             // A template's generic declaration (`k<T>`) cannot run without its arguments.
@@ -329,7 +330,7 @@ pub fn kernel_selection(l: &LaunchArgs) -> Result<Option<Vec<(String, LaunchArgs
         }
     }
     if chosen.is_empty() {
-        let what = if l.grid.is_some() && l.block.is_some() {
+        let what = if full_launch {
             "kernel"
         } else {
             "host-code launch"
@@ -341,7 +342,7 @@ pub fn kernel_selection(l: &LaunchArgs) -> Result<Option<Vec<(String, LaunchArgs
             } else {
                 format!("there are: {}", there.join(", "))
             },
-            if l.grid.is_some() && l.block.is_some() {
+            if full_launch {
                 "give another pattern"
             } else {
                 "give --grid and --block (and --arg) to analyze kernels with no launch in the file"
