@@ -860,7 +860,7 @@ impl<'m> Decoder<'m> {
                     Instr::BulkPrefetch { site, .. } => *site = ids[0],
                     Instr::TensormapReplace(t) => {
                         t.load_site = ids[0];
-                        t.store_site = *ids.last().unwrap();
+                        t.store_site = ids[ids.len() - 1];
                     }
                     Instr::Wmma(w) => w.site = ids[0],
                     Instr::Wgmma(w) => w.site = ids[0],

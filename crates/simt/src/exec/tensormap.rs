@@ -103,6 +103,8 @@ const ELEMTYPES: [(u32, &str); 13] = [
 /// atomicities other than 16 bytes, the packed sub-byte element types) are refused by name.
 pub fn decode_tensor_map(obj: &[u8; 128]) -> std::result::Result<(TensorMap, u64), String> {
     use layout::*;
+    // The offsets are the layout's constants, all inside the 128-byte object: the slices
+    // have the length asked for, so the conversions cannot fail.
     let u32_at = |o: u64| u32::from_le_bytes(obj[o as usize..o as usize + 4].try_into().unwrap());
     let u64_at = |o: u64| u64::from_le_bytes(obj[o as usize..o as usize + 8].try_into().unwrap());
     let base = u64_at(ADDRESS);
