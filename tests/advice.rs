@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 mod common;
+use common::compiler;
 
 fn json(args: &[&str]) -> Value {
     let mut a = vec!["analyze"];
@@ -309,14 +310,6 @@ fn scattered_stores_never_get_ldg() {
 }
 
 // ---- Issue 19 §3: the fix a CUDA engineer would pick, one advice per line and cause.
-
-fn compiler() -> bool {
-    let found = warpscope_toolkit::find(None).is_ok();
-    if !found {
-        eprintln!("skipped: no CUDA compiler (scripts/test.sh installs one from PyPI)");
-    }
-    found
-}
 
 /// The rows an advice covers.
 fn rows(adv: &Value) -> Vec<u64> {

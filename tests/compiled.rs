@@ -3,7 +3,7 @@
 //! installs one from PyPI, so CI runs them).
 
 mod common;
-use common::{json, temp, warpscope};
+use common::{compiler, json, temp, warpscope};
 
 fn totals(v: &serde_json::Value, key: &str) -> (u64, u64) {
     let t = &v["architectures"][0]["totals"][key];
@@ -11,14 +11,6 @@ fn totals(v: &serde_json::Value, key: &str) -> (u64, u64) {
         t["requests"].as_u64().unwrap(),
         t["transactions"].as_u64().unwrap() + t["wavefronts"].as_u64().unwrap_or(0),
     )
-}
-
-fn compiler() -> bool {
-    let found = warpscope_toolkit::find(None).is_ok();
-    if !found {
-        eprintln!("skipped: no CUDA compiler (scripts/test.sh installs one from PyPI)");
-    }
-    found
 }
 
 const TRANSPOSE: &[&str] = &[

@@ -3,18 +3,10 @@
 //! constants of main.cu's launch, and the compiled path compiles the header itself (`-x cu`).
 
 mod common;
-use common::{json, warpscope};
+use common::{compiler, json, warpscope};
 
 const MAIN: &str = "tests/kernels/project/main.cu";
 const HEADER: &str = "tests/kernels/project/kernels.cuh";
-
-fn compiler() -> bool {
-    let found = warpscope_toolkit::find(None).is_ok();
-    if !found {
-        eprintln!("skipped: no CUDA compiler (scripts/test.sh installs one from PyPI)");
-    }
-    found
-}
 
 /// (line, op, requests, sectors) of each site on CC 9.0.
 fn sites(v: &serde_json::Value) -> Vec<(u64, String, u64, u64)> {

@@ -2,7 +2,7 @@
 //! SASS check's ptxas (tests/kernels/compiled/register_heavy.cu).
 
 mod common;
-use common::{json, warpscope};
+use common::{compiler, json, warpscope};
 
 const HEAVY: &str = "tests/kernels/compiled/register_heavy.cu";
 
@@ -28,8 +28,7 @@ fn local_store_requests(v: &serde_json::Value) -> u64 {
 
 #[test]
 fn maxrregcount_reaches_ptxas_and_its_spills_are_costed() {
-    if warpscope_toolkit::find(None).is_err() {
-        eprintln!("skipped: no CUDA compiler (scripts/test.sh installs one from PyPI)");
+    if !compiler() {
         return;
     }
     let free = heavy(&[]);
@@ -47,8 +46,7 @@ fn maxrregcount_reaches_ptxas_and_its_spills_are_costed() {
 
 #[test]
 fn a_flag_nvcc_rejects_is_its_error() {
-    if warpscope_toolkit::find(None).is_err() {
-        eprintln!("skipped: no CUDA compiler (scripts/test.sh installs one from PyPI)");
+    if !compiler() {
         return;
     }
     let (ok, _, err) = warpscope(&[

@@ -37,3 +37,13 @@ pub fn temp(name: &str, text: &str) -> String {
     std::fs::write(&f, text).unwrap();
     f.to_string_lossy().to_string()
 }
+
+/// Whether a CUDA compiler is at hand for the compiled path; says on standard error that the
+/// calling test is skipped when not (CI installs one from PyPI through scripts/test.sh).
+pub fn compiler() -> bool {
+    let found = warpscope_toolkit::find(None).is_ok();
+    if !found {
+        eprintln!("skipped: no CUDA compiler (scripts/test.sh installs one from PyPI)");
+    }
+    found
+}
