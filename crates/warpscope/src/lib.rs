@@ -22,7 +22,8 @@
 //!
 //! Modules: `load` (front-end loading and the choice of compute capabilities), `run` (the
 //! launch run once, costed and summed), [`compiled`] (the compiled path: nvcc/NVRTC, PTX,
-//! the launch's parameters and allocations), `sass` (ptxas's merges), [`quick`] (`-e`
+//! the launch's parameters and allocations), `access_text` (which source access a PTX
+//! memory instruction is), `sass` (ptxas's merges), [`quick`] (`-e`
 //! patterns and `--sweep`), [`sweep`] (Harris's offset and stride experiments), [`budget`]
 //! (limits on an analysis's figures), [`diff`] (two analyses side by side), `explain` (one
 //! access, warp by warp), [`schema`] (the JSON Schemas).
@@ -32,6 +33,7 @@ use warpscope_model::{arch, Arch, Config};
 use warpscope_report::Analysis;
 use warpscope_traffic::{Gpu, Profile};
 
+mod access_text;
 pub mod budget;
 pub mod compiled;
 pub mod diff;
