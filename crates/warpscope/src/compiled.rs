@@ -49,6 +49,11 @@ pub struct CompiledKernel {
     pub params: Vec<ParamDesc>,
     pub sites: Vec<SiteInfo>,
     pub notes: Vec<String>,
+    /// The PTX text the program was decoded from (its lines are the sites' `ptx_line`s).
+    pub ptx: String,
+    /// The SASS ptxas made of the module, each instruction tied to its PTX line; empty when
+    /// the SASS was not checked (`--no-sass`, no ptxas or nvdisasm).
+    pub sass: Vec<warpscope_toolkit::SassText>,
 }
 
 /// One kernel parameter of a compiled-path launch.
@@ -344,6 +349,7 @@ fn load_entry(
     let entry = warpscope_ptx::find_entry(&module, entry).map_err(|e| anyhow!("{e}"))?;
     let mut prog = Program::decode(&module, entry).map_err(|e| anyhow!("{label}: {e}"))?;
     let mut notes = Vec::new();
+    let mut sass = Vec::new();
     if !req.compile.no_sass {
         let found;
         let tk = match tk {
@@ -360,7 +366,9 @@ fn load_entry(
                     |_| "sm_90".to_string(),
                     |a| tk.target_for_cc(a.cc.major as u32, a.cc.minor as u32).sm,
                 );
-                notes.extend(crate::sass::check(&mut prog, ptx, &module, tk, &sm));
+                let (note, listing) = crate::sass::check(&mut prog, ptx, &module, tk, &sm);
+                notes.extend(note);
+                sass = listing;
             }
             None => notes.push(
                 "SASS not checked (figures for the PTX as written; ptxas may merge loads): no CUDA toolkit found for ptxas and nvdisasm".to_string(),
@@ -457,6 +465,8 @@ fn load_entry(
         params,
         sites,
         notes,
+        ptx: ptx.to_string(),
+        sass,
     })
 }
 
