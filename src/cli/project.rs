@@ -281,6 +281,7 @@ pub fn analyze_all(
     only: &[String],
     gpu: Option<(&str, Option<&Path>)>,
     format: AnalyzeFormat,
+    view: &warpscope::report::rows::RowView,
 ) -> Result<()> {
     let project = load(path)?;
     let launches = project.select(only)?;
@@ -297,7 +298,7 @@ pub fn analyze_all(
                         "{sep}== launch {} ({}) ==\n{}",
                         l.name,
                         l.at,
-                        warpscope::report::render_table_fit(&a, color, width)
+                        warpscope::report::render_table_view(&a, color, width, view)
                     ),
                 )?;
                 super::emit_notes(&a.notes);

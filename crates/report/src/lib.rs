@@ -10,6 +10,7 @@ mod csv_table;
 pub mod explain;
 pub mod ncu;
 pub mod plot;
+pub mod rows;
 mod sweep;
 mod table;
 
@@ -17,8 +18,8 @@ pub use csv_table::{render_csv, render_labeled_csv, render_sweep_csv};
 pub use sweep::{render_sweep, render_sweep_fit, SweepOutput, SweepPoint};
 pub use table::num as thousands;
 pub use table::{
-    cause_name, render_advice, render_notes, render_table, render_table_fit, render_traffic,
-    table_width,
+    cause_name, render_advice, render_notes, render_table, render_table_fit, render_table_view,
+    render_traffic, table_width,
 };
 
 use rayon::prelude::*;

@@ -1,0 +1,225 @@
+//! The rows people read: an [`Analysis`] has one site per instruction (the JSON keeps
+//! them), but an unrolled loop's 16 copies of one load are one access of the source. A
+//! [`RowView`] groups the sites by source access ([`By::Line`]) or keeps them
+//! ([`By::Instruction`]), sorts the rows ([`SortBy`]) and keeps the first `top`; the table
+//! and `annotate` render such rows, each summing its sites' counters ([`summed`]).
+
+use crate::{Analysis, Counters, SiteReport};
+use warpscope_model::Space;
+
+/// What one row of the table is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum By {
+    /// One row per access of the source: the sites of one line, column, text, operation,
+    /// space, width and PTX instruction (an unrolled loop's copies) summed, shown `×N`.
+    #[default]
+    Line,
+    /// One row per site (per PTX instruction on the compiled path), as the JSON has them.
+    Instruction,
+}
+
+/// The order of the rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SortBy {
+    /// By source position (file order of lines, then column), as the analysis has them.
+    #[default]
+    Site,
+    /// Most requests first (on the first compute capability).
+    Requests,
+    /// Most sectors (32-byte, global/local/texture/surface) or wavefronts (shared) first,
+    /// on the first compute capability.
+    Sectors,
+    /// Most excess first ([`excess`], on the first compute capability): sectors or
+    /// wavefronts above the ideal.
+    Excess,
+}
+
+/// How the sites of an analysis become rows: grouping, order and how many are shown.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RowView {
+    pub by: By,
+    pub sort: SortBy,
+    /// Show only the first this many rows after sorting (`None`: all).
+    pub top: Option<usize>,
+}
+
+/// One row: the sites it sums, as indexes into each architecture's `sites` (the analysis's
+/// row numbers, `explain --site N`), in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub sites: Vec<usize>,
+}
+
+impl Row {
+    /// The row's `#`: its site's number, or the first and last of its sites (`8–23`).
+    pub fn label(&self) -> String {
+        match self.sites.as_slice() {
+            [one] => one.to_string(),
+            [first, .., last] if self.sites.windows(2).all(|w| w[1] == w[0] + 1) => {
+                format!("{first}–{last}")
+            }
+            [first, ..] => format!("{first},…"),
+            [] => String::new(),
+        }
+    }
+
+    /// How many instructions (sites) it sums.
+    pub fn count(&self) -> usize {
+        self.sites.len()
+    }
+}
+
+/// The PTX instruction of a site without ptxas's merge count (`ld.shared.f32 ×4` →
+/// `ld.shared.f32`).
+fn ptx_base(s: &SiteReport) -> Option<&str> {
+    s.ptx.as_deref().map(|p| p.split(" ×").next().unwrap_or(p))
+}
+
+/// Whether sites `x` and `y` are copies of one access: the same file, line, column, text,
+/// operation, space, width, path and PTX instruction.
+pub fn same_access(x: &SiteReport, y: &SiteReport) -> bool {
+    (
+        &x.file,
+        x.line,
+        x.column,
+        &x.text,
+        x.op,
+        x.space,
+        x.width,
+        x.read_only,
+    ) == (
+        &y.file,
+        y.line,
+        y.column,
+        &y.text,
+        y.op,
+        y.space,
+        y.width,
+        y.read_only,
+    ) && ptx_base(x) == ptx_base(y)
+}
+
+/// The rows of `a` under `view`: grouped, sorted (stable: ties keep the source order) and
+/// cut to `view.top`.
+pub fn rows(a: &Analysis, view: &RowView) -> Vec<Row> {
+    let Some(first) = a.architectures.first() else {
+        return Vec::new();
+    };
+    let sites = &first.sites;
+    let mut out: Vec<Row> = Vec::new();
+    for i in 0..sites.len() {
+        let group = match view.by {
+            By::Line => out
+                .iter_mut()
+                .find(|r| same_access(&sites[r.sites[0]], &sites[i])),
+            By::Instruction => None,
+        };
+        match group {
+            Some(r) => r.sites.push(i),
+            None => out.push(Row { sites: vec![i] }),
+        }
+    }
+    let key = |r: &Row| -> u64 {
+        let c = summed(a, 0, r);
+        match view.sort {
+            SortBy::Site => 0,
+            SortBy::Requests => c.counters.requests,
+            SortBy::Sectors => c.counters.sectors + c.counters.wavefronts,
+            SortBy::Excess => excess(&c.counters, c.space).unwrap_or(0),
+        }
+    };
+    if view.sort != SortBy::Site {
+        out.sort_by_key(|r| std::cmp::Reverse(key(r)));
+    }
+    if let Some(n) = view.top {
+        out.truncate(n);
+    }
+    out
+}
+
+/// The site of `row` on architecture `arch` (an index into `a.architectures`) with the
+/// counters of all its sites summed (efficiency recomputed from the summed bytes), and
+/// `×N` after the text when it sums N > 1 instructions.
+pub fn summed(a: &Analysis, arch: usize, row: &Row) -> SiteReport {
+    let sites = &a.architectures[arch].sites;
+    let mut s = sites[row.sites[0]].clone();
+    for &i in &row.sites[1..] {
+        s.counters = add(&s.counters, &sites[i].counters);
+    }
+    if row.count() > 1 {
+        s.text = format!("{} ×{}", s.text, row.count());
+    }
+    s
+}
+
+/// The sum of two counters: every count added, the efficiency recomputed as bytes requested ÷
+/// bytes moved.
+pub fn add(a: &Counters, b: &Counters) -> Counters {
+    let transaction_bytes = a.transaction_bytes + b.transaction_bytes;
+    let bytes_requested = a.bytes_requested + b.bytes_requested;
+    Counters {
+        executions: a.executions + b.executions,
+        requests: a.requests + b.requests,
+        transactions: a.transactions + b.transactions,
+        transaction_bytes,
+        sectors: a.sectors + b.sectors,
+        bytes_requested,
+        efficiency: (transaction_bytes > 0)
+            .then(|| bytes_requested as f64 / transaction_bytes as f64),
+        wavefronts: a.wavefronts + b.wavefronts,
+        misaligned_lanes: a.misaligned_lanes + b.misaligned_lanes,
+    }
+}
+
+/// The excess of counters `c` of a row of `space` over the ideal, in the unit of the row's
+/// `sectors/wf` figure: shared memory, wavefronts above the ideal, one per request and at
+/// least one per 128 bytes requested (a float4 warp access needs 4); global, local, texture
+/// and surface memory, 32-byte sectors above ⌈bytes requested ÷ 32⌉. `None` for constant
+/// memory. Computed from the summed counters (so a broadcast's saving can offset another
+/// warp's excess), an approximation of Nsight Compute's per-access excess.
+pub fn excess(c: &Counters, space: Space) -> Option<u64> {
+    match space {
+        Space::Shared | Space::DistributedShared => {
+            let ideal = c.requests.max(c.bytes_requested.div_ceil(128));
+            Some(c.wavefronts.saturating_sub(ideal))
+        }
+        Space::Constant => None,
+        _ => Some(c.sectors.saturating_sub(c.bytes_requested.div_ceil(32))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_and_excess() {
+        assert_eq!(Row { sites: vec![3] }.label(), "3");
+        assert_eq!(
+            Row {
+                sites: vec![8, 9, 10]
+            }
+            .label(),
+            "8–10"
+        );
+        assert_eq!(Row { sites: vec![2, 5] }.label(), "2,…");
+        let c = Counters {
+            requests: 10,
+            wavefronts: 40,
+            sectors: 50,
+            bytes_requested: 1280,
+            ..Default::default()
+        };
+        assert_eq!(excess(&c, Space::Shared), Some(30));
+        // A float4 access: 4 wavefronts per request are its ideal.
+        let f4 = Counters {
+            requests: 1,
+            wavefronts: 4,
+            bytes_requested: 512,
+            ..Default::default()
+        };
+        assert_eq!(excess(&f4, Space::Shared), Some(0));
+        assert_eq!(excess(&c, Space::Global), Some(10));
+        assert_eq!(excess(&c, Space::Constant), None);
+    }
+}
