@@ -6,6 +6,7 @@
 //! architectures in parallel (rayon). [`Analysis`] is the result; [`render_table`] and
 //! `serde_json` render it.
 
+pub mod annotate;
 mod csv_table;
 pub mod explain;
 pub mod ncu;
