@@ -51,15 +51,18 @@ pub struct Row {
 }
 
 impl Row {
-    /// The row's `#`: its site's number, or the first and last of its sites (`8–23`).
+    /// The row's `#`: its site's number; the first and last of consecutive sites (`8–23`);
+    /// else up to 4 of them, or the first two and the last (`0,2,4`, `0,2,…,10`).
     pub fn label(&self) -> String {
-        match self.sites.as_slice() {
+        let s = &self.sites;
+        match s.as_slice() {
             [one] => one.to_string(),
-            [first, .., last] if self.sites.windows(2).all(|w| w[1] == w[0] + 1) => {
+            [first, .., last] if s.windows(2).all(|w| w[1] == w[0] + 1) => {
                 format!("{first}–{last}")
             }
-            [first, ..] => format!("{first},…"),
-            [] => String::new(),
+            _ if s.len() <= 4 => s.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
+            [a, b, .., last] => format!("{a},{b},…,{last}"),
+            _ => String::new(),
         }
     }
 
@@ -202,7 +205,14 @@ mod tests {
             .label(),
             "8–10"
         );
-        assert_eq!(Row { sites: vec![2, 5] }.label(), "2,…");
+        assert_eq!(Row { sites: vec![2, 5] }.label(), "2,5");
+        assert_eq!(
+            Row {
+                sites: vec![0, 2, 4, 6, 8]
+            }
+            .label(),
+            "0,2,…,8"
+        );
         let c = Counters {
             requests: 10,
             wavefronts: 40,
