@@ -15,6 +15,7 @@ use crate::{analyze_prepared, prepare, AnalyzeRequest};
 /// What to annotate: a launch, and whether to explain each access's costliest warp.
 #[derive(Clone, Debug)]
 pub struct AnnotateRequest {
+    /// The launch, as for [`crate::analyze`].
     pub analyze: AnalyzeRequest,
     /// Explain the costliest warp of each access of the source (the HTML page draws them):
     /// runs the launch a second time.
@@ -162,7 +163,10 @@ pub fn kernel_lines(source: &str, kernel: &str) -> Option<(u32, u32)> {
         if !source[from..].trim_start().starts_with('(') {
             continue;
         }
-        let head_start = at.saturating_sub(300);
+        let mut head_start = at.saturating_sub(300);
+        while !source.is_char_boundary(head_start) {
+            head_start += 1;
+        }
         let head = &source[head_start..at];
         let cut = head.rfind([';', '}']).map_or(0, |i| i + 1);
         let head = &head[cut..];
@@ -222,6 +226,12 @@ mod tests {
 
     #[test]
     fn finds_the_definition_not_a_prototype() {
+        // Multi-byte characters before the name do not split a character.
+        let wide = format!(
+            "// {}\n__global__ void k(int* a) {{ a[0] = 1; }}\n",
+            "é—".repeat(120)
+        );
+        assert_eq!(kernel_lines(&wide, "k"), Some((2, 2)));
         let src = "__global__ void k(float* a);\n\ntemplate <int N>\n__global__ void\nk(float* a)\n{\n    if (a) { a[0] = 1; }\n}\nvoid h() { k<<<1, 1>>>(0); }\n";
         assert_eq!(kernel_lines(src, "k<4>"), Some((3, 8)));
         assert_eq!(kernel_lines(src, "nope"), None);

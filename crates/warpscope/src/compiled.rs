@@ -752,7 +752,11 @@ pub fn source_params(source: &str, kernel: &str, count: usize) -> Vec<(String, S
             continue;
         }
         // Must be a __global__ definition: the keyword in the 200 bytes before.
-        let head = &source[at.saturating_sub(200)..at];
+        let mut from_head = at.saturating_sub(200);
+        while !source.is_char_boundary(from_head) {
+            from_head += 1;
+        }
+        let head = &source[from_head..at];
         let head = head.rsplit([';', '}']).next().unwrap_or(head);
         if !head.contains("__global__") {
             continue;
