@@ -57,9 +57,10 @@ fn launch_of_a_header_kernel_gets_the_constants_of_main() {
     assert_eq!(v["grid"][0], 16384);
     assert_eq!(
         sites(&v),
+        // By column: the store `out[i]` starts the line, the load `in[i * 2]` follows.
         vec![
-            (7, "load".into(), 131_072, 1_048_576),
-            (7, "store".into(), 131_072, 524_288)
+            (7, "store".into(), 131_072, 524_288),
+            (7, "load".into(), 131_072, 1_048_576)
         ]
     );
     assert!(v["source"].as_str().unwrap().ends_with("main.cu"));
@@ -71,7 +72,7 @@ fn launch_of_a_header_kernel_gets_the_constants_of_main() {
     // 1,000 threads in bounds: 32 requests per access (the last warp partly), 125 sectors.
     assert_eq!(
         sites(&v),
-        vec![(12, "load".into(), 32, 125), (12, "store".into(), 32, 125)]
+        vec![(12, "store".into(), 32, 125), (12, "load".into(), 32, 125)]
     );
 }
 

@@ -4,7 +4,8 @@
 //! [`Aggregator`] receives the warp-level accesses of one run of a kernel launch and
 //! applies the model of every requested compute capability to them, batch by batch, the
 //! architectures in parallel (rayon). [`Analysis`] is the result; [`render_table`] and
-//! `serde_json` render it.
+//! `serde_json` render it, [`rows`] groups its sites into the table's rows (an unrolled
+//! loop's copies of one access summed), and [`annotate`] renders the source view.
 
 pub mod annotate;
 mod csv_table;

@@ -37,7 +37,9 @@ pub enum SortBy {
 /// How the sites of an analysis become rows: grouping, order and how many are shown.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RowView {
+    /// What one row is.
     pub by: By,
+    /// Their order.
     pub sort: SortBy,
     /// Show only the first this many rows after sorting (`None`: all).
     pub top: Option<usize>,
@@ -47,6 +49,7 @@ pub struct RowView {
 /// row numbers, `explain --site N`), in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
+    /// Site indexes (0-based row numbers of the analysis), ascending.
     pub sites: Vec<usize>,
 }
 

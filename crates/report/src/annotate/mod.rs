@@ -61,8 +61,9 @@ pub struct SourceText {
 pub struct Instruction {
     /// The source file as the sites name it (`None`: the analyzed file).
     pub file: Option<String>,
-    /// 1-based source line (0: none) and column, as its site has them.
+    /// 1-based source line (0: none), as its site has it.
     pub line: u32,
+    /// 1-based source column (bytes), as its site has it.
     pub column: u32,
     /// The access's source text (as its site has it).
     pub access: String,
