@@ -86,8 +86,18 @@ fn ptx_file_equals_source_path_on_transposes() {
     ]);
     assert_eq!(totals(&v, "global_store"), (32768, 1048576));
     assert_eq!(totals(&v, "global_load"), (32768, 131072));
-    let site = &v["architectures"][0]["sites"][0];
-    assert_eq!(site["ptx"], "ld.global.f32");
+    // The load and the store of one statement are told apart by their own text and column
+    // (nvcc gives both the statement's column, 9).
+    let sites = v["architectures"][0]["sites"].as_array().unwrap();
+    let site = sites.iter().find(|s| s["ptx"] == "ld.global.f32").unwrap();
+    assert_eq!(site["text"], "idata[(y + j) * width + x]");
+    assert_eq!(
+        (site["line"].as_u64(), site["column"].as_u64()),
+        (Some(42), Some(39))
+    );
+    let store = sites.iter().find(|s| s["ptx"] == "st.global.f32").unwrap();
+    assert_eq!(store["text"], "odata[x * height + (y + j)]");
+    assert_eq!(store["column"], 9);
     // The line is the .cu's that the PTX's `.file` names, found in this checkout.
     assert_eq!(site["file"], "examples/transpose.cu");
     assert!(site["ptx_line"].as_u64().unwrap() > 0);

@@ -311,6 +311,9 @@ fn triton_matmul_runs_its_wgmma() {
         "param_7=512",
         "--arg",
         "param_8=512",
+        // One row per instruction: each wgmma's own figures.
+        "--by",
+        "instruction",
     ]);
     assert!(ok, "{err}");
     let wgmma: Vec<&str> = out

@@ -49,9 +49,10 @@ fn launch_of_a_header_kernel_gets_the_constants_of_main() {
     assert_eq!(v["grid"][0], 16384);
     assert_eq!(
         sites(&v),
+        // By column: the store `out[i]` starts the line, the load `in[i * 2]` follows.
         vec![
-            (7, "load".into(), 131_072, 1_048_576),
-            (7, "store".into(), 131_072, 524_288)
+            (7, "store".into(), 131_072, 524_288),
+            (7, "load".into(), 131_072, 1_048_576)
         ]
     );
     assert!(v["source"].as_str().unwrap().ends_with("main.cu"));
@@ -63,7 +64,7 @@ fn launch_of_a_header_kernel_gets_the_constants_of_main() {
     // 1,000 threads in bounds: 32 requests per access (the last warp partly), 125 sectors.
     assert_eq!(
         sites(&v),
-        vec![(12, "load".into(), 32, 125), (12, "store".into(), 32, 125)]
+        vec![(12, "store".into(), 32, 125), (12, "load".into(), 32, 125)]
     );
 }
 
@@ -105,12 +106,13 @@ fn kernel_all_analyzes_every_launch_of_the_host_code() {
             "copy (launch 1, tests/kernels/project/main.cu:11:5)"
         ]
     );
-    // copy: 4,194,304 floats in and out, 131,072 requests and 524,288 sectors each way.
+    // copy: 4,194,304 floats in and out, 131,072 requests and 524,288 sectors each way (the
+    // store's column comes first on the line).
     assert_eq!(
         sites(&kernels[1]["analysis"]),
         vec![
-            (12, "load".into(), 131_072, 524_288),
-            (12, "store".into(), 131_072, 524_288)
+            (12, "store".into(), 131_072, 524_288),
+            (12, "load".into(), 131_072, 524_288)
         ]
     );
     // A glob picks by name; templates match by their name alone.

@@ -46,6 +46,61 @@ pub struct AnalyzeArgs {
     /// changes (until Ctrl-C); an error is shown and the watch goes on.
     #[arg(long, conflicts_with = "launches")]
     watch: bool,
+    #[command(flatten)]
+    pub rows: RowArgs,
+}
+
+/// How the table's rows are made, ordered and cut (the table only: JSON and CSV keep one
+/// entry per instruction, in source order).
+#[derive(clap::Args, Clone, Copy)]
+pub struct RowArgs {
+    /// Table rows: one per access of the source (`line`: an unrolled loop's copies of one
+    /// load, the same text, operation, space, width and PTX instruction, are one row with
+    /// their figures summed and `×N` after the access), or one per instruction, as JSON and
+    /// CSV keep them.
+    #[arg(long, value_enum, default_value_t = ByArg::Line)]
+    by: ByArg,
+    /// Order of the table's rows: by source position (`site`), or most first of requests,
+    /// sectors (wavefronts for shared memory) or excess over the ideal, on the first CC.
+    #[arg(long, value_enum, default_value_t = SortArg::Site)]
+    sort: SortArg,
+    /// Show only the first N rows (after --sort); the total row stays the kernel's.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    top: Option<u64>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ByArg {
+    Line,
+    Instruction,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum SortArg {
+    Site,
+    Requests,
+    Sectors,
+    Excess,
+}
+
+impl RowArgs {
+    /// The report's row view of these flags.
+    pub fn view(&self) -> warpscope::report::rows::RowView {
+        use warpscope::report::rows::{By, RowView, SortBy};
+        RowView {
+            by: match self.by {
+                ByArg::Line => By::Line,
+                ByArg::Instruction => By::Instruction,
+            },
+            sort: match self.sort {
+                SortArg::Site => SortBy::Site,
+                SortArg::Requests => SortBy::Requests,
+                SortArg::Sectors => SortBy::Sectors,
+                SortArg::Excess => SortBy::Excess,
+            },
+            top: self.top.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -134,14 +189,14 @@ fn analyze_once(a: &AnalyzeArgs) -> Result<()> {
     if let Some(path) = &a.launches {
         let profile = a.profile.as_deref().map(std::path::Path::new);
         let gpu = a.gpu.as_deref().map(|g| (g, profile));
-        return project::analyze_all(path, &a.only, gpu, a.format);
+        return project::analyze_all(path, &a.only, gpu, a.format, &a.rows.view());
     }
     if let Some(many) = super::launch::kernel_selection(&a.launch)? {
         anyhow::ensure!(
             a.sweep.is_none() && a.gpu.is_none(),
             "--kernel all (or a glob) analyzes each kernel once: give one kernel for --sweep or --gpu"
         );
-        return analyze_many(&many, a.format);
+        return analyze_many(&many, a.format, &a.rows.view());
     }
     let sweep = a.sweep.as_deref().map(quick::Sweep::parse).transpose()?;
     let mut job = job(&a.launch, sweep.as_ref().zip(a.sweep.as_deref()))?;
@@ -169,7 +224,7 @@ fn analyze_once(a: &AnalyzeArgs) -> Result<()> {
             AnalyzeFormat::Csv => emit(None, &warpscope::report::render_csv(&analysis)?),
             AnalyzeFormat::Table => emit(
                 None,
-                &warpscope::report::render_table_fit(&analysis, color, width),
+                &warpscope::report::render_table_view(&analysis, color, width, &a.rows.view()),
             ),
         };
         super::emit_notes(&analysis.notes);
@@ -219,7 +274,11 @@ fn analyze_once(a: &AnalyzeArgs) -> Result<()> {
 /// `--kernel all|GLOB`: each selected launch analyzed in turn, as tables under a
 /// `== kernel NAME ==` heading, JSON `{"kernels": [{"name", "analysis"}, ...]}`, or CSV with a
 /// leading `selected` column (the heading name).
-fn analyze_many(many: &[(String, LaunchArgs)], format: AnalyzeFormat) -> Result<()> {
+fn analyze_many(
+    many: &[(String, LaunchArgs)],
+    format: AnalyzeFormat,
+    view: &warpscope::report::rows::RowView,
+) -> Result<()> {
     let color = std::io::stdout().is_terminal();
     let width = warpscope::report::table_width();
     let mut done = Vec::with_capacity(many.len());
@@ -234,7 +293,7 @@ fn analyze_many(many: &[(String, LaunchArgs)], format: AnalyzeFormat) -> Result<
                 None,
                 &format!(
                     "{sep}== kernel {name} ==\n{}",
-                    warpscope::report::render_table_fit(&analysis, color, width)
+                    warpscope::report::render_table_view(&analysis, color, width, view)
                 ),
             )?;
             super::emit_notes(&analysis.notes);

@@ -1,11 +1,12 @@
 //! The `warpscope` command line, one module per subcommand; the launch flags that
-//! `analyze` and `explain` share live in [`launch`].
+//! `analyze`, `explain` and `annotate` share live in [`launch`].
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 
 mod analyze;
+mod annotate;
 mod check;
 mod diff;
 mod explain;
@@ -47,6 +48,10 @@ enum Cmd {
     Analyze(analyze::AnalyzeArgs),
     /// Show why one access costs what it costs, warp by warp and CC by CC, and how to fix it.
     Explain(explain::ExplainArgs),
+    /// Show the kernel's source with each access's requests, sectors or wavefronts, excess
+    /// and efficiency per CC in the margin; its PTX and SASS instructions with --show
+    /// ptx,sass; text, or an HTML page with each access's costliest warp.
+    Annotate(annotate::AnnotateArgs),
     /// List the <<<…>>> kernel launches of a file's host code: kernel, grid, block, shared
     /// memory and arguments, with the values of those that are compile-time constants
     /// (`analyze --launch N` takes them).
@@ -112,6 +117,7 @@ pub fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Analyze(a) => analyze::analyze(a),
         Cmd::Explain(a) => explain::explain(a),
+        Cmd::Annotate(a) => annotate::annotate(a),
         Cmd::Sweep(a) => sweep::sweep(a),
         Cmd::Check(a) => return check::check(a),
         Cmd::Diff(a) => return diff::diff_main(a),

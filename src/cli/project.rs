@@ -286,6 +286,7 @@ pub fn analyze_all(
     only: &[String],
     gpu: Option<(&str, Option<&Path>)>,
     format: AnalyzeFormat,
+    view: &warpscope::report::rows::RowView,
 ) -> Result<()> {
     let project = load(path)?;
     let launches = project.select(only)?;
@@ -302,7 +303,7 @@ pub fn analyze_all(
                         "{sep}== launch {} ({}) ==\n{}",
                         l.name,
                         l.at,
-                        warpscope::report::render_table_fit(&a, color, width)
+                        warpscope::report::render_table_view(&a, color, width, view)
                     ),
                 )?;
                 super::emit_notes(&a.notes);

@@ -4,13 +4,16 @@
 //! [`Aggregator`] receives the warp-level accesses of one run of a kernel launch and
 //! applies the model of every requested compute capability to them, batch by batch, the
 //! architectures in parallel (rayon). [`Analysis`] is the result; [`render_table`] and
-//! `serde_json` render it.
+//! `serde_json` render it, [`rows`] groups its sites into the table's rows (an unrolled
+//! loop's copies of one access summed), and [`annotate`] renders the source view.
 
 mod advise;
+pub mod annotate;
 mod csv_table;
 pub mod explain;
 pub mod ncu;
 pub mod plot;
+pub mod rows;
 mod sweep;
 mod table;
 
@@ -19,8 +22,8 @@ pub use csv_table::{render_csv, render_labeled_csv, render_sweep_csv};
 pub use sweep::{render_sweep, render_sweep_fit, SweepCurves, SweepOutput, SweepPoint};
 pub use table::num as thousands;
 pub use table::{
-    cause_name, render_advice, render_notes, render_table, render_table_fit, render_traffic,
-    table_width,
+    cause_name, render_advice, render_notes, render_table, render_table_fit, render_table_view,
+    render_traffic, table_width,
 };
 
 use rayon::prelude::*;

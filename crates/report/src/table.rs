@@ -1,5 +1,6 @@
 //! The table for people: one row per access site, one column group per compute capability.
 
+use crate::rows::{Row, RowView, SortBy};
 use crate::{Analysis, Counters};
 use comfy_table::{
     presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Color, ContentArrangement, Table,
@@ -94,7 +95,15 @@ pub fn render_table(a: &Analysis, color: bool) -> String {
 /// The legend under an analysis table.
 pub(crate) const LEGEND: &str = "req: requests; tx: transactions (32-byte sectors from CC 5.0 on); wf: shared-memory wavefronts; excess: sectors (wavefronts for shared) above the ideal for the bytes requested; eff: bytes requested / bytes moved (shared: ideal / actual wavefronts)";
 
-/// Renders `a` as a table. `#` numbers the rows from 0 (`explain --site N` takes that number).
+/// Renders `a` as a table, one row per source access ([`RowView::default`]); see
+/// [`render_table_view`].
+pub fn render_table_fit(a: &Analysis, color: bool, width: Option<usize>) -> String {
+    render_table_view(a, color, width, &RowView::default())
+}
+
+/// Renders `a` as a table, its rows as `view` groups, sorts and cuts them ([`crate::rows`]).
+/// `#` numbers the sites from 0 (`explain --site N` takes that number; a row of several
+/// sites shows the first and last, `8–23`, and `×N` after its access).
 /// Per compute capability: `req` (requests), `tx/wf` (transactions
 /// for global and local accesses — 32-byte sectors from 5.x on —, wavefronts for shared
 /// ones, serialized requests for constant ones), `excess` (sectors above ⌈bytes requested ÷
@@ -105,8 +114,14 @@ pub(crate) const LEGEND: &str = "req: requests; tx: transactions (32-byte sector
 /// spaces). `color` adds ANSI colours (efficiency green/yellow/red, excess red). With `width`
 /// (characters, see [`table_width`]), a table wider than that is split into one table per
 /// compute capability, stacked, and wrapped if still too wide.
-pub fn render_table_fit(a: &Analysis, color: bool, width: Option<usize>) -> String {
-    let make = |archs: &[usize], color: bool| site_table(a, archs, color);
+pub fn render_table_view(
+    a: &Analysis,
+    color: bool,
+    width: Option<usize>,
+    view: &RowView,
+) -> String {
+    let rows = crate::rows::rows(a, view);
+    let make = |archs: &[usize], color: bool| site_table(a, &rows, archs, color);
     let title = |i: usize| {
         let x = &a.architectures[i];
         format!("CC {} ({})", x.cc, x.name)
@@ -117,6 +132,20 @@ pub fn render_table_fit(a: &Analysis, color: bool, width: Option<usize>) -> Stri
     );
     out.push_str(&fit(a.architectures.len(), width, &make, &title, color));
     out.push('\n');
+    let all = crate::rows::rows(a, &RowView { top: None, ..*view }).len();
+    if rows.len() < all {
+        let by = match view.sort {
+            SortBy::Site => "first by source position",
+            SortBy::Requests => "with the most requests",
+            SortBy::Sectors => "with the most sectors or wavefronts",
+            SortBy::Excess => "with the most excess",
+        };
+        out.push_str(&format!(
+            "rows: the {} {by} (CC {}) of {all}; the total is the kernel's\n",
+            rows.len(),
+            a.architectures.first().map_or("", |x| x.cc.as_str())
+        ));
+    }
     out.push_str(LEGEND);
     out.push('\n');
     if any_broadcast(a) {
@@ -145,9 +174,9 @@ pub fn render_notes<S: AsRef<str>>(notes: &[S]) -> String {
         .collect()
 }
 
-/// The table of `a`'s sites with the columns of the compute capabilities `archs` (indexes
-/// into `a.architectures`).
-fn site_table(a: &Analysis, archs: &[usize], color: bool) -> Table {
+/// The table of `rows` of `a` with the columns of the compute capabilities `archs`
+/// (indexes into `a.architectures`).
+fn site_table(a: &Analysis, rows: &[Row], archs: &[usize], color: bool) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled);
@@ -156,7 +185,7 @@ fn site_table(a: &Analysis, archs: &[usize], color: bool) -> Table {
     } else {
         t.force_no_tty();
     }
-    let chosen = || archs.iter().filter_map(|&i| a.architectures.get(i));
+    let chosen = || archs.iter().copied().filter(|&i| i < a.architectures.len());
     // The compiled path adds the PTX instruction of each site and its PTX line.
     let with_ptx = a
         .architectures
@@ -173,19 +202,18 @@ fn site_table(a: &Analysis, archs: &[usize], color: bool) -> Table {
     if with_ptx {
         header.insert(3, Cell::new("ptx (line)"));
     }
-    for arch in chosen() {
+    for arch in chosen().map(|i| &a.architectures[i]) {
         header.push(Cell::new(format!("{} req", arch.cc)));
         header.push(Cell::new(format!("{} tx/wf", arch.cc)));
         header.push(Cell::new(format!("{} excess", arch.cc)));
         header.push(Cell::new(format!("{} eff", arch.cc)));
     }
     t.set_header(header);
-    let nsites = a.architectures.first().map(|x| x.sites.len()).unwrap_or(0);
-    for i in 0..nsites {
-        let s0 = &a.architectures[0].sites[i];
+    for row in rows {
+        let s0 = &crate::rows::summed(a, 0, row);
         let space = space_label(s0.space, s0.read_only);
-        let mut row = vec![
-            Cell::new(i).set_alignment(CellAlignment::Right),
+        let mut cells_of_row = vec![
+            Cell::new(row.label()).set_alignment(CellAlignment::Right),
             Cell::new(position(
                 s0.file.as_deref().unwrap_or(&a.source),
                 s0.line,
@@ -197,17 +225,22 @@ fn site_table(a: &Analysis, archs: &[usize], color: bool) -> Table {
             Cell::new(s0.width).set_alignment(CellAlignment::Right),
         ];
         if with_ptx {
-            let p = match (&s0.ptx, s0.ptx_line) {
-                (Some(p), Some(l)) => format!("{p} ({l})"),
+            let last = row
+                .sites
+                .last()
+                .and_then(|&i| a.architectures[0].sites[i].ptx_line);
+            let p = match (&s0.ptx, s0.ptx_line, last) {
+                (Some(p), Some(l), Some(m)) if m != l => format!("{p} ({l}–{m})"),
+                (Some(p), Some(l), _) => format!("{p} ({l})"),
                 _ => String::new(),
             };
-            row.insert(3, Cell::new(p));
+            cells_of_row.insert(3, Cell::new(p));
         }
-        for arch in chosen() {
-            let s = &arch.sites[i];
-            row.extend(cells(&s.counters, s.space, color));
+        for k in chosen() {
+            let s = crate::rows::summed(a, k, row);
+            cells_of_row.extend(cells(&s.counters, s.space, color));
         }
-        t.add_row(row);
+        t.add_row(cells_of_row);
     }
     // Totals: one row per memory space, never one efficiency across spaces.
     for (k, space) in crate::SPACES.into_iter().enumerate() {
@@ -229,7 +262,7 @@ fn site_table(a: &Analysis, archs: &[usize], color: bool) -> Table {
         if with_ptx {
             row.push(Cell::new(""));
         }
-        for arch in chosen() {
+        for arch in chosen().map(|i| &a.architectures[i]) {
             row.extend(cells(arch.totals.by_space()[k].1, space, color));
         }
         t.add_row(row);

@@ -36,8 +36,8 @@ pub use compile::{CompileOptions, Compiled};
 pub use error::{ToolkitError, PIP_INSTALL};
 pub use find::{find, Source};
 pub use sass::{
-    parse_nvdisasm, parse_ptxas_report, ptxas_options, tag_lines, FunctionResources, SassListing,
-    SassMemory, SassTools,
+    parse_nvdisasm, parse_nvdisasm_text, parse_ptxas_report, ptxas_options, tag_lines,
+    FunctionResources, SassListing, SassMemory, SassText, SassTools,
 };
 
 /// A CUDA compiler (`nvcc`) found on this machine, as [`find`] describes it.

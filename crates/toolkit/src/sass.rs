@@ -59,11 +59,25 @@ pub struct FunctionResources {
     pub spill_load_bytes: u32,
 }
 
+/// One SASS instruction as nvdisasm prints it, tied to its PTX line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SassText {
+    /// The function (mangled PTX name) it belongs to.
+    pub function: String,
+    /// The 1-based line of the PTX instruction it came from.
+    pub ptx_line: u32,
+    /// The instruction with its guard and operands, without its address comment and final
+    /// `;` (`@!P0 LDS.128 R8, [R3+0x40]`).
+    pub text: String,
+}
+
 /// The SASS of a PTX module as [`SassTools::memory`] reads it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SassListing {
     /// Every SASS load and store, in SASS order.
     pub memory: Vec<SassMemory>,
+    /// Every SASS instruction after the first line marker, in SASS order.
+    pub instructions: Vec<SassText>,
     /// Per function, what ptxas reported.
     pub resources: Vec<FunctionResources>,
 }
@@ -252,6 +266,7 @@ fn run(tool: &Path, args: &[&std::ffi::OsStr]) -> Result<String, ToolkitError> {
 fn listing(text: &str) -> SassListing {
     SassListing {
         memory: parse_nvdisasm(text),
+        instructions: parse_nvdisasm_text(text),
         resources: parse_ptxas_report(text),
     }
 }
@@ -359,6 +374,46 @@ pub fn parse_nvdisasm(text: &str) -> Vec<SassMemory> {
             store,
             local_offset: local.then(|| frame_offset(t)).flatten(),
             spill_marked: local && t.contains("SpillRefill"),
+        });
+    }
+    out
+}
+
+/// Every instruction of `nvdisasm -g -c` output with the PTX line of the last
+/// `//## File "...", line N` before it and its function; instructions before any line
+/// marker are skipped.
+pub fn parse_nvdisasm_text(text: &str) -> Vec<SassText> {
+    let mut out = Vec::new();
+    let mut function = String::new();
+    let mut line = None;
+    for l in text.lines() {
+        let t = l.trim();
+        if let Some(rest) = t.strip_prefix(".text.") {
+            function = rest.trim_end_matches(':').to_string();
+            line = None;
+            continue;
+        }
+        if let Some(pos) = t.strip_prefix("//## File") {
+            line = pos
+                .rsplit_once("line ")
+                .and_then(|(_, n)| n.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok());
+            continue;
+        }
+        let (Some(ptx_line), Some((_, rest))) =
+            (line, t.strip_prefix("/*").and_then(|r| r.split_once("*/")))
+        else {
+            continue;
+        };
+        // `LDS R6, [R16] ;` or `STL [R1+0x30], R24 (*"SpillRefill"*);`
+        let body = rest.split(" (*").next().unwrap_or(rest);
+        let body = body.trim().trim_end_matches(';').trim_end();
+        if body.is_empty() {
+            continue;
+        }
+        out.push(SassText {
+            function: function.clone(),
+            ptx_line,
+            text: body.split_whitespace().collect::<Vec<_>>().join(" "),
         });
     }
     out
@@ -487,5 +542,17 @@ mod tests {
                 (Some(0), true)
             ]
         );
+        // Every instruction after a line marker, guard and operands kept.
+        let all: Vec<(u32, String)> = parse_nvdisasm_text(text)
+            .into_iter()
+            .map(|s| (s.ptx_line, s.text))
+            .collect();
+        assert_eq!(all.len(), 7);
+        assert_eq!(all[0], (240, "LDS R6, [R16]".to_string()));
+        assert_eq!(
+            all[2],
+            (250, "@!P0 STG.E.64 desc[UR8][R2.64], R4".to_string())
+        );
+        assert_eq!(all[5], (250, "STL [R1+0x30], R24".to_string()));
     }
 }

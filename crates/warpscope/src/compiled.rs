@@ -53,6 +53,11 @@ pub struct CompiledKernel {
     pub params: Vec<ParamDesc>,
     pub sites: Vec<SiteInfo>,
     pub notes: Vec<String>,
+    /// The PTX text the program was decoded from (its lines are the sites' `ptx_line`s).
+    pub ptx: String,
+    /// The SASS ptxas made of the module, each instruction tied to its PTX line; empty when
+    /// the SASS was not checked (`--no-sass`, no ptxas or nvdisasm).
+    pub sass: Vec<warpscope_toolkit::SassText>,
 }
 
 /// One kernel parameter of a compiled-path launch.
@@ -348,6 +353,7 @@ fn load_entry(
     let entry = warpscope_ptx::find_entry(&module, entry).map_err(|e| anyhow!("{e}"))?;
     let mut prog = Program::decode(&module, entry).map_err(|e| anyhow!("{label}: {e}"))?;
     let mut notes = Vec::new();
+    let mut sass = Vec::new();
     if !req.compile.no_sass {
         let found;
         let tk = match tk {
@@ -365,7 +371,10 @@ fn load_entry(
                     |a| tk.target_for_cc(a.cc.major as u32, a.cc.minor as u32).sm,
                 );
                 let ptxas = warpscope_toolkit::ptxas_options(&req.compile.nvcc_flags);
-                notes.extend(crate::sass::check(&mut prog, ptx, &module, tk, &sm, &ptxas));
+                let (note, listing) =
+                    crate::sass::check(&mut prog, ptx, &module, tk, &sm, &ptxas);
+                notes.extend(note);
+                sass = listing;
             }
             None => notes.push(
                 "SASS not checked (figures for the PTX as written; ptxas may merge loads): no CUDA toolkit found for ptxas and nvdisasm".to_string(),
@@ -450,13 +459,20 @@ fn load_entry(
         })
         .collect();
     let (launch, params) = build_launch(req, &prog, &names, &types, &elem_bytes, &fields)?;
-    let sites = site_infos(req, &prog);
+    let pointer = |k: usize| match types.get(k) {
+        Some(t) => t.trim_end().ends_with('*'),
+        None => prog.params.get(k).is_some_and(|p| p.bytes == 8),
+    };
+    let roots = crate::access_text::address_roots(&module, entry, &pointer);
+    let sites = site_infos(req, &prog, &roots, &names);
     Ok(CompiledKernel {
         prog,
         launch,
         params,
         sites,
         notes,
+        ptx: ptx.to_string(),
+        sass,
     })
 }
 
@@ -540,9 +556,21 @@ fn source_file(req: &AnalyzeRequest, prog: &Program, index: u32) -> SourceFile {
     }
 }
 
-fn site_infos(req: &AnalyzeRequest, prog: &Program) -> Vec<SiteInfo> {
+/// The report's sites of `prog`'s memory instructions: each at the source position of its
+/// `.loc` (through inlined headers, at the user's call), named by the access of that line it
+/// stands for (`roots`: the variables each PTX line's address comes from, `names`: the
+/// entry's parameter names; see [`crate::access_text`]), else by the line's text. Where
+/// accesses of different text share a line and column, each takes its own column.
+fn site_infos(
+    req: &AnalyzeRequest,
+    prog: &Program,
+    roots: &std::collections::HashMap<u32, std::collections::BTreeSet<crate::access_text::Root>>,
+    names: &[String],
+) -> Vec<SiteInfo> {
     let mut files: std::collections::HashMap<u32, SourceFile> = Default::default();
-    prog.sites
+    let mut own_columns: Vec<Option<u32>> = Vec::new();
+    let mut sites: Vec<SiteInfo> = prog
+        .sites
         .iter()
         .map(|s| {
             // Code inlined from a header (atomicAdd's `__iAtomicAdd`, a library's device
@@ -563,18 +591,34 @@ fn site_infos(req: &AnalyzeRequest, prog: &Program) -> Vec<SiteInfo> {
                 }
                 loc => loc,
             };
+            // The variable the address comes from (instructions ptxas added have none).
+            let from_ptx = s.ptx.starts_with(|c: char| c.is_ascii_lowercase());
+            let base = roots
+                .get(&s.ptx_line)
+                .filter(|r| from_ptx && r.len() == 1)
+                .and_then(|r| r.first())
+                .map(|r| crate::access_text::root_name(r, names));
             let (line, column, text, file) = match loc {
                 Some((f, l, c)) => {
                     let sf = files.entry(f).or_insert_with(|| source_file(req, prog, f));
-                    let t = sf
+                    let src = sf
                         .lines
                         .as_ref()
-                        .and_then(|ls| ls.get(l.saturating_sub(1) as usize))
-                        .map(|t| shorten(t.trim()))
-                        .unwrap_or_default();
+                        .and_then(|ls| ls.get(l.saturating_sub(1) as usize));
+                    let own = src.filter(|_| from_ptx).and_then(|t| {
+                        crate::access_text::match_access(t, s.op, base.as_deref(), c)
+                    });
+                    own_columns.push(own.as_ref().map(|o| o.1));
+                    let t = match own {
+                        Some((t, _)) => shorten(&t),
+                        None => src.map(|t| shorten(t.trim())).unwrap_or_default(),
+                    };
                     (l, c, t, sf.shown.clone())
                 }
-                None => (0, 0, String::new(), None),
+                None => {
+                    own_columns.push(None);
+                    (0, 0, String::new(), None)
+                }
             };
             let text = if text.is_empty() { s.ptx.clone() } else { text };
             SiteInfo {
@@ -595,7 +639,29 @@ fn site_infos(req: &AnalyzeRequest, prog: &Program) -> Vec<SiteInfo> {
                 ptx_line: Some(s.ptx_line),
             }
         })
-        .collect()
+        .collect();
+    // Accesses of different text at one line and column (the statement's): each at its own.
+    let mut texts: std::collections::HashMap<(Option<String>, u32, u32), Vec<&str>> =
+        Default::default();
+    for s in &sites {
+        let t = texts.entry((s.file.clone(), s.line, s.column)).or_default();
+        if !t.contains(&s.text.as_str()) {
+            t.push(&s.text);
+        }
+    }
+    let shared: std::collections::HashSet<(Option<String>, u32, u32)> = texts
+        .into_iter()
+        .filter(|(_, t)| t.len() > 1)
+        .map(|(k, _)| k)
+        .collect();
+    for (s, own) in sites.iter_mut().zip(own_columns) {
+        if let Some(c) = own {
+            if s.line > 0 && shared.contains(&(s.file.clone(), s.line, s.column)) {
+                s.column = c;
+            }
+        }
+    }
+    sites
 }
 
 fn shorten(t: &str) -> String {

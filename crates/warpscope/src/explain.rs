@@ -9,6 +9,7 @@ use warpscope_model::{cost, Arch, Config, Cost, SmemBankMode, Space, WarpAccess}
 use warpscope_report::explain::{paragraph, ExplainedArch, Explanation, TexelGrid};
 use warpscope_report::{advise, Analysis, SiteReport};
 
+use crate::load::Prepared;
 use crate::{analyze_prepared, prepare, AnalyzeRequest};
 
 /// Which access to explain.
@@ -40,6 +41,41 @@ fn describe(s: &SiteReport) -> String {
         format!("{:?}", s.op).to_lowercase(),
         s.width
     )
+}
+
+/// One line per access of `hits` (rows of one source line): its position, text, space,
+/// operation and width, and its rows (`#8–#23 (16 instructions)` for an unrolled loop's
+/// copies).
+fn grouped(rows: &[SiteReport], hits: &[usize]) -> String {
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for &i in hits {
+        let d = describe(&rows[i]);
+        match groups.iter_mut().find(|(x, _)| *x == d) {
+            Some((_, v)) => v.push(i),
+            None => groups.push((d, vec![i])),
+        }
+    }
+    groups
+        .iter()
+        .map(|(d, v)| match v.as_slice() {
+            [one] => format!("  #{one} {d}"),
+            _ if v.windows(2).all(|w| w[1] == w[0] + 1) => format!(
+                "  #{}–#{} {d} ({} instructions)",
+                v[0],
+                v[v.len() - 1],
+                v.len()
+            ),
+            _ => format!(
+                "  {} {d} ({} instructions)",
+                v.iter()
+                    .map(|i| format!("#{i}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                v.len()
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The rule the model applied, in words.
@@ -115,9 +151,14 @@ fn texel_grid(
 /// Interprets the launch, analyzes it (for the report's table), then re-runs it to pick the
 /// requested warp-level execution of the chosen site and explains it per architecture.
 ///
+/// A line (or line and column) whose accesses are all copies of one access (an unrolled
+/// loop's, the same text, operation, space and width) selects them all, and the costliest
+/// warp of any of them is explained.
+///
 /// Errors: everything [`crate::analyze`] reports; no access at the given line (the message
-/// lists the kernel's accesses), several accesses on the line and no column, a site number
-/// out of range, a warp index past the site's executions.
+/// lists the kernel's accesses), several different accesses on the line and no column (or
+/// `--warp` with several copies), a site number out of range, a warp index past the site's
+/// executions.
 pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
     let p = prepare(&req.analyze)?;
     let analysis: Analysis = analyze_prepared(&req.analyze, &p)?;
@@ -130,7 +171,7 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let row = match req.site {
+    let chosen: Vec<usize> = match req.site {
         SiteSelector::Number(n) => {
             if n >= rows.len() {
                 bail!(
@@ -141,7 +182,7 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
                     listing()
                 );
             }
-            n
+            vec![n]
         }
         SiteSelector::Line { line, column } => {
             let hits: Vec<usize> = (0..rows.len())
@@ -151,93 +192,55 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
                 Some(c) => format!("{file}:{line}:{c}"),
                 None => format!("{file}:{line}"),
             };
+            let copies = |h: &[usize]| {
+                let f = &rows[h[0]];
+                h.iter().all(|&i| {
+                    let s = &rows[i];
+                    (&s.text, s.op, s.space, s.width, &s.file, s.column)
+                        == (&f.text, f.op, f.space, f.width, &f.file, f.column)
+                })
+            };
             match hits.as_slice() {
                 [] => bail!(
                     "no memory access of {} at {at} was executed by this launch; its accesses are:\n{}",
                     req.analyze.kernel,
                     listing()
                 ),
-                [one] => *one,
+                [_] => hits,
+                many if copies(many) && req.warp.is_none() => hits,
                 many => bail!(
-                    "{at} has {} accesses; choose one with --line {line}:COLUMN or --site N:\n{}",
-                    many.len(),
-                    many.iter()
-                        .map(|&i| format!("  #{i} {}", describe(&rows[i])))
-                        .collect::<Vec<_>>()
-                        .join("\n")
+                    "{at} has {}; choose one with {} or --site N:\n{}",
+                    {
+                        let mut d: Vec<String> = many.iter().map(|&i| describe(&rows[i])).collect();
+                        d.sort();
+                        d.dedup();
+                        match d.len() {
+                            1 => format!("{} instructions of one access", many.len()),
+                            n if n == many.len() => format!("{n} accesses"),
+                            n => format!("{n} accesses ({} instructions)", many.len()),
+                        }
+                    },
+                    if copies(many) {
+                        "--site N (--warp counts the executions of one instruction)".to_string()
+                    } else {
+                        format!("--line {line}:COLUMN")
+                    },
+                    grouped(rows, many)
                 ),
             }
         }
     };
-    let target = &rows[row];
-    let Some(site_id) = p.kernel.sites().iter().position(|s| {
-        s.line == target.line
-            && s.column == target.column
-            && s.op == target.op
-            && s.text == target.text
-            && s.ptx_line == target.ptx_line
-    }) else {
-        bail!("internal: the report's row #{row} has no front-end site");
-    };
-    // Second run: find the execution. A texture fetch or surface access reaches the sink as
-    // one access per request, a wide local access as one per 4-byte word; an instruction's
-    // further parts have `read_only` set (`WarpAccess::read_only`). The parts of one warp
-    // execution are gathered and weighed together.
-    struct Execution {
-        parts: Vec<WarpAccess>,
-        origin: warpscope_cuda::WarpOrigin,
+    let picked = pick(&req.analyze, &p, &analysis, &chosen, req.warp)?;
+    // The costliest of the copies (the first of the greatest weight).
+    let mut best: Option<(usize, &Picked)> = None;
+    for (&row, pk) in chosen.iter().zip(&picked) {
+        if pk.chosen.is_some() && best.is_none_or(|(_, b)| pk.weight > b.weight) {
+            best = Some((row, pk));
+        }
     }
-    let weigh = |parts: &[WarpAccess]| -> u64 {
-        parts
-            .iter()
-            .map(|a| {
-                p.archs
-                    .iter()
-                    .map(|arch| weight(&cost(arch, &req.analyze.config, a), a.space))
-                    .sum::<u64>()
-            })
-            .sum()
-    };
-    let mut count = 0u64;
-    let mut chosen: Option<(u64, u64, Execution)> = None;
-    let mut current: Option<Execution> = None;
-    let finish = |e: Execution, i: u64, chosen: &mut Option<(u64, u64, Execution)>| match req.warp {
-        Some(n) if n == i => *chosen = Some((0, i, e)),
-        Some(_) => {}
-        None => {
-            let w = weigh(&e.parts);
-            if chosen.as_ref().is_none_or(|c| w > c.0) {
-                *chosen = Some((w, i, e));
-            }
-        }
-    };
-    // What the site's warps show over the launch (a 1-D stride or a column walk, a
-    // reduction's doubling stride), as the analysis's advice sees it.
-    let mut strides = LaneStrides::default();
-    p.kernel.run(&mut |s, a, origin| {
-        if s != site_id || a.space != target.space || a.width != target.width {
-            return;
-        }
-        strides.record(a);
-        let further = a.read_only && a.space != Space::Global;
-        match current.as_mut() {
-            Some(e) if further => e.parts.push(*a),
-            _ => {
-                if let Some(e) = current.take() {
-                    finish(e, count - 1, &mut chosen);
-                }
-                count += 1;
-                current = Some(Execution {
-                    parts: vec![*a],
-                    origin,
-                });
-            }
-        }
-    })?;
-    if let Some(e) = current.take() {
-        finish(e, count - 1, &mut chosen);
-    }
-    let Some((_, execution, Execution { parts, origin })) = chosen else {
+    let Some((row, pk)) = best else {
+        let target = &rows[chosen[0]];
+        let count = picked[0].count;
         match req.warp {
             Some(n) => bail!(
                 "--warp {n}: {}:{}:{} {} has {count} warp-level executions in this launch; \
@@ -256,13 +259,160 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
             ),
         }
     };
+    let row_pk = (row, pk);
+    Ok(build(
+        &req.analyze,
+        &p,
+        analysis,
+        row_pk.0,
+        row_pk.1,
+        req.warp,
+    ))
+}
+
+/// The warp-level execution of one row chosen by [`pick`].
+pub(crate) struct Picked {
+    /// The row's warp-level executions in the launch.
+    pub(crate) count: u64,
+    /// Its weight ([`weight`] summed over the architectures and the execution's parts).
+    pub(crate) weight: u64,
+    /// The execution: its 0-based index in launch order, its parts (texture requests, the
+    /// words of a wide local access: one access each) and the warp it came from.
+    pub(crate) chosen: Option<(u64, Vec<WarpAccess>, warpscope_cuda::WarpOrigin)>,
+    /// What the row's warps show over the launch (a 1-D stride or a column walk, a
+    /// reduction's doubling stride), as the analysis's advice sees it.
+    pub(crate) strides: LaneStrides,
+}
+
+/// Runs the launch of `p` once more and picks, for each of `rows` (row numbers of
+/// `analysis`), its execution `warp` (0-based, in launch order) or, when `None`, its
+/// costliest (the first of the greatest weight, summed over the architectures).
+///
+/// Errors: what the run reports; a row with no front-end site (an internal error).
+pub(crate) fn pick(
+    req: &AnalyzeRequest,
+    p: &Prepared,
+    analysis: &Analysis,
+    rows: &[usize],
+    warp: Option<u64>,
+) -> Result<Vec<Picked>> {
+    let reports = &analysis.architectures[0].sites;
+    let sites = p.kernel.sites();
+    // Per front-end site, the (space, width, slot) of the rows asked for.
+    let mut wanted: std::collections::HashMap<usize, Vec<(Space, u32, usize)>> = Default::default();
+    for (slot, &row) in rows.iter().enumerate() {
+        let target = &reports[row];
+        let Some(site_id) = sites.iter().position(|s| {
+            s.line == target.line
+                && s.column == target.column
+                && s.op == target.op
+                && s.text == target.text
+                && s.ptx_line == target.ptx_line
+        }) else {
+            bail!("internal: the report's row #{row} has no front-end site");
+        };
+        wanted
+            .entry(site_id)
+            .or_default()
+            .push((target.space, target.width, slot));
+    }
+    // A texture fetch or surface access reaches the sink as one access per request, a wide
+    // local access as one per 4-byte word; an instruction's further parts have `read_only`
+    // set (`WarpAccess::read_only`). The parts of one warp execution are gathered and
+    // weighed together.
+    struct Execution {
+        parts: Vec<WarpAccess>,
+        origin: warpscope_cuda::WarpOrigin,
+    }
+    let weigh = |parts: &[WarpAccess]| -> u64 {
+        parts
+            .iter()
+            .map(|a| {
+                p.archs
+                    .iter()
+                    .map(|arch| weight(&cost(arch, &req.config, a), a.space))
+                    .sum::<u64>()
+            })
+            .sum()
+    };
+    let mut out: Vec<Picked> = rows
+        .iter()
+        .map(|_| Picked {
+            count: 0,
+            weight: 0,
+            chosen: None,
+            strides: LaneStrides::default(),
+        })
+        .collect();
+    let mut current: Vec<Option<Execution>> = rows.iter().map(|_| None).collect();
+    let finish = |e: Execution, pk: &mut Picked| {
+        let i = pk.count - 1;
+        match warp {
+            Some(n) if n == i => pk.chosen = Some((i, e.parts, e.origin)),
+            Some(_) => {}
+            None => {
+                let w = weigh(&e.parts);
+                if pk.chosen.is_none() || w > pk.weight {
+                    pk.weight = w;
+                    pk.chosen = Some((i, e.parts, e.origin));
+                }
+            }
+        }
+    };
+    p.kernel.run(&mut |s, a, origin| {
+        let Some(targets) = wanted.get(&s) else {
+            return;
+        };
+        let Some(&(_, _, slot)) = targets
+            .iter()
+            .find(|(space, width, _)| a.space == *space && a.width == *width)
+        else {
+            return;
+        };
+        out[slot].strides.record(a);
+        let further = a.read_only && a.space != Space::Global;
+        match current[slot].as_mut() {
+            Some(e) if further => e.parts.push(*a),
+            _ => {
+                if let Some(e) = current[slot].take() {
+                    finish(e, &mut out[slot]);
+                }
+                out[slot].count += 1;
+                current[slot] = Some(Execution {
+                    parts: vec![*a],
+                    origin,
+                });
+            }
+        }
+    })?;
+    for (slot, c) in current.into_iter().enumerate() {
+        if let Some(e) = c {
+            finish(e, &mut out[slot]);
+        }
+    }
+    Ok(out)
+}
+
+/// The explanation of row `row` of `analysis` at the execution `pk` picked (which must have
+/// one): the model's breakdown on each architecture, its paragraph and advice.
+pub(crate) fn build(
+    req: &AnalyzeRequest,
+    p: &Prepared,
+    analysis: Analysis,
+    row: usize,
+    pk: &Picked,
+    warp: Option<u64>,
+) -> Explanation {
+    let target = analysis.architectures[0].sites[row].clone();
+    let (execution, parts, origin) = pk.chosen.clone().expect("an execution was picked");
+    let file = &req.file;
     let access = parts[0];
     let facts = SiteFacts {
         text: &target.text,
         start_offsets: 0,
-        strides,
+        strides: pk.strides.clone(),
     };
-    let config = &req.analyze.config;
+    let config = &req.config;
     let architectures = p
         .archs
         .iter()
@@ -284,10 +434,10 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
         })
         .collect();
     let mut e = Explanation {
-        kernel: req.analyze.kernel.clone(),
+        kernel: req.kernel.clone(),
         source: target.file.clone().unwrap_or_else(|| file.clone()),
-        grid: req.analyze.grid,
-        block: req.analyze.block,
+        grid: req.grid,
+        block: req.block,
         line: target.line,
         column: target.column,
         text: target.text.clone(),
@@ -298,8 +448,8 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
         ptx: target.ptx.clone(),
         ptx_line: target.ptx_line,
         execution,
-        executions: count,
-        chosen: match req.warp {
+        executions: pk.count,
+        chosen: match warp {
             Some(n) => format!("--warp {n}"),
             None => "the costliest".into(),
         },
@@ -312,7 +462,7 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
         } else {
             Vec::new()
         },
-        texels: texel_grid(&req.analyze, &access, &parts),
+        texels: texel_grid(req, &access, &parts),
         architectures,
         analysis,
     };
@@ -350,5 +500,5 @@ pub fn explain(req: &ExplainRequest) -> Result<Explanation> {
         let para = paragraph(&e, &e.architectures[i]);
         e.architectures[i].paragraph = para;
     }
-    Ok(e)
+    e
 }

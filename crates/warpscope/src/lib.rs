@@ -17,21 +17,27 @@
 //! ([`AnalyzeRequest::init`]), the compute capabilities ([`AnalyzeRequest::ccs`]) or GPUs
 //! ([`GpuTarget`]) and the options (model [`Config`](model::Config), limits, front end
 //! [`CompileRequest`]); [`analyze`] returns the [`Analysis`](report::Analysis), [`explain`]
-//! one access's [`Explanation`](report::explain::Explanation). Both serialize (serde) to the
+//! one access's [`Explanation`](report::explain::Explanation), [`annotate`] the
+//! [`Annotation`](report::annotate::Annotation) of the source view (the analysis with its
+//! source files, PTX and SASS instructions and costliest warps). Both serialize (serde) to the
 //! JSON documents of `docs/schema` ([`schema`]).
 //!
 //! Modules: `load` (front-end loading and the choice of compute capabilities), `run` (the
 //! launch run once, costed and summed), [`compiled`] (the compiled path: nvcc/NVRTC, PTX,
-//! the launch's parameters and allocations), `sass` (ptxas's merges), [`quick`] (`-e`
+//! the launch's parameters and allocations), `access_text` (which source access a PTX
+//! memory instruction is), `sass` (ptxas's merges), [`quick`] (`-e`
 //! patterns and `--sweep`), [`sweep`] (Harris's offset and stride experiments), [`budget`]
 //! (limits on an analysis's figures), [`diff`] (two analyses side by side), `explain` (one
-//! access, warp by warp), [`schema`] (the JSON Schemas).
+//! access, warp by warp), `annotate` (the source with its figures, instructions and
+//! costliest warps), [`schema`] (the JSON Schemas).
 
 use anyhow::Result;
 use warpscope_model::{arch, Arch, Config};
 use warpscope_report::Analysis;
 use warpscope_traffic::{Gpu, Profile};
 
+mod access_text;
+mod annotate;
 pub mod budget;
 pub mod compiled;
 pub mod diff;
@@ -45,6 +51,7 @@ mod sass;
 pub mod schema;
 pub mod sweep;
 
+pub use annotate::{annotate, AnnotateRequest};
 pub use compiled::{CompileRequest, Frontend};
 pub use explain::{explain, ExplainRequest, SiteSelector};
 use load::{is_ptx_file, prepare, sample_of};

@@ -8,11 +8,12 @@
 use warpscope_ptx::ast::{Module, Statement};
 use warpscope_simt::sass::{SassInst, SassReport};
 use warpscope_simt::Program;
-use warpscope_toolkit::Toolkit;
+use warpscope_toolkit::{SassText, Toolkit};
 
 /// Applies ptxas's merges for `sm` (`"sm_90"`) to `prog`, decoded from `ptx`. Returns the
-/// note for the report: what was merged, or why the SASS was not checked. Never fails: a
-/// tool that is missing or refuses the PTX leaves the PTX as written.
+/// note for the report (what was merged, or why the SASS was not checked) and every SASS
+/// instruction of the module with the PTX line it came from (empty when not checked). Never
+/// fails: a tool that is missing or refuses the PTX leaves the PTX as written.
 pub fn check(
     prog: &mut Program,
     ptx: &str,
@@ -20,13 +21,16 @@ pub fn check(
     tk: &Toolkit,
     sm: &str,
     ptxas_options: &[String],
-) -> Option<String> {
+) -> (Option<String>, Vec<SassText>) {
     let tools = match tk.sass_tools() {
         Ok(t) => t,
         Err(e) => {
-            return Some(format!(
-                "SASS not checked (figures for the PTX as written; ptxas may merge loads): {e}"
-            ))
+            return (
+                Some(format!(
+                    "SASS not checked (figures for the PTX as written; ptxas may merge loads): {e}"
+                )),
+                Vec::new(),
+            )
         }
     };
     let mut lines = Vec::new();
@@ -47,9 +51,12 @@ pub fn check(
         Err(e) => {
             let first = e.to_string();
             let first = first.lines().take(2).collect::<Vec<_>>().join(" ");
-            return Some(format!(
-                "SASS not checked (figures for the PTX as written): {first}"
-            ));
+            return (
+                Some(format!(
+                    "SASS not checked (figures for the PTX as written): {first}"
+                )),
+                Vec::new(),
+            );
         }
     };
     // This kernel's spills and its callees', not the other kernels' of the module.
@@ -88,15 +95,19 @@ pub fn check(
         .collect();
     let report = prog.apply_sass(&insts);
     let merges = summary(&report, sm);
+    let listing = mem.instructions;
     if spills.is_empty() {
-        return merges;
+        return (merges, listing);
     }
     let spill = format!(
         "ptxas ({sm}) spills registers to local memory — {}; its {} spill and refill instructions (LDL/STL, not in the PTX) are in these figures as local loads and stores at the PTX line ptxas ties them to (sites 'STL (spill)', 'LDL (refill)'); to remove them, let ptxas use more registers per thread (a smaller minimum of blocks per SM in __launch_bounds__, a larger -maxrregcount) or keep fewer values live at once",
         spills.join("; "),
         report.spills
     );
-    Some(merges.map_or(spill.clone(), |m| format!("{m}. {spill}")))
+    (
+        Some(merges.map_or(spill.clone(), |m| format!("{m}. {spill}"))),
+        listing,
+    )
 }
 
 /// Every instruction's line, nested blocks included.

@@ -177,9 +177,10 @@ mod svg;
 mod texels;
 mod text;
 
-pub(crate) use common::{space_name, wrap};
+pub(crate) use common::{esc, space_name, wrap};
 pub use html::render_html;
 pub use paragraph::paragraph;
+pub(crate) use svg::figure_svg;
 pub use svg::{render_svg, render_svg_all};
 pub use texels::{Cell, TexelGrid, TexelRead};
 pub use text::render_text;
