@@ -928,3 +928,82 @@ fn sgemm_1d_blocktile_merges_shared_loads_across_unrolled_trips() {
     let t = &v["architectures"][0]["totals"];
     assert_eq!(t["shared_load"]["requests"].as_u64(), Some(37_748_736));
 }
+
+/// Where nvcc's `.loc` puts a load on a line that does not access its variable (here the
+/// store's line: `moved_loc.ptx` is `moved_loc.cu`'s PTX with the load's `.loc` moved), the
+/// figures stay on nvcc's line, as Nsight Compute's source view has them, and a note names
+/// the instruction and the source line of its access. The PTX as nvcc made it has no note.
+#[test]
+fn a_load_on_another_line_than_its_access_is_noted() {
+    let args = |ptx: &'static str| {
+        vec![
+            "analyze",
+            ptx,
+            "--kernel",
+            "moved",
+            "--grid",
+            "8",
+            "--block",
+            "128",
+            "--arg",
+            "n=1000",
+            "--cc",
+            "9.0",
+            "--no-sass",
+            "--format",
+            "json",
+        ]
+    };
+    let (ok, out, err) = warpscope(&args("tests/kernels/compiled/moved_loc.ptx"));
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("PTX line 46's load of `a` at line 8 (the source's line 6, `a[i]`)"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let load = &v["architectures"][0]["sites"][0];
+    assert_eq!(
+        (load["line"].as_u64(), load["op"].as_str()),
+        (Some(8), Some("load"))
+    );
+    // 1,000 floats: 32 warp requests, 125 sectors each way.
+    assert_eq!(load["sectors"].as_u64(), Some(125));
+    // The same PTX with nvcc's own line information: no note.
+    let ptx = std::fs::read_to_string("tests/kernels/compiled/moved_loc.ptx")
+        .unwrap()
+        .replacen(".loc\t1 8 9\n\tmul.wide", ".loc\t1 6 5\n\tmul.wide", 1);
+    let fixed = temp("moved_loc_as_nvcc.ptx", &ptx);
+    let (ok, _, err) = warpscope(&[
+        "analyze",
+        &fixed,
+        "--kernel",
+        "moved",
+        "--grid",
+        "8",
+        "--block",
+        "128",
+        "--arg",
+        "n=1000",
+        "--cc",
+        "9.0",
+        "--no-sass",
+        "-q",
+    ]);
+    assert!(ok, "{err}");
+    let (_, _, err) = warpscope(&[
+        "analyze",
+        &fixed,
+        "--kernel",
+        "moved",
+        "--grid",
+        "8",
+        "--block",
+        "128",
+        "--arg",
+        "n=1000",
+        "--cc",
+        "9.0",
+        "--no-sass",
+    ]);
+    assert!(!err.contains("line information"), "{err}");
+}

@@ -464,7 +464,7 @@ fn load_entry(
         None => prog.params.get(k).is_some_and(|p| p.bytes == 8),
     };
     let roots = crate::access_text::address_roots(&module, entry, &pointer);
-    let sites = site_infos(req, &prog, &roots, &names);
+    let sites = site_infos(req, &prog, &roots, &names, &mut notes);
     Ok(CompiledKernel {
         prog,
         launch,
@@ -520,6 +520,103 @@ fn shown_path(p: &Path) -> String {
 
 /// A `.file` of the PTX: the name to show for it (`None` when it is the analyzed file) and
 /// its lines, when it can be read.
+/// A memory instruction whose `.loc` line does not access the variable its address comes
+/// from, while one line of the kernel does (nvcc moved a load next to its use).
+struct MovedLoc {
+    ptx_line: u32,
+    op: warpscope_model::Op,
+    /// The variable the address comes from.
+    base: String,
+    loc_line: u32,
+    /// The kernel's lines that access `base` so, with the access's text.
+    source: Vec<(u32, String)>,
+}
+
+/// Whether `line` accesses variable `base` (subscript or member).
+fn mentions(line: &str, base: &str) -> bool {
+    crate::access_text::accesses_in(line)
+        .iter()
+        .any(|a| a.base == base)
+}
+
+/// The lines of `kernel`'s definition in `lines` (1-based) that hold an access of `base`
+/// fitting `op`, with the first such access's text, when `loc_line` is inside that
+/// definition too; empty if none does or the definition is not in this file.
+fn source_lines_of(
+    lines: &[String],
+    kernel: &str,
+    loc_line: u32,
+    op: warpscope_model::Op,
+    base: &str,
+) -> Vec<(u32, String)> {
+    let Some((first, last)) = crate::annotate::kernel_lines(&lines.join("\n"), kernel) else {
+        return Vec::new();
+    };
+    if !(first..=last).contains(&loc_line) {
+        return Vec::new();
+    }
+    (first..=last)
+        .filter_map(|l| {
+            let t = lines.get(l as usize - 1)?;
+            crate::access_text::accesses_in(t)
+                .into_iter()
+                .find(|a| {
+                    a.base == base
+                        && match op {
+                            warpscope_model::Op::Load => a.load,
+                            warpscope_model::Op::Store => a.store,
+                            _ => true,
+                        }
+                })
+                .map(|a| (l, a.text))
+        })
+        .collect()
+}
+
+/// The note on instructions nvcc's `.loc` puts on another line than their access: the
+/// figures stay on the `.loc` line (as Nsight Compute's source view shows them).
+fn moved_loc_note(moved: &[MovedLoc]) -> Option<String> {
+    if moved.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = moved
+        .iter()
+        .take(3)
+        .map(|m| {
+            let at = match m.source.as_slice() {
+                [(l, text)] => format!("the source's line {l}, `{text}`"),
+                many => format!(
+                    "`{}` is accessed at lines {}",
+                    m.base,
+                    many.iter()
+                        .map(|(l, _)| l.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            let op = if m.op == warpscope_model::Op::Store {
+                "store"
+            } else {
+                "load"
+            };
+            format!(
+                "PTX line {}'s {op} of `{}` at line {} ({at})",
+                m.ptx_line, m.base, m.loc_line
+            )
+        })
+        .collect();
+    let more = match moved.len() {
+        n if n > 3 => format!(", and {} more", n - 3),
+        _ => String::new(),
+    };
+    Some(format!(
+        "nvcc's line information puts {} memory instruction{} on another line than the access it makes: {}{more}; the figures are on nvcc's line, as in Nsight Compute's source view",
+        moved.len(),
+        if moved.len() == 1 { "" } else { "s" },
+        shown.join("; ")
+    ))
+}
+
 struct SourceFile {
     shown: Option<String>,
     lines: Option<Vec<String>>,
@@ -566,8 +663,11 @@ fn site_infos(
     prog: &Program,
     roots: &std::collections::HashMap<u32, std::collections::BTreeSet<crate::access_text::Root>>,
     names: &[String],
+    notes: &mut Vec<String>,
 ) -> Vec<SiteInfo> {
     let mut files: std::collections::HashMap<u32, SourceFile> = Default::default();
+    let mut moved: Vec<MovedLoc> = Vec::new();
+    let kernel = warpscope_ptx::demangle(&req.kernel);
     let mut own_columns: Vec<Option<u32>> = Vec::new();
     let mut sites: Vec<SiteInfo> = prog
         .sites
@@ -608,6 +708,20 @@ fn site_infos(
                     let own = src.filter(|_| from_ptx).and_then(|t| {
                         crate::access_text::match_access(t, s.op, base.as_deref(), c)
                     });
+                    if let (Some(b), Some(ls), Some(t)) = (&base, &sf.lines, src) {
+                        if own.is_none() && !mentions(t, b) {
+                            let source = source_lines_of(ls, &kernel, l, s.op, b);
+                            if !source.is_empty() {
+                                moved.push(MovedLoc {
+                                    ptx_line: s.ptx_line,
+                                    op: s.op,
+                                    base: b.clone(),
+                                    loc_line: l,
+                                    source,
+                                });
+                            }
+                        }
+                    }
                     own_columns.push(own.as_ref().map(|o| o.1));
                     let t = match own {
                         Some((t, _)) => shorten(&t),
@@ -640,6 +754,9 @@ fn site_infos(
             }
         })
         .collect();
+    if let Some(note) = moved_loc_note(&moved) {
+        notes.push(note);
+    }
     // Accesses of different text at one line and column (the statement's): each at its own.
     let mut texts: std::collections::HashMap<(Option<String>, u32, u32), Vec<&str>> =
         Default::default();
