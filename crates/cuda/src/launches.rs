@@ -125,9 +125,13 @@ pub fn host_launches(file: &str, text: &str, defines: &[String]) -> Result<Vec<H
         &mut macros,
     );
     let (blanked, _) = blank_attributes(text);
-    let tree =
-        parse(&blanked).ok_or_else(|| Error::Argument(format!("{file}: the parser gave up")))?;
+    let tree = parse(&blanked).ok_or_else(|| {
+        Error::Argument(format!(
+            "{file}: the parser gave up (badly broken or very deeply nested code); check the file compiles"
+        ))
+    })?;
     let root = tree.root_node();
+    check_tree_depth(file, root, &blanked)?;
     collect_kernels(root, &blanked, &mut kernels);
     let mut w = Walker {
         src: &blanked,
@@ -195,6 +199,10 @@ fn absorb_includes(
             continue;
         };
         let root = tree.root_node();
+        // A header too deeply nested to walk is skipped, as an unreadable one is.
+        if check_tree_depth(&path.to_string_lossy(), root, &blanked).is_err() {
+            continue;
+        }
         collect_kernels(root, &blanked, kernels);
         let none = HashMap::new();
         let mut w = Walker {
@@ -213,12 +221,58 @@ fn absorb_includes(
     }
 }
 
+/// Parses `text`, bounded as the source front end's parse is ([`crate::parse_bounded`]):
+/// `None` if the grammar does not load or the parser gives up.
 fn parse(text: &str) -> Option<Tree> {
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_cuda::LANGUAGE.into())
         .ok()?;
-    parser.parse(text, None)
+    crate::parse_bounded(&mut parser, text)
+}
+
+/// Syntax-tree levels the host-code walk descends at most: its recursion (statements,
+/// expressions, `#if` blocks) must fit the stack. Brackets nested 512 deep, the source front
+/// end's limit, make about 1,000 levels.
+const MAX_TREE_DEPTH: usize = 2_000;
+
+/// Refuses a syntax tree deeper than [`MAX_TREE_DEPTH`] (9,000 nested parentheses, an
+/// `if` chain or `#if` blocks nested thousands deep), measured without recursion.
+///
+/// Errors: [`Error::Syntax`] at the first node that goes past the limit.
+fn check_tree_depth(file: &str, root: Node, src: &str) -> Result<()> {
+    let mut cursor = root.walk();
+    let mut depth = 0usize;
+    loop {
+        if depth > MAX_TREE_DEPTH {
+            let n = cursor.node();
+            let at = n.start_position();
+            let line_start = src[..n.start_byte()].rfind('\n').map_or(0, |i| i + 1);
+            return Err(Error::Syntax {
+                file: file.to_string(),
+                loc: crate::Loc {
+                    line: at.row as u32 + 1,
+                    col: src[line_start..n.start_byte()].chars().count() as u32 + 1,
+                },
+                msg: format!(
+                    "code nested more than {MAX_TREE_DEPTH} levels deep (brackets, statements or #if blocks); warpscope stops here to protect its stack when it looks for launches. Split the code into smaller parts, or give the launch with --grid and --block"
+                ),
+            });
+        }
+        if cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return Ok(());
+            }
+            depth -= 1;
+        }
+    }
 }
 
 fn text<'s>(n: Node, src: &'s str) -> &'s str {

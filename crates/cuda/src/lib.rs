@@ -257,7 +257,10 @@ fn parse_budget(text: &str) -> u64 {
 }
 
 /// Parses `text`, cancelled after [`parse_budget`] progress checks.
-fn parse_bounded(parser: &mut tree_sitter::Parser, text: &str) -> Option<tree_sitter::Tree> {
+pub(crate) fn parse_bounded(
+    parser: &mut tree_sitter::Parser,
+    text: &str,
+) -> Option<tree_sitter::Tree> {
     let budget = parse_budget(text);
     let mut checks = 0u64;
     let mut progress = |_: &tree_sitter::ParseState| {

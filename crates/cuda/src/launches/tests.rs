@@ -200,3 +200,87 @@ fn spaced_directives_and_comments_after_define_bodies() {
     // A quote in the body keeps what follows it.
     assert_eq!(without_comments("\"a//b\" // c"), "\"a//b\" ");
 }
+
+/// Host code nested deeper than the walk's limit ends in an error at the place it goes past
+/// it (9,000 parentheses, 12,000 `if` blocks, 20,000 `#if`s, 5,000 `+` terms: each aborted
+/// on a stack overflow before); code just under it is walked, on a 2 MiB thread stack (a
+/// test thread's, Rust's default for spawned threads).
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    const K: &str = "__global__ void k(float* a) {}\n";
+    let cases = [
+        (
+            format!(
+                "int main() {{ float* a; int n = {}1{};\n k<<<n, 32>>>(a); }}\n",
+                "(".repeat(9000),
+                ")".repeat(9000)
+            ),
+            2,
+        ),
+        (
+            format!(
+                "int main() {{ float* a;\n{}k<<<1, 32>>>(a);{} }}\n",
+                "if (1) {".repeat(12000),
+                "}".repeat(12000)
+            ),
+            3,
+        ),
+        (
+            format!(
+                "{}int main() {{ float* a; k<<<1, 32>>>(a); }}\n{}",
+                "#if 1\n".repeat(20000),
+                "#endif\n".repeat(20000)
+            ),
+            2001,
+        ),
+        (
+            format!(
+                "int main() {{ float* a; int n = 1{};\n k<<<n, 32>>>(a); }}\n",
+                "+1".repeat(5000)
+            ),
+            2,
+        ),
+    ];
+    for (body, line) in cases {
+        let src = format!("{K}{body}");
+        let e = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || host_launches("deep.cu", &src, &[]).unwrap_err().to_string())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(e.starts_with(&format!("deep.cu:{line}:")), "{e}");
+        assert!(e.contains("nested more than 2000 levels deep"), "{e}");
+    }
+    let under = [
+        format!(
+            "int main() {{ float* a; int n = {}1{};\n k<<<n, 32>>>(a); }}\n",
+            "(".repeat(990),
+            ")".repeat(990)
+        ),
+        format!(
+            "int main() {{ float* a;\n{}k<<<1, 32>>>(a);{} }}\n",
+            "if (1) {".repeat(990),
+            "}".repeat(990)
+        ),
+        format!(
+            "{}int main() {{ float* a; k<<<1, 32>>>(a); }}\n{}",
+            "#if 1\n".repeat(1990),
+            "#endif\n".repeat(1990)
+        ),
+        format!(
+            "int main() {{ float* a; int n = 1{};\n k<<<n, 32>>>(a); }}\n",
+            "+1".repeat(1990)
+        ),
+    ];
+    for body in under {
+        let src = format!("{K}{body}");
+        let found = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || host_launches("deep.cu", &src, &[]).map(|l| l.len()))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(found.unwrap(), 1);
+    }
+}
