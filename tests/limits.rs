@@ -331,3 +331,35 @@ fn largest_grid_is_announced_before_it_runs_for_ages() {
     let err = stderr_within(&quiet, Duration::from_secs(2));
     assert_eq!(err, "");
 }
+
+/// A `__device__` array of 4 GB with a two-element initializer holds only what is
+/// initialized: run with 2 GB of address space (`ulimit -v`), where the 4 GB image the
+/// initializer made before fails to allocate. `big[1]` is 2.0, so the warp's store starts 2
+/// floats into a 128-byte line and touches 5 sectors where `big[1] = 0` would give 4.
+#[test]
+fn a_huge_device_array_initializer_is_not_materialized() {
+    let src = temp(
+        "big_init.cu",
+        "__device__ float big[1073741824] = {1.0f, 2.0f};\n\
+         __global__ void k(float* a) { a[(int)big[1] + threadIdx.x] = 1.0f; }\n",
+    );
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 2000000 && exec '{}' analyze '{src}' --kernel k --grid 1 --block 32 --cc 9.0 --frontend source --format csv -q",
+            env!("CARGO_BIN_EXE_warpscope")
+        ))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    let store = stdout
+        .lines()
+        .find(|l| l.contains(",store,global,"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    // cc, executions, requests, transactions, transaction_bytes, sectors
+    assert!(store.contains(",9.0,1,1,5,160,5,"), "{store}");
+}

@@ -99,7 +99,8 @@ impl<'t> Lowerer<'t> {
             self.constant.resize(end as usize, 0);
             if let Some(iv) = init {
                 let bytes = self.const_init_bytes(iv, &ty, src)?;
-                self.constant[off as usize..(off + size) as usize].copy_from_slice(&bytes);
+                let (at, n) = (off as usize, bytes.len().min(size as usize));
+                self.constant[at..at + n].copy_from_slice(&bytes[..n]);
             }
             VarHome::Constant(off)
         } else if is_shared {
@@ -159,17 +160,30 @@ impl<'t> Lowerer<'t> {
         }
     }
 
-    /// The bytes of a constant initializer (`{1.0f, 2.0f}`, nested lists, scalars).
+    /// The bytes of a constant initializer (`{1.0f, 2.0f}`, nested lists, scalars), up to
+    /// its last initialized byte: the rest of the variable is zero, and is not materialized
+    /// (`__device__ float big[1 << 30] = {1.0f}` is 4 bytes here, not 4 GB).
+    ///
+    /// Errors: a non-constant initializer; an initializer this machine cannot hold.
     pub(super) fn const_init_bytes(&mut self, n: Node, ty: &Ty, src: &str) -> Result<Vec<u8>> {
-        let size = self.structs.size(ty) as usize;
-        let mut out = vec![0u8; size];
+        let mut out: Vec<u8> = Vec::new();
         let items = self.init_items(n, ty, 0, src)?;
         for (off, ex) in items {
             let v = const_eval(&ex)
                 .ok_or_else(|| self.err_at(n, "this initializer is not a constant"))?;
             let w = self.structs.size(&ex.ty) as usize;
             let bytes = crate::value::to_bytes(v, &ex.ty);
-            out[off as usize..off as usize + w].copy_from_slice(&bytes[..w]);
+            let end = off as usize + w;
+            if out.len() < end {
+                out.try_reserve(end - out.len()).map_err(|_| {
+                    self.err_at(
+                        n,
+                        format!("this initializer reaches byte {end}, more than this machine can hold; initialize the array at run time"),
+                    )
+                })?;
+                out.resize(end, 0);
+            }
+            out[off as usize..end].copy_from_slice(&bytes[..w]);
         }
         Ok(out)
     }
