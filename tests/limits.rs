@@ -363,3 +363,51 @@ fn a_huge_device_array_initializer_is_not_materialized() {
     // cc, executions, requests, transactions, transaction_bytes, sectors
     assert!(store.contains(",9.0,1,1,5,160,5,"), "{store}");
 }
+
+/// Static `__shared__` arrays over 48 KB per block (16 KB on 1.x) are refused as ptxas
+/// refuses them, with the way out (dynamic shared memory); 48 KB runs.
+#[test]
+fn static_shared_memory_over_48_kb_is_refused() {
+    let kernel = |floats: u32| {
+        temp(
+            &format!("smem{floats}.cu"),
+            &format!("__global__ void k(float* a) {{ __shared__ float s[{floats}]; s[threadIdx.x] = 1; __syncthreads(); a[threadIdx.x] = s[threadIdx.x + 1]; }}\n"),
+        )
+    };
+    let big = kernel(16384);
+    let args = |f: &str, cc: &'static str| {
+        vec![
+            "analyze".to_string(),
+            f.to_string(),
+            "--kernel".into(),
+            "k".into(),
+            "--grid".into(),
+            "1".into(),
+            "--block".into(),
+            "32".into(),
+            "--cc".into(),
+            cc.into(),
+            "--frontend".into(),
+            "source".into(),
+            "-q".into(),
+        ]
+    };
+    let a = args(&big, "9.0");
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    fails(
+        &a,
+        &[
+            "65536 bytes of static shared memory",
+            "CC 9.0 allows at most 49152 bytes (48 KB)",
+            "extern __shared__",
+        ],
+    );
+    let ok48 = kernel(12288);
+    let a = args(&ok48, "9.0");
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (ok, _, err) = warpscope(&a);
+    assert!(ok, "{err}");
+    let a = args(&ok48, "1.3");
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    fails(&a, &["CC 1.3 allows at most 16384 bytes (16 KB)"]);
+}

@@ -252,6 +252,34 @@ impl LaunchLimits {
         Ok(())
     }
 
+    /// Static shared memory (`__shared__` arrays of fixed size) one block may declare, bytes:
+    /// 16 KB on 1.x, 48 KB from 2.0 on. More needs dynamic shared memory and the opt-in
+    /// (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability":
+    /// "kernels relying on shared memory allocations over 48 KB per block … must use dynamic
+    /// shared memory (rather than statically sized arrays)"; ptxas refuses more).
+    pub const fn max_static_shared_per_block(&self) -> u32 {
+        if self.cc.major == 1 {
+            16 * KB
+        } else {
+            48 * KB
+        }
+    }
+
+    /// Checks `bytes` of static shared memory per block against
+    /// [`LaunchLimits::max_static_shared_per_block`]. Errors:
+    /// [`LaunchError::StaticSharedMemory`].
+    pub fn check_static_shared(&self, bytes: u64) -> Result<(), LaunchError> {
+        let max = self.max_static_shared_per_block();
+        if bytes > u64::from(max) {
+            return Err(LaunchError::StaticSharedMemory {
+                cc: self.cc,
+                bytes,
+                max,
+            });
+        }
+        Ok(())
+    }
+
     /// Checks `bytes` of shared memory per block (static + dynamic) against
     /// [`LaunchLimits::max_shared_per_block`]. Errors: [`LaunchError::SharedMemory`].
     pub fn check_shared(&self, bytes: u64) -> Result<(), LaunchError> {
@@ -383,6 +411,15 @@ pub enum LaunchError {
         /// The limit.
         max: u32,
     },
+    /// The kernel declares `bytes` of static shared memory, over `max`.
+    StaticSharedMemory {
+        /// The capability whose limit was exceeded.
+        cc: ComputeCapability,
+        /// Static shared memory of the kernel, bytes.
+        bytes: u64,
+        /// The limit ([`LaunchLimits::max_static_shared_per_block`]).
+        max: u32,
+    },
     /// A thread-block cluster on a CC before 9.0.
     NoClusters {
         /// The capability.
@@ -463,6 +500,11 @@ impl fmt::Display for LaunchError {
             LaunchError::SharedMemory { cc, bytes, max } => write!(
                 f,
                 "a block uses {bytes} bytes of shared memory; CC {cc} allows at most {max} bytes ({} KB) per block",
+                max / KB
+            ),
+            LaunchError::StaticSharedMemory { cc, bytes, max } => write!(
+                f,
+                "the kernel declares {bytes} bytes of static shared memory; CC {cc} allows at most {max} bytes ({} KB) of static __shared__ arrays per block, and ptxas refuses more: declare the array `extern __shared__` and give its size at launch (--dynamic-smem; cudaFuncSetAttribute(…, cudaFuncAttributeMaxDynamicSharedMemorySize, …) on the host)",
                 max / KB
             ),
             LaunchError::NoClusters { cc, cluster } => write!(

@@ -107,6 +107,14 @@ impl Loaded {
     }
 
     /// Bytes of shared memory per block (static, then `dynamic` of `extern __shared__`).
+    /// Bytes of the kernel's static shared memory (fixed-size `__shared__` arrays) per block.
+    pub(crate) fn static_shared_bytes(&self) -> u64 {
+        match self {
+            Loaded::Source(k, _) => k.shared_bytes(0),
+            Loaded::Compiled(k) => k.prog.static_shared_bytes,
+        }
+    }
+
     pub(crate) fn shared_bytes(&self, dynamic: u64) -> u64 {
         match self {
             Loaded::Source(k, _) => k.shared_bytes(dynamic),
@@ -353,6 +361,7 @@ pub(crate) fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
     }
     let kernel = load(req, &candidates, &mut notes)?;
     let shared = kernel.shared_bytes(req.dynamic_shared_bytes);
+    let static_shared = kernel.static_shared_bytes();
     let local = kernel.local_bytes_per_thread();
     let mut archs: Vec<&'static Arch> = Vec::new();
     let cluster = kernel.cluster().map(u64::from);
@@ -360,6 +369,7 @@ pub(crate) fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
         match a
             .limits
             .check_cluster(cluster, shared, req.cluster_non_portable)
+            .and_then(|()| a.limits.check_static_shared(static_shared))
             .and_then(|()| a.limits.check_shared(shared))
             .and_then(|()| a.limits.check_local(local))
         {
