@@ -11,6 +11,7 @@ mod csv_table;
 pub mod explain;
 pub mod ncu;
 pub mod plot;
+pub mod resources;
 mod sweep;
 mod table;
 
@@ -421,6 +422,7 @@ impl Aggregator {
             notes: header.notes,
             advice,
             traffic: Vec::new(),
+            resources: None,
         }
     }
 }
@@ -804,6 +806,10 @@ pub struct Analysis {
     /// Bytes below the request and predicted time on each GPU asked for (`--gpu`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub traffic: Vec<TrafficReport>,
+    /// Registers, spills and static shared memory from `ptxas -v`, and the theoretical
+    /// occupancy per CC (compiled path with the SASS check only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resources: Option<resources::KernelResources>,
 }
 
 /// The version of the JSON that `--format json` writes, in its `schema_version` field.

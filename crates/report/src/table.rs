@@ -115,6 +115,9 @@ pub fn render_table_fit(a: &Analysis, color: bool, width: Option<usize>) -> Stri
         "{} — grid ({},{},{}) block ({},{},{}) — {}\n",
         a.kernel, a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1], a.block[2], a.source
     );
+    if let Some(r) = &a.resources {
+        out.push_str(&crate::resources::render_header(r));
+    }
     out.push_str(&fit(a.architectures.len(), width, &make, &title, color));
     out.push('\n');
     out.push_str(LEGEND);

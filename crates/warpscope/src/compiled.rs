@@ -53,6 +53,8 @@ pub struct CompiledKernel {
     pub params: Vec<ParamDesc>,
     pub sites: Vec<SiteInfo>,
     pub notes: Vec<String>,
+    /// What `ptxas -v` reported for the kernel (with the SASS check only).
+    pub ptxas: Option<warpscope_report::resources::PtxasFigures>,
 }
 
 /// One kernel parameter of a compiled-path launch.
@@ -348,6 +350,7 @@ fn load_entry(
     let entry = warpscope_ptx::find_entry(&module, entry).map_err(|e| anyhow!("{e}"))?;
     let mut prog = Program::decode(&module, entry).map_err(|e| anyhow!("{label}: {e}"))?;
     let mut notes = Vec::new();
+    let mut ptxas_figures = None;
     if !req.compile.no_sass {
         let found;
         let tk = match tk {
@@ -366,6 +369,8 @@ fn load_entry(
                 );
                 let ptxas = warpscope_toolkit::ptxas_options(&req.compile.nvcc_flags);
                 notes.extend(crate::sass::check(&mut prog, ptx, &module, tk, &sm, &ptxas));
+                ptxas_figures =
+                    crate::resources::ptxas_figures(ptx, &module, tk, &sm, &ptxas, &entry.name);
             }
             None => notes.push(
                 "SASS not checked (figures for the PTX as written; ptxas may merge loads): no CUDA toolkit found for ptxas and nvdisasm".to_string(),
@@ -457,6 +462,7 @@ fn load_entry(
         params,
         sites,
         notes,
+        ptxas: ptxas_figures,
     })
 }
 

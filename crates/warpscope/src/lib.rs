@@ -40,6 +40,7 @@ mod explain;
 pub mod gpu;
 mod load;
 pub mod quick;
+mod resources;
 mod run;
 mod sass;
 pub mod schema;
