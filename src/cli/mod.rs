@@ -110,7 +110,10 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     let r = match cli.cmd {
-        Cmd::Analyze(a) => analyze::analyze(a),
+        Cmd::Analyze(a) => {
+            launch::announce();
+            analyze::analyze(a)
+        }
         Cmd::Explain(a) => explain::explain(a),
         Cmd::Sweep(a) => sweep::sweep(a),
         Cmd::Check(a) => return check::check(a),
