@@ -33,6 +33,16 @@ use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess, WARP_SIZE
 
 use explain::SiteAdvice;
 
+/// A site's source text for a table or a message: at most 48 characters, the rest cut to
+/// `…` (JSON and CSV carry the text whole).
+pub fn short_text(text: &str) -> String {
+    if text.chars().count() > 48 {
+        format!("{}…", text.chars().take(47).collect::<String>())
+    } else {
+        text.to_string()
+    }
+}
+
 /// Splits `text` into lines of at most `width` characters at spaces (a longer word gets a
 /// line of its own).
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
@@ -374,6 +384,7 @@ impl Aggregator {
                     line: s.line,
                     column: s.column,
                     text: s.text.clone(),
+                    file: s.file.clone(),
                     space: k.space,
                     width: k.width,
                     advice: advise::merge(found),

@@ -194,7 +194,7 @@ fn site_table(a: &Analysis, archs: &[usize], color: bool) -> Table {
                 s0.line,
                 s0.column,
             )),
-            Cell::new(&s0.text),
+            Cell::new(crate::short_text(&s0.text)),
             Cell::new(format!("{:?}", s0.op).to_lowercase()),
             Cell::new(space),
             Cell::new(s0.width).set_alignment(CellAlignment::Right),
@@ -372,18 +372,18 @@ pub fn render_advice(a: &Analysis, color: bool) -> String {
                 adv.rows.clone()
             };
             // The rows' distinct texts; on the compiled path they share the line's.
-            let mut texts: Vec<&str> = Vec::new();
+            let mut texts: Vec<String> = Vec::new();
             for t in rows
                 .iter()
                 .filter_map(|&r| site(r))
-                .map(|x| x.text.as_str())
+                .map(|x| crate::short_text(&x.text))
             {
                 if !texts.contains(&t) {
                     texts.push(t);
                 }
             }
             if texts.is_empty() {
-                texts.push(&s.text);
+                texts.push(crate::short_text(&s.text));
             }
             let first = site(rows[0]);
             // Words that differ by compute capability get a line per group.

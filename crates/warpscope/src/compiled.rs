@@ -604,13 +604,10 @@ fn site_infos(req: &AnalyzeRequest, prog: &Program) -> Vec<SiteInfo> {
         .collect()
 }
 
+/// The source line as one line of text, spaces collapsed; never cut (JSON and CSV carry it
+/// whole; the table shortens it, [`warpscope_report::short_text`]).
 fn shorten(t: &str) -> String {
-    let t: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
-    if t.chars().count() > 48 {
-        format!("{}…", t.chars().take(47).collect::<String>())
-    } else {
-        t
-    }
+    t.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Parameter types from a demangled signature `name(float*, int const*, int)`; the list is
