@@ -37,7 +37,7 @@ fn the_compiled_path_names_nvcc_its_target_and_the_ccs() {
     assert_eq!(
         err.lines().next().unwrap(),
         format!(
-            "analyzing examples/harris.cu: nvcc {version} → sm_90 PTX (SASS: ptxas sm_90), costed for CC 1.0, 8.6, 9.0; own targets compared: sm_75 for 1.0 (CUDA {version} has no older target), sm_86 for 8.6"
+            "analyzing examples/harris.cu: nvcc {version} → sm_90 PTX, SASS checked, costed for CC 1.0, 8.6, 9.0; own targets compared: sm_75 for 1.0 (CUDA {version} has none older), sm_86 for 8.6"
         )
     );
     // Standard output is the JSON alone.
@@ -47,7 +47,7 @@ fn the_compiled_path_names_nvcc_its_target_and_the_ccs() {
     let (_, err) = run(&["--cc", "7.5,8.0", "--format", "csv"]);
     assert!(
         err.starts_with(&format!(
-            "analyzing examples/harris.cu: nvcc {version} → sm_80 PTX (SASS: ptxas sm_80), costed for CC 7.5, 8.0; own targets compared: sm_75 for 7.5\n"
+            "analyzing examples/harris.cu: nvcc {version} → sm_80 PTX, SASS checked, costed for CC 7.5, 8.0; own targets compared: sm_75 for 7.5\n"
         )),
         "{err}"
     );
@@ -122,6 +122,6 @@ fn a_ptx_file_names_its_target() {
     assert!(ok, "{err}");
     assert_eq!(
         err.lines().next(),
-        Some("analyzing crates/ptx/tests/data/transpose.ptx: PTX file (.target sm_90) (SASS: ptxas sm_90), for CC 9.0")
+        Some("analyzing crates/ptx/tests/data/transpose.ptx: PTX file (.target sm_90), SASS checked, for CC 9.0")
     );
 }

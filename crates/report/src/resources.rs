@@ -114,18 +114,26 @@ impl KernelResources {
 /// The table's header lines for `r`, e.g.
 ///
 /// ```text
-/// ptxas sm_90: 24 registers/thread, 248 B spill stores, 248 B spill loads (256 B stack), 0 B static shared
+/// ptxas sm_90: 24 registers/thread, 248 B spill stores, 328 B spill loads (208 B stack), 0 B static shared
 /// theoretical occupancy (1024 threads/block): CC 9.0 100 % (2 blocks, 64/64 warps; limited by warps)
 /// ```
 pub fn render_header(r: &KernelResources) -> String {
+    let spills = if r.spill_store_bytes + r.spill_load_bytes == 0 {
+        "no spills".to_string()
+    } else {
+        format!(
+            "{} B spill stores, {} B spill loads",
+            r.spill_store_bytes, r.spill_load_bytes
+        )
+    };
+    let stack = if r.stack_frame_bytes > 0 {
+        format!(" ({} B stack)", r.stack_frame_bytes)
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "ptxas {}: {} registers/thread, {} B spill stores, {} B spill loads ({} B stack), {} B static shared\n",
-        r.sass_target,
-        r.registers_per_thread,
-        r.spill_store_bytes,
-        r.spill_load_bytes,
-        r.stack_frame_bytes,
-        r.static_shared_bytes
+        "ptxas {}: {} registers/thread, {spills}{stack}, {} B static shared\n",
+        r.sass_target, r.registers_per_thread, r.static_shared_bytes
     );
     let per_cc: Vec<String> = r
         .occupancy
@@ -195,6 +203,16 @@ mod tests {
             "ptxas sm_90: 64 registers/thread, 8 B spill stores, 4 B spill loads (16 B stack), 0 B static shared\n\
              theoretical occupancy (256 threads/block): CC 9.0 50 % (4 blocks, 32/64 warps; limited by registers) · CC 8.6 66.7 % (4 blocks, 32/48 warps; limited by registers)\n"
         );
+        // No spills and no stack: said in two words.
+        let quiet = PtxasFigures {
+            spill_store_bytes: 0,
+            spill_load_bytes: 0,
+            stack_bytes: 0,
+            ..p.clone()
+        };
+        let r = KernelResources::new(&quiet, [256, 1, 1], 0, &archs[..1]);
+        assert!(render_header(&r)
+            .starts_with("ptxas sm_90: 64 registers/thread, no spills, 0 B static shared\n"));
         // 1024 threads × 64 registers fit 9.0 exactly; 72 do not.
         let p = PtxasFigures { registers: 72, ..p };
         let r = KernelResources::new(&p, [1024, 1, 1], 0, &archs[..1]);

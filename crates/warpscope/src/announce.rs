@@ -1,7 +1,7 @@
 //! The line that says what an analysis reads, for standard error before the run: the front
 //! end, the compiler and its version, the PTX target and the CCs it is costed for, e.g.
-//! "analyzing saxpy.cu: nvcc 13.0 → sm_90 PTX (SASS: ptxas sm_90), costed for CC 7.5, 9.0;
-//! own targets compared: sm_75 for 7.5".
+//! "analyzing saxpy.cu: nvcc 13.0 → sm_90 PTX, SASS checked, costed for CC 7.5, 9.0; own
+//! targets compared: sm_75 for 7.5".
 
 use std::sync::Arc;
 use warpscope_model::Arch;
@@ -43,7 +43,7 @@ fn cc_span(ccs: &[&Arch]) -> String {
 /// What `kernel` (as [`crate::load`] read it for `req`) is, for the CCs `archs`:
 ///
 /// - the source interpreter: "analyzing F: CUDA source interpreter, for CC …";
-/// - a `.ptx` file: "analyzing F: PTX file (.target sm_90), SASS: ptxas sm_90, for CC …";
+/// - a `.ptx` file: "analyzing F: PTX file (.target sm_90), SASS checked, for CC …";
 /// - a `.cu` through nvcc: the one compile all CCs are costed on (9.0's target when 9.0 is
 ///   asked for, else the newest CC's, as [`crate::compiled`] picks it), then the other CCs'
 ///   own targets, whose memory instructions are compared with it (a note names those that
@@ -53,11 +53,7 @@ pub(crate) fn describe(req: &AnalyzeRequest, archs: &[&'static Arch], kernel: &L
     let what = match kernel {
         Loaded::Source(..) => format!("CUDA source interpreter, for CC {}", cc_span(archs)),
         Loaded::Compiled(k) => {
-            let sass = k
-                .ptxas
-                .as_ref()
-                .map(|p| format!(" (SASS: ptxas {})", p.sass_target))
-                .unwrap_or_default();
+            let sass = k.ptxas.as_ref().map(|p| p.sass_target.as_str());
             if crate::is_ptx_file(&req.file) {
                 let target = req
                     .source
@@ -66,11 +62,12 @@ pub(crate) fn describe(req: &AnalyzeRequest, archs: &[&'static Arch], kernel: &L
                     .map(|t| t.split([',', ' ']).find(|w| !w.is_empty()).unwrap_or("?"))
                     .unwrap_or("?");
                 format!(
-                    "PTX file (.target {target}){sass}, for CC {}",
+                    "PTX file (.target {target}){}, for CC {}",
+                    checked(sass, target),
                     cc_span(archs)
                 )
             } else {
-                compiled(req, archs, &sass)
+                compiled(req, archs, sass)
             }
         }
     };
@@ -78,7 +75,7 @@ pub(crate) fn describe(req: &AnalyzeRequest, archs: &[&'static Arch], kernel: &L
 }
 
 /// The nvcc (or NVRTC) part of [`describe`].
-fn compiled(req: &AnalyzeRequest, archs: &[&'static Arch], sass: &str) -> String {
+fn compiled(req: &AnalyzeRequest, archs: &[&'static Arch], sass: Option<&str>) -> String {
     let main = archs
         .iter()
         .find(|a| a.cc.major == 9 && a.cc.minor == 0)
@@ -92,10 +89,12 @@ fn compiled(req: &AnalyzeRequest, archs: &[&'static Arch], sass: &str) -> String
         // load() fell back to NVRTC (feature `cuda`): compute_75 at least.
         Err(_) => {
             let cc = (main.cc.major, main.cc.minor).max((7, 5));
+            let t = format!("sm_{}{}", cc.0, cc.1);
             return format!(
-                "NVRTC → compute_{}{} PTX{sass}, costed for CC {}",
+                "NVRTC → compute_{}{} PTX{}, costed for CC {}",
                 cc.0,
                 cc.1,
+                checked(sass, &t),
                 cc_span(archs)
             );
         }
@@ -118,8 +117,9 @@ fn compiled(req: &AnalyzeRequest, archs: &[&'static Arch], sass: &str) -> String
         }
     }
     let mut s = format!(
-        "nvcc {} → {sm} PTX{sass}, costed for CC {}",
+        "nvcc {} → {sm} PTX{}, costed for CC {}",
         tk.version,
+        checked(sass, &sm),
         cc_span(archs)
     );
     if !own.is_empty() {
@@ -130,7 +130,7 @@ fn compiled(req: &AnalyzeRequest, archs: &[&'static Arch], sass: &str) -> String
                     "{t} for {}{}",
                     cc_span(v),
                     if *older {
-                        format!(" (CUDA {} has no older target)", tk.version)
+                        format!(" (CUDA {} has none older)", tk.version)
                     } else {
                         String::new()
                     }
@@ -140,4 +140,14 @@ fn compiled(req: &AnalyzeRequest, archs: &[&'static Arch], sass: &str) -> String
         s.push_str(&format!("; own targets compared: {}", parts.join(", ")));
     }
     s
+}
+
+/// ", SASS checked" when ptxas assembled for `target`, ", SASS checked for sm_90a" for
+/// another target (the PTX's own `a`/`f` one), nothing without the check.
+fn checked(sass: Option<&str>, target: &str) -> String {
+    match sass {
+        Some(t) if t == target => ", SASS checked".into(),
+        Some(t) => format!(", SASS checked for {t}"),
+        None => String::new(),
+    }
 }
