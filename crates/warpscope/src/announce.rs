@@ -10,7 +10,8 @@ use crate::load::Loaded;
 use crate::AnalyzeRequest;
 
 /// A function [`crate::analyze`] calls once the front end has read the kernel, with the
-/// line [`describe`] makes (the command line prints it on standard error; `-q` drops it).
+/// line saying what is analyzed (front end, compiler and version, PTX target, CCs; the
+/// command line prints it on standard error, `-q` drops it).
 #[derive(Clone)]
 pub struct OnLoaded(pub Arc<dyn Fn(&str) + Send + Sync>);
 
