@@ -66,6 +66,14 @@ def test_compiled_path_matches_cli(root, cli, monkeypatch):
     assert (load.requests, load.sectors) == (32768, 163840)
     out = cli("analyze", *HARRIS_FLAGS, "--cc", "9.0", "--frontend", "ptx", "--format", "json").stdout
     assert r.to_json() == out
+    # ptxas -v's figures and the occupancy (8 registers: 256-thread blocks fill 9.0's 64
+    # warps with 8 blocks, limited by warps), as the CLI's JSON has them.
+    res = r.resources
+    assert res == json.loads(out)["resources"]
+    assert (res["registers_per_thread"], res["spill_store_bytes"]) == (8, 0)
+    occ = res["occupancy"][0]["theoretical"]
+    assert (occ["blocks_per_sm"], occ["warps_per_sm"], occ["occupancy"]) == (8, 64, 1.0)
+    assert occ["limited_by"] == ["warps"]
 
 
 def test_sites_by_line_and_repr(root):

@@ -633,6 +633,15 @@ class Result:
         return json.loads(json.dumps(self._d()["advice"]))
 
     @property
+    def resources(self) -> Optional[Dict[str, Any]]:
+        """What ``ptxas -v`` reported for the kernel and the launch's theoretical occupancy
+        per CC (the JSON's ``resources``: ``registers_per_thread``, ``spill_store_bytes``,
+        ``occupancy[i]["theoretical"]["occupancy"]``, …); ``None`` unless the compiled path
+        ran the SASS check."""
+        r = self._d().get("resources")
+        return None if r is None else json.loads(json.dumps(r))
+
+    @property
     def sites(self) -> List[Site]:
         """Every access for every CC: the rows of the table, CC by CC in the order asked
         for."""

@@ -366,8 +366,19 @@ impl Job {
         }
     }
 
-    /// Analyzes `req`, with progress on standard error for a long launch.
+    /// Analyzes `req`, with progress on standard error for a long launch (and, after
+    /// [`announce`], the line saying what is analyzed).
     pub fn analyze(&self, req: &AnalyzeRequest) -> Result<warpscope::report::Analysis> {
+        let announced;
+        let req = match announcer() {
+            Some(f) => {
+                let mut r = req.clone();
+                r.on_loaded = Some(f);
+                announced = r;
+                &announced
+            }
+            None => req,
+        };
         let mut an = super::progress::with_progress(|progress| match progress {
             Some(p) => {
                 let mut req = req.clone();
@@ -614,4 +625,28 @@ fn parse_cluster(s: &str) -> Result<[u32; 3], String> {
         ));
     }
     Ok(std::array::from_fn(|i| v.get(i).copied().unwrap_or(1)))
+}
+
+static ANNOUNCE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on [`Job::analyze`] writes, before each run, a line on standard error saying what
+/// is analyzed (front end, compiler and version, PTX target, CCs), unless `-q`; the same line
+/// twice in a row (the points of a sweep) once.
+pub fn announce() {
+    ANNOUNCE.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn announcer() -> Option<warpscope::OnLoaded> {
+    if !ANNOUNCE.load(std::sync::atomic::Ordering::Relaxed) || super::quiet() {
+        return None;
+    }
+    static LAST: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+    Some(warpscope::OnLoaded(std::sync::Arc::new(|line: &str| {
+        if let Ok(mut last) = LAST.lock() {
+            if *last != line {
+                eprintln!("{line}");
+                *last = line.to_string();
+            }
+        }
+    })))
 }

@@ -115,7 +115,10 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     let r = match cli.cmd {
-        Cmd::Analyze(a) => analyze::analyze(a),
+        Cmd::Analyze(a) => {
+            launch::announce();
+            analyze::analyze(a)
+        }
         Cmd::Explain(a) => explain::explain(a),
         Cmd::Annotate(a) => annotate::annotate(a),
         Cmd::Sweep(a) => sweep::sweep(a),

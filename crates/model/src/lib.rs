@@ -7,7 +7,8 @@
 //!
 //! Layout: [`access`] (what the front ends hand over), [`arch`] (the table of compute
 //! capabilities), [`global`], [`shared`], [`constant`], [`texture`] (one module per memory space), and
-//! [`cost`] (the counters and the entry point [`cost::cost`]).
+//! [`cost`] (the counters and the entry point [`cost::cost`]); [`occupancy`] (theoretical
+//! occupancy per CC, by the Occupancy Calculator's rules).
 
 pub mod access;
 pub mod arch;
@@ -16,6 +17,7 @@ pub mod cost;
 pub mod detail;
 pub mod global;
 pub mod mask;
+pub mod occupancy;
 pub mod shared;
 pub mod texture;
 

@@ -13,6 +13,7 @@ mod csv_table;
 pub mod explain;
 pub mod ncu;
 pub mod plot;
+pub mod resources;
 pub mod rows;
 mod sweep;
 mod table;
@@ -34,6 +35,16 @@ use warpscope_advice::{weight, LaneStrides, SiteFacts};
 use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess, WARP_SIZE};
 
 use explain::SiteAdvice;
+
+/// A site's source text for a table or a message: at most 48 characters, the rest cut to
+/// `…` (JSON and CSV carry the text whole).
+pub fn short_text(text: &str) -> String {
+    if text.chars().count() > 48 {
+        format!("{}…", text.chars().take(47).collect::<String>())
+    } else {
+        text.to_string()
+    }
+}
 
 /// Splits `text` into lines of at most `width` characters at spaces (a longer word gets a
 /// line of its own).
@@ -376,6 +387,7 @@ impl Aggregator {
                     line: s.line,
                     column: s.column,
                     text: s.text.clone(),
+                    file: s.file.clone(),
                     space: k.space,
                     width: k.width,
                     advice: advise::merge(found),
@@ -424,6 +436,7 @@ impl Aggregator {
             notes: header.notes,
             advice,
             traffic: Vec::new(),
+            resources: None,
         }
     }
 }
@@ -807,6 +820,10 @@ pub struct Analysis {
     /// Bytes below the request and predicted time on each GPU asked for (`--gpu`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub traffic: Vec<TrafficReport>,
+    /// Registers, spills and static shared memory from `ptxas -v`, and the theoretical
+    /// occupancy per CC (compiled path with the SASS check only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resources: Option<resources::KernelResources>,
 }
 
 /// The version of the JSON that `--format json` writes, in its `schema_version` field.

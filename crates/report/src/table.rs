@@ -130,6 +130,9 @@ pub fn render_table_view(
         "{} — grid ({},{},{}) block ({},{},{}) — {}\n",
         a.kernel, a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1], a.block[2], a.source
     );
+    if let Some(r) = &a.resources {
+        out.push_str(&crate::resources::render_header(r));
+    }
     out.push_str(&fit(a.architectures.len(), width, &make, &title, color));
     out.push('\n');
     let all = crate::rows::rows(a, &RowView { top: None, ..*view }).len();
@@ -219,7 +222,7 @@ fn site_table(a: &Analysis, rows: &[Row], archs: &[usize], color: bool) -> Table
                 s0.line,
                 s0.column,
             )),
-            Cell::new(&s0.text),
+            Cell::new(crate::short_text(&s0.text)),
             Cell::new(format!("{:?}", s0.op).to_lowercase()),
             Cell::new(space),
             Cell::new(s0.width).set_alignment(CellAlignment::Right),
@@ -402,18 +405,18 @@ pub fn render_advice(a: &Analysis, color: bool) -> String {
                 adv.rows.clone()
             };
             // The rows' distinct texts; on the compiled path they share the line's.
-            let mut texts: Vec<&str> = Vec::new();
+            let mut texts: Vec<String> = Vec::new();
             for t in rows
                 .iter()
                 .filter_map(|&r| site(r))
-                .map(|x| x.text.as_str())
+                .map(|x| crate::short_text(&x.text))
             {
                 if !texts.contains(&t) {
                     texts.push(t);
                 }
             }
             if texts.is_empty() {
-                texts.push(&s.text);
+                texts.push(crate::short_text(&s.text));
             }
             let first = site(rows[0]);
             // Words that differ by compute capability get a line per group.

@@ -127,8 +127,27 @@ fn is_executable(p: &Path) -> bool {
 /// [`ToolkitError::NotRunnable`] for that path alone. Without it,
 /// [`ToolkitError::NotFound`], which lists what was searched (a candidate that exists but
 /// does not run is named there and skipped) and how to install a compiler.
+///
+/// A toolkit found is remembered for the process (keyed by `explicit` and the variables the
+/// search reads), so `nvcc --version` runs once however many kernels are analyzed.
 pub fn find(explicit: Option<&Path>) -> Result<Toolkit, ToolkitError> {
-    find_in(explicit, &Env::process())
+    type Found = Vec<(Vec<Option<OsString>>, Toolkit)>;
+    static FOUND: std::sync::Mutex<Found> = std::sync::Mutex::new(Vec::new());
+    let env = Env::process();
+    let mut key: Vec<Option<OsString>> = ["CUDA_HOME", "CUDA_PATH", "PATH", "VIRTUAL_ENV"]
+        .iter()
+        .map(|v| env.get(v).map(OsStr::to_os_string))
+        .collect();
+    key.push(explicit.map(|p| p.as_os_str().to_os_string()));
+    let known = |f: &Found| f.iter().find(|(k, _)| *k == key).map(|(_, t)| t.clone());
+    if let Some(t) = FOUND.lock().ok().and_then(|f| known(&f)) {
+        return Ok(t);
+    }
+    let t = find_in(explicit, &env)?;
+    if let Ok(mut f) = FOUND.lock() {
+        f.push((key, t.clone()));
+    }
+    Ok(t)
 }
 
 /// [`find`] in the environment `env` instead of the process's.

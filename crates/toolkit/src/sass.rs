@@ -57,6 +57,8 @@ pub struct FunctionResources {
     pub stack_bytes: u32,
     pub spill_store_bytes: u32,
     pub spill_load_bytes: u32,
+    /// Bytes of static shared memory per block (`N bytes smem`; 0 when not reported).
+    pub shared_bytes: u32,
 }
 
 /// One SASS instruction as nvdisasm prints it, tied to its PTX line.
@@ -273,7 +275,7 @@ fn listing(text: &str) -> SassListing {
 
 /// The functions of a `ptxas -v` report (its lines may carry a leading `// `):
 /// `Function properties for NAME` / `N bytes stack frame, N bytes spill stores, N bytes
-/// spill loads` / `Used N registers, …`.
+/// spill loads` / `Used N registers, …, N bytes smem`.
 pub fn parse_ptxas_report(text: &str) -> Vec<FunctionResources> {
     let mut out: Vec<FunctionResources> = Vec::new();
     let number_before = |l: &str, what: &str| -> Option<u32> {
@@ -299,6 +301,7 @@ pub fn parse_ptxas_report(text: &str) -> Vec<FunctionResources> {
                 .filter(|_| l.contains(" registers"))
             {
                 f.registers = n;
+                f.shared_bytes = number_before(l, "bytes smem").unwrap_or(0);
             }
         }
     }
@@ -485,6 +488,7 @@ mod tests {
                 stack_bytes: 24,
                 spill_store_bytes: 20,
                 spill_load_bytes: 12,
+                shared_bytes: 2048,
             }]
         );
     }

@@ -302,7 +302,7 @@ impl Violation {
                 s.file,
                 s.line,
                 s.column,
-                s.text,
+                warpscope_report::short_text(&s.text),
                 if s.rows.len() == 1 { "site" } else { "sites" },
                 s.rows
                     .iter()

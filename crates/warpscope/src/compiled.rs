@@ -58,6 +58,8 @@ pub struct CompiledKernel {
     /// The SASS ptxas made of the module, each instruction tied to its PTX line; empty when
     /// the SASS was not checked (`--no-sass`, no ptxas or nvdisasm).
     pub sass: Vec<warpscope_toolkit::SassText>,
+    /// What `ptxas -v` reported for the kernel (with the SASS check only).
+    pub ptxas: Option<warpscope_report::resources::PtxasFigures>,
 }
 
 /// One kernel parameter of a compiled-path launch.
@@ -354,6 +356,7 @@ fn load_entry(
     let mut prog = Program::decode(&module, entry).map_err(|e| anyhow!("{label}: {e}"))?;
     let mut notes = Vec::new();
     let mut sass = Vec::new();
+    let mut ptxas_figures = None;
     if !req.compile.no_sass {
         let found;
         let tk = match tk {
@@ -375,6 +378,8 @@ fn load_entry(
                     crate::sass::check(&mut prog, ptx, &module, tk, &sm, &ptxas);
                 notes.extend(note);
                 sass = listing;
+                ptxas_figures =
+                    crate::resources::ptxas_figures(ptx, &module, tk, &sm, &ptxas, &entry.name);
             }
             None => notes.push(
                 "SASS not checked (figures for the PTX as written; ptxas may merge loads): no CUDA toolkit found for ptxas and nvdisasm".to_string(),
@@ -473,6 +478,7 @@ fn load_entry(
         notes,
         ptx: ptx.to_string(),
         sass,
+        ptxas: ptxas_figures,
     })
 }
 
@@ -781,13 +787,10 @@ fn site_infos(
     sites
 }
 
+/// The source line as one line of text, spaces collapsed; never cut (JSON and CSV carry it
+/// whole; the table shortens it, [`warpscope_report::short_text`]).
 fn shorten(t: &str) -> String {
-    let t: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
-    if t.chars().count() > 48 {
-        format!("{}…", t.chars().take(47).collect::<String>())
-    } else {
-        t
-    }
+    t.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Parameter types from a demangled signature `name(float*, int const*, int)`; the list is

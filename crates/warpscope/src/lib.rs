@@ -38,6 +38,7 @@ use warpscope_traffic::{Gpu, Profile};
 
 mod access_text;
 mod annotate;
+mod announce;
 pub mod budget;
 pub mod compiled;
 pub mod diff;
@@ -46,12 +47,14 @@ mod explain;
 pub mod gpu;
 mod load;
 pub mod quick;
+mod resources;
 mod run;
 mod sass;
 pub mod schema;
 pub mod sweep;
 
 pub use annotate::{annotate, AnnotateRequest};
+pub use announce::OnLoaded;
 pub use compiled::{CompileRequest, Frontend};
 pub use explain::{explain, ExplainRequest, SiteSelector};
 use load::{is_ptx_file, prepare, sample_of};
@@ -129,6 +132,9 @@ pub struct AnalyzeRequest {
     /// `--cluster-non-portable`: allow 16 blocks per cluster instead of 8 (the
     /// `cudaFuncAttributeNonPortableClusterSizeAllowed` opt-in).
     pub cluster_non_portable: bool,
+    /// Called once the front end has read the kernel, with one line saying what is analyzed
+    /// (front end, compiler and version, PTX target, the CCs); `None` by default.
+    pub on_loaded: Option<OnLoaded>,
 }
 
 /// A GPU of the table and the rates to predict with (datasheet or calibrated).
@@ -188,6 +194,7 @@ impl AnalyzeRequest {
             param_names: Vec::new(),
             cluster: None,
             cluster_non_portable: false,
+            on_loaded: None,
         }
     }
 

@@ -360,6 +360,9 @@ pub(crate) fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
         );
     }
     let kernel = load(req, &candidates, &mut notes)?;
+    if let Some(f) = &req.on_loaded {
+        (f.0)(&crate::announce::describe(req, &candidates, &kernel));
+    }
     let shared = kernel.shared_bytes(req.dynamic_shared_bytes);
     let static_shared = kernel.static_shared_bytes();
     let local = kernel.local_bytes_per_thread();

@@ -85,6 +85,7 @@ pub(crate) fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Ana
         notes: p.notes.clone(),
     };
     let mut analysis = agg.finish(header, &sites);
+    analysis.resources = crate::resources::of(req, p);
     if let Some(n) = sample {
         analysis.notes.push(format!(
             "sampled {} of {} blocks ({:.2} %): the totals are extrapolated to the whole grid (×{:.1}); per-access figures (sectors per request, efficiency) are those of the sampled blocks",

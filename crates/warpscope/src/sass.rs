@@ -111,7 +111,7 @@ pub fn check(
 }
 
 /// Every instruction's line, nested blocks included.
-fn instruction_lines(body: &[Statement], out: &mut Vec<u32>) {
+pub(crate) fn instruction_lines(body: &[Statement], out: &mut Vec<u32>) {
     for s in body {
         match s {
             Statement::Instruction(i) => out.push(i.pos.line),

@@ -75,6 +75,10 @@ pub struct SiteAdvice {
     pub column: u32,
     /// The first row's source text.
     pub text: String,
+    /// The source file of the line, as the first row's site names it: the analyzed file, a
+    /// header it includes, or for a `.ptx` the CUDA source its `.loc` names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     /// The memory space.
     pub space: Space,
     /// Width of the access in bytes per lane.
