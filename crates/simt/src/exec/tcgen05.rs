@@ -40,6 +40,60 @@
 //! r's K elements packed from the address's column on (4/size elements per column, low
 //! bits first) at D's lane of row r.
 //!
+//! **Block scaling** [§9.7.16.10.7]: `.kind::mxf8f6f4` (K 32; E4M3, E5M2, and E2M3, E3M2,
+//! E2M1 of 6 and 4 bits), `::mxf4` and `::mxf4nvf4` (K 64, E2M1) compute (A·scale_A)·
+//! (B·scale_B) + D with `.scale_vec::NX` (`.block32`, `.block16`) factors a row of A /
+//! column of B, each for K/N consecutive elements; the instruction descriptor (Tables 43–44)
+//! moves M to bits 27–28 (M/128), puts scale A's / B's data ID in bits 29–30 / 4–5 and the
+//! scale type in bit 23 (1 UE8M0, 0 UE4M3: mxf4nvf4 4X only). The ISA draws where the
+//! factors lie in TMEM only in figures (231–257); warpscope reads row r's factors from
+//! D's lane of row r and the scale-A address's column, bytes `ID … ID+N−1` of the cell
+//! (1X: the byte the ID names, 2X: the half word, 4X: the word), column n's from lane
+//! n % 128 and column `scale-B + n / 128`: an interpretation, unmeasured. Shared memory
+//! holds 4- and 6-bit elements of f8f6f4/mxf8f6f4 as 16 elements from bit 0 of each
+//! 16-byte chunk then padding (§9.7.16.10.4.4, the form `tcgen05.cp` decompresses), those of
+//! mxf4* two a byte, low nibble first (§9.7.16.10.4.6); in TMEM (A) one a byte, value at
+//! bits 2 and up (mxf8f6f4) or two a byte (mxf4*). K-major only for these (MN-major: an
+//! error). The tests check the 8-bit E4M3 path by hand.
+//!
+//! **`.ws`** [§9.7.16.10.9.3]: weight-stationary MMAs of `.cta_group::1` with M 32, 64 or
+//! 128 and N 64, 128 or 256; warpscope runs M = 128 (data path Layout D, lanes = rows) and
+//! refuses 32 and 64 (Layouts G and E, drawn only in figures). `.collector::bN::fill` keeps
+//! B in buffer N, `::use` and `::lastuse` take B from it (no shared-memory read, the point
+//! of weight stationary; `::lastuse` empties it), `::discard` neither; a `::use` of an empty
+//! buffer is an error. The zero-column mask operand is refused.
+//!
+//! **`.cta_group::2`** [§9.7.16.5]: the blocks of cluster ranks 2i and 2i+1 form a CTA pair;
+//! a launch without the peer (no cluster, an odd cluster size) is an error naming the rule.
+//! `alloc`/`dealloc`/`relinquish_alloc_permit` are issued by a warp of each block, each
+//! allocating its own TMEM (the same columns, as the allocator is deterministic). The MMA
+//! (M = 256, Layout A; M = 128's Layout B is refused) is issued by one thread of either
+//! block: A's rows 0–127 and B's columns 0 … N/2−1 come from the even block's shared memory,
+//! rows 128–255 and the other columns from the odd block's, at the same descriptor
+//! addresses (CUTLASS's 2-SM MMA), D's rows 0–127 go to the even block's TMEM, 128–255 to
+//! the odd's. `tcgen05.cp` and `.shift` act on both blocks' TMEM, the copy from each
+//! block's own shared memory. Each block's reads are reported (as shared reads at the
+//! issuing instruction's site).
+//!
+//! **`tcgen05.cp`** [§9.7.16.9.2]: one thread copies a shape of rows × 128 or 256 bits from
+//! shared memory to TMEM; row r's 16-byte chunk h is at the descriptor's canonical K-major
+//! address of 4-byte element (r, 4h) (`exec/wgmma.rs`'s [`Desc::addr`]: no swizzle, (r/8)·SBO
+//! + (r%8)·16 + h·LBO), its words into columns 4h … 4h+3. Lanes: `.128x256b`, `.128x128b`
+//! lanes 0 … 127; `.4x256b` lanes 0, 32, 64, 96; `.64x128b.warpx2::02_13` row r into lanes r
+//! and r + 64, `::01_23` into 64·(r/32) + r%32 and that + 32; `.32x128b.warpx4` into r +
+//! 32q for q 0 … 3 (the ISA: "each warp in the warp pair receives half of the data"; the
+//! lane formulas are TVM's reading of its figures). Decompression (§9.7.16.9.1,
+//! `.b8x16.b4x16_p64`/`.b6x16_p32`): each 16-byte chunk's 16 elements of 4/6 bits (from bit
+//! 0, then padding) into 16 bytes, each value at bits 2 and up (the container warpscope's
+//! f8f6f4 MMAs read; the ISA's Figures 195–198 are images). Reported like the MMA's reads:
+//! 16-byte pieces, 32 an access, by 8-row group, chunk, row. **`tcgen05.shift.down`**
+//! (§9.7.16.9.3): rows 0 … 30 of the 32-lane partition at the address (its lane a multiple
+//! of 32), 8 columns (32 bytes), move down one lane; row 0 keeps its value.
+//!
+//! Accumulation: D = Σ of exact products in f64, rounded once to D's type; the hardware's
+//! order and intermediate precision are unspecified by the ISA, so results of inexact sums
+//! may differ from a Blackwell GPU's in the last bits (the tests use exact integers).
+//!
 //! **Shared-memory descriptors** [§9.7.16.4.1, "Shared memory descriptor"]: as wgmma's
 //! (start bits 0–13, LBO 16–29, SBO 32–45, all ×16 bytes; base offset 49–51) with the
 //! version 0b001 in bits 46–48, the LBO mode in bit 52 (1, absolute, refused) and the
