@@ -741,3 +741,126 @@ fn new_tcgen05_forms_decode_or_name_the_rule() {
         Program::decode(&m, e).unwrap_or_else(|e| panic!("{k}: {e}"));
     }
 }
+
+/// E2M1 codes (sign bit 3, 2 exponent bits, 1 mantissa bit) and their values: 0, 0.5, 1,
+/// 1.5, 2, 3, 4, 6 [PTX ISA §5.2.5.2].
+const E2M1: [f64; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+
+fn e2m1_code(m: u64, k: u64, salt: u64) -> u8 {
+    ((m * 3 + k * 5 + salt) % 8) as u8 | if (m + k + salt) % 3 == 0 { 8 } else { 0 }
+}
+
+fn e2m1_value(c: u8) -> f64 {
+    let v = E2M1[(c & 7) as usize];
+    if c & 8 != 0 {
+        -v
+    } else {
+        v
+    }
+}
+
+/// `.kind::f8f6f4` with E2M1 (4-bit) A and B [PTX ISA §9.7.16.10.4]: A (128 × 32) is
+/// copied to tensor memory by `tcgen05.cp.128x256b.b8x16.b4x16_p64` from the padded shared
+/// form (16 nibbles, then 8 bytes of padding, each 16-byte chunk), which puts one element
+/// a byte into TMEM; B (32 × 16) is read by the MMA in the padded form. D[r][n] =
+/// Σₖ A·B, exact (multiples of 1/4). Reads: the copy's 128 rows × 32 bytes (32 core
+/// matrices), the MMA's B only (4).
+#[test]
+fn f8f6f4_e2m1_through_a_decompressing_copy() {
+    let mut img = vec![0u8; SLOT as usize];
+    // Row mn's element k: chunk k/16 at (mn/8)·256 + (mn%8)·16 + (k/16)·128, nibble k%16.
+    let mut put = |base: usize, mn: u64, k: u64, c: u8| {
+        let at = base + ((mn / 8) * 256 + (mn % 8) * 16 + (k / 16) * 128 + (k % 16) / 2) as usize;
+        img[at] |= c << (4 * (k % 2));
+    };
+    for k in 0..32 {
+        for m in 0..128 {
+            put(0, m, k, e2m1_code(m, k, 0));
+        }
+        for n in 0..16 {
+            put(B_REGION as usize, n, k, e2m1_code(n, k, 1));
+        }
+    }
+    let idesc: u32 = 1 << 4 | 5 << 7 | 5 << 10 | 2 << 17 | 8 << 24;
+    let issue = "tcgen05.cp.cta_group::1.128x256b.b8x16.b4x16_p64 [%r10+32], %rd10;\n\
+tcgen05.mma.cta_group::1.kind::f8f6f4 [%r10], [%r10+32], %rd11, %r18, %p4;";
+    let body = tc_body(1, 64, issue, desc(0), desc(B_REGION), idesc, &[(0, 16)]);
+    let (p, v) = run(&body, img).unwrap();
+    let got = probed(&v, 16);
+    let d = |m: u64, n: u64| -> f64 {
+        (0..32)
+            .map(|k| e2m1_value(e2m1_code(m, k, 0)) * e2m1_value(e2m1_code(n, k, 1)))
+            .sum()
+    };
+    for w in 0..4u64 {
+        for l in 0..32u64 {
+            for j in 0..16u64 {
+                let want = (d(32 * w + l, j) as f32).to_bits() as u64;
+                assert_eq!(
+                    got[w as usize][j as usize][l as usize],
+                    want,
+                    "r{} n{j}",
+                    32 * w + l
+                );
+            }
+        }
+    }
+    assert_eq!(reads(&p, &v, "tcgen05.cp").1.wavefronts, 32);
+    assert_eq!(reads(&p, &v, "tcgen05.mma").1.wavefronts, 4);
+}
+
+/// `.kind::mxf4nvf4` `.scale_vec::4X` with UE4M3 factors [PTX ISA §9.7.16.10.7]: A
+/// (128 × 64) and B (64 × 16) E2M1 packed two a byte, low nibble first, K in 4 chunks of 16;
+/// A's factors (1, 2, 0.5, 1) as E4M3 bytes 0x38, 0x40, 0x30, 0x38 in every lane of column
+/// 16, B's (2, 1, 1, 2) in column 17; idesc bit 23 = 0 (UE4M3), M/128 at bits 27–28.
+/// D[r][n] = Σₖ fa(k/16)·fb(k/16)·A·B. Reads: A 128 × 32 bytes, B 16 × 32: 32 + 4 core
+/// matrices.
+#[test]
+fn mxf4nvf4_4x_ue4m3_scales_each_chunk_of_k() {
+    let mut img = vec![0u8; SLOT as usize];
+    let mut put = |base: usize, mn: u64, k: u64, c: u8| {
+        let byte = k / 2;
+        let at = base + ((mn / 8) * 256 + (mn % 8) * 16 + (byte / 16) * 128 + byte % 16) as usize;
+        img[at] |= c << (4 * (k % 2));
+    };
+    for k in 0..64 {
+        for m in 0..128 {
+            put(0, m, k, e2m1_code(m, k, 2));
+        }
+        for n in 0..16 {
+            put(B_REGION as usize, n, k, e2m1_code(n, k, 3));
+        }
+    }
+    let idesc: u32 = 1 << 7 | 1 << 10 | 2 << 17 | 1 << 27;
+    let issue = "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X [%r10], %rd10, %rd11, %r18, [%r10+16], [%r10+17], %p4;";
+    let mut body = tc_body(1, 32, issue, desc(0), desc(B_REGION), idesc, &[(0, 16)]);
+    let scales = "shl.b32 %r41, %r2, 21;\nadd.s32 %r42, %r10, %r41;\nmov.u32 %r44, 0x38304038;\nmov.u32 %r45, 0x40383840;\n\
+tcgen05.st.sync.aligned.32x32b.x2.b32 [%r42+16], {%r44, %r45};\ntcgen05.wait::st.sync.aligned;\nbar.sync 0;\n";
+    let cut = body.find("mov.b64 %rd10").unwrap();
+    body.insert_str(cut, scales);
+    let (p, v) = run(&body, img).unwrap();
+    let got = probed(&v, 16);
+    let (fa, fb) = ([1.0, 2.0, 0.5, 1.0], [2.0, 1.0, 1.0, 2.0]);
+    let d = |m: u64, n: u64| -> f64 {
+        (0..64u64)
+            .map(|k| {
+                let j = (k / 16) as usize;
+                fa[j] * fb[j] * e2m1_value(e2m1_code(m, k, 2)) * e2m1_value(e2m1_code(n, k, 3))
+            })
+            .sum()
+    };
+    for w in 0..4u64 {
+        for l in 0..32u64 {
+            for j in 0..16u64 {
+                let want = (d(32 * w + l, j) as f32).to_bits() as u64;
+                assert_eq!(
+                    got[w as usize][j as usize][l as usize],
+                    want,
+                    "r{} n{j}",
+                    32 * w + l
+                );
+            }
+        }
+    }
+    assert_eq!(reads(&p, &v, "tcgen05.mma").1.wavefronts, 36);
+}
