@@ -834,7 +834,8 @@ mod tests {
             [
                 "l1tex__t_requests_pipe_lsu_mem_dshared_op_st.sum",
                 "l1tex__t_sectors_pipe_lsu_mem_dshared_op_st.sum",
-                "smsp__sass_inst_executed_op_dshared_stas.sum"
+                "smsp__sass_inst_executed_op_dshared_stas.sum",
+                "l1tex__t_output_wavefronts_pipe_lsu_mem_dshared_op_st.sum"
             ]
         );
         assert_eq!(
@@ -846,13 +847,14 @@ mod tests {
             [
                 "smsp__sass_inst_executed_op_dshared_redas.sum",
                 "l1tex__t_requests_pipe_lsu_mem_dshared_op_redas.sum",
-                "l1tex__t_sectors_pipe_lsu_mem_dshared_op_redas.sum"
+                "l1tex__t_sectors_pipe_lsu_mem_dshared_op_redas.sum",
+                "l1tex__t_output_wavefronts_pipe_lsu_mem_dshared_op_redas.sum"
             ]
         );
         // A plain DSMEM store keeps its own instructions.
         assert_eq!(
             names(DistributedShared, Op::Store, "st.shared::cluster.u32").len(),
-            3
+            4
         );
     }
 }
