@@ -1211,7 +1211,7 @@ mod tests {
     /// MN-major; its A descriptor 0x4000404000000000 is 128B swizzle, SBO 1024.
     #[test]
     fn tritons_descriptors() {
-        let id = Idesc::decode(Tc5Kind::F16, 0x0821_0010).unwrap();
+        let id = Idesc::decode(Tc5Kind::F16, 0x0821_0010, false, false).unwrap();
         assert_eq!(
             (id.m, id.n, id.a, id.d, id.a_mn, id.b_mn),
             (128, 128, MmaElem::F16, MmaElem::F32, false, true)
@@ -1222,5 +1222,49 @@ mod tests {
             (0, 0, 1024, Swizzle::B128)
         );
         assert!(sm100_desc(0x4000_0040_0000_0000).is_err());
+    }
+
+    /// Block-scaled descriptors [PTX ISA §9.7.16.4.2, Tables 43–44]: M/128 at bits 27–28,
+    /// the scale IDs at 29–30 (A) and 4–5 (B), bit 23 the scale type; `.cta_group::2` and
+    /// `.ws` shapes; the refused ones name the rule.
+    #[test]
+    fn block_scaled_pair_and_ws_descriptors() {
+        // mxf8f6f4: E2M1 A (5), E4M3 B (0), N 64, UE8M0, M 128, SFA 3, SFB 1.
+        let raw = 1 << 4 | 5 << 7 | 8 << 17 | 1 << 23 | 1 << 27 | 3 << 29;
+        let id = Idesc::decode(Tc5Kind::MxF8f6f4, raw, false, false).unwrap();
+        assert_eq!(
+            (id.m, id.n, id.a, id.b, id.sfa, id.sfb, id.ue4m3),
+            (128, 64, MmaElem::E2M1Byte, MmaElem::E4M3, 3, 1, false)
+        );
+        // UE4M3 (bit 23 clear) is mxf4nvf4's only.
+        let e = Idesc::decode(
+            Tc5Kind::MxF4,
+            1 << 7 | 1 << 10 | 8 << 17 | 1 << 27,
+            false,
+            false,
+        );
+        assert!(e.unwrap_err().contains("mxf4nvf4's only"));
+        // .cta_group::2: M 256 runs, M 128 (Layout B) is refused; N a multiple of 16.
+        let f16 = |m: u32, n: u32| 0x10 | (n / 8) << 17 | (m / 16) << 24;
+        assert_eq!(
+            Idesc::decode(Tc5Kind::F16, f16(256, 32), true, false)
+                .unwrap()
+                .m,
+            256
+        );
+        assert!(Idesc::decode(Tc5Kind::F16, f16(128, 32), true, false)
+            .unwrap_err()
+            .contains("Layout B"));
+        assert!(Idesc::decode(Tc5Kind::F16, f16(256, 24), true, false)
+            .unwrap_err()
+            .contains("multiple of 16"));
+        // .ws: N 64, 128 or 256; M 128 runs, 64 is refused (Layout E); the B shift bits pass.
+        assert!(Idesc::decode(Tc5Kind::F16, f16(128, 64) | 1 << 30, false, true).is_ok());
+        assert!(Idesc::decode(Tc5Kind::F16, f16(128, 32), false, true)
+            .unwrap_err()
+            .contains("N 64, 128 or 256"));
+        assert!(Idesc::decode(Tc5Kind::F16, f16(64, 64), false, true)
+            .unwrap_err()
+            .contains("Layout"));
     }
 }
