@@ -165,6 +165,7 @@ fn tc5_addresses(t: &Tc5Op) -> Vec<Src> {
         Tc5Op::Relinquish { .. } => Vec::new(),
         Tc5Op::Move { taddr, .. } | Tc5Op::Shift { taddr, .. } => reg(taddr).into_iter().collect(),
         Tc5Op::Cp(c) => reg(&c.taddr).into_iter().chain([c.desc]).collect(),
+        Tc5Op::CommitMulticast { mbar, mask } => reg(mbar).into_iter().chain([*mask]).collect(),
         Tc5Op::Mma(m) => reg(&m.d)
             .into_iter()
             .chain(m.a_tmem.as_ref().and_then(reg))

@@ -1260,6 +1260,10 @@ pub enum Tc5Op {
     /// `tcgen05.shift.cta_group::N.down [taddr]`: rows 0 … 30 of a 32-lane partition's 8
     /// columns down by one.
     Shift { taddr: Addr, pair: bool },
+    /// `tcgen05.commit.cta_group::N.mbarrier::arrive::one.shared::cluster.multicast::cluster
+    /// .b64 [mbar], ctaMask`: one arrival on the mbarrier at the same offset in each block
+    /// of the 16-bit mask.
+    CommitMulticast { mbar: Addr, mask: Src },
     /// `tcgen05.ld.sync.aligned.shape.num.b32 regs, [taddr]{, split}` (`store` false) or
     /// `tcgen05.st.sync.aligned.shape.num.b32 [taddr]{, split}, regs`: `num` repetitions,
     /// `split` the column offset of the second half of `.16x32bx2`.

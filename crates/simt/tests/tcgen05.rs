@@ -864,3 +864,53 @@ tcgen05.st.sync.aligned.32x32b.x2.b32 [%r42+16], {%r44, %r45};\ntcgen05.wait::st
     }
     assert_eq!(reads(&p, &v, "tcgen05.mma").1.wavefronts, 36);
 }
+
+/// `tcgen05.commit.cta_group::2 … .multicast::cluster [mbar], 0b11` [PTX ISA §9.7.16.12.1]:
+/// one arrival on the mbarrier at the same offset in both blocks of the pair, so that the
+/// odd block, which issued nothing, sees its phase 0 complete (without the arrival its wait
+/// never ends: a deadlock error), then reads its half of D (rows 128–255, as in
+/// `cta_pair_mma_spans_both_blocks`). A mask naming rank 2 of a 2-block cluster is an error.
+#[test]
+fn pair_commit_arrives_in_every_block_of_the_mask() {
+    let idesc: u32 = 0x10 | 4 << 17 | 16 << 24;
+    let bar = SLOT + 64;
+    let issue = format!(
+        "tcgen05.mma.cta_group::2.kind::f16 [%r10], %rd10, %rd11, %r18, %p4;\nadd.u32 %r19, %r9, {bar};\n\
+tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%r19], 3;"
+    );
+    let mut body = tc_body(2, 32, &issue, desc(0), desc(B_REGION), idesc, &[(0, 32)]);
+    let init = format!(
+        "setp.eq.u32 %p5, %r1, 0;\n@%p5 mbarrier.init.shared::cta.b64 [smem+{bar}], 1;\n\
+barrier.cluster.arrive.aligned;\nbarrier.cluster.wait.aligned;\n"
+    );
+    let cut = body.find("mov.b64 %rd10").unwrap();
+    body.insert_str(cut, &init);
+    let wait = format!(
+        "add.u32 %r20, %r9, {bar};\nmov.u32 %r24, 0;\n$wait:\nmbarrier.try_wait.parity.shared.b64 %p5, [%r20], %r24;\n@!%p5 bra $wait;\n"
+    );
+    let cut = body.find("shl.b32 %r11, %r2, 21;\nadd.s32 %r12").unwrap();
+    body.insert_str(cut, &wait);
+    let mut image = f16_image(16, 0, 0);
+    image.extend(f16_image(16, 128, 16));
+    let (_, v) = run_in(&body, image.clone(), 2).unwrap();
+    let d = |m: u64, n: u64| (0..16).map(|k| a_at(m, k) * b_at(k, n)).sum::<i64>();
+    let got = probed_in(&v, 32, 1);
+    assert_eq!(got[2][5][7], (d(128 + 64 + 7, 5) as f32).to_bits() as u64);
+    let mask2 = body.replace(
+        "multicast::cluster.b64 [%r19], 3;",
+        "multicast::cluster.b64 [%r19], 5;",
+    );
+    match run_in(&mask2, image.clone(), 2) {
+        Err(Error::Fault { msg, .. }) => assert!(msg.contains("names cluster rank 2"), "{msg}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    // Without .multicast::cluster only the issuing block's barrier completes.
+    let own = body.replace(
+        ".shared::cluster.multicast::cluster.b64 [%r19], 3;",
+        ".b64 [%r19];",
+    );
+    match run_in(&own, image, 2) {
+        Err(Error::Fault { msg, .. }) => assert!(msg.contains("deadlock"), "{msg}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}

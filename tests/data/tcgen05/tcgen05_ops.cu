@@ -1,7 +1,7 @@
 // tcgen05 instructions nvcc passes through from inline PTX (compiled by the pip nvcc:
 // nvcc -arch=sm_100a -ptx tcgen05_ops.cu -o tcgen05_ops.ptx; no Blackwell GPU needed):
 // tcgen05.cp of every shape, multicast and decompression, tcgen05.shift, .cta_group::2
-// allocation, copy and MMA, tcgen05.mma.ws with B collectors, and the block-scaled kinds.
+// allocation, copy, MMA and multicast commit, tcgen05.mma.ws with B collectors, and the block-scaled kinds.
 // crates/simt/tests/tcgen05.rs decodes the PTX nvcc writes (ptxas -arch=sm_100a accepts it too).
 #include <cstdint>
 
@@ -28,8 +28,9 @@ __global__ void __cluster_dims__(2, 1, 1) tcgen05_ops(uint64_t desc, uint32_t id
             "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X [%0], %1, %1, %2, [%0], [%0], p;\n\t"
             "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.block32 [%0], %1, %1, %2, [%0], [%0], p;\n\t"
             "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X [%0], [%0], %1, %2, [%0], [%0], p;\n\t"
+            "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%3], %4;\n\t"
             "}\n\t" ::"r"(t),
-            "l"(desc), "r"(idesc));
+            "l"(desc), "r"(idesc), "r"(s + 8), "h"((unsigned short)3));
     }
     asm volatile("tcgen05.fence::before_thread_sync;");
     __syncthreads();

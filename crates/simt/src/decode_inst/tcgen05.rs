@@ -7,7 +7,8 @@
 //! The executor completes every `tcgen05` operation when it is issued (`exec/tcgen05.rs`),
 //! so `tcgen05.wait::ld`/`wait::st` and `tcgen05.fence::*` decode to no-ops, and
 //! `tcgen05.commit … mbarrier::arrive::one [mbar]` is an arrival on the barrier at once (as
-//! an `mbarrier.arrive` would be). Supported: `.cta_group::1` and `::2` (a CTA pair of a
+//! an `mbarrier.arrive` would be; with `.multicast::cluster`, one on the barrier at the same
+//! offset in each block of the ctaMask). Supported: `.cta_group::1` and `::2` (a CTA pair of a
 //! cluster, §9.7.16.5.1); `tcgen05.ld/st` of every shape (`.32x32b`, `.16x64b`, `.16x128b`,
 //! `.16x256b`, `.16x32bx2`) and `.num` `.x1`…`.x128` without `.pack::16b`/`.unpack::16b`;
 //! `tcgen05.cp` of every shape, multicast and decompression (§9.7.16.9.2); `tcgen05.shift`
@@ -15,7 +16,7 @@
 //! `.ws` form (§9.7.16.10.9.3) and the block-scaled `.kind::mxf8f6f4`, `::mxf4`,
 //! `::mxf4nvf4` (`.block_scale`, §9.7.16.10.7), with A in shared memory or tensor memory.
 //! Not supported (a clear error): `.sp`, the disable-output-lane mask, `scale-input-d`, the
-//! `.ws` zero-column mask, `.multicast::cluster` commits.
+//! `.ws` zero-column mask.
 
 use super::*;
 
@@ -69,13 +70,21 @@ impl<'a> InstDecoder<'a> {
             )))),
             "ld" | "st" => self.tcgen05_move(sub == "st"),
             "commit" => {
-                if self.has("multicast::cluster") {
-                    return Err(self.unsupported(
-                        "tcgen05.commit.multicast::cluster (arrivals in several CTAs) is not supported yet",
-                    ));
-                }
                 if !self.has("mbarrier::arrive::one") {
                     return Err(self.invalid("tcgen05.commit takes .mbarrier::arrive::one"));
+                }
+                if self.has("multicast::cluster") {
+                    return match self.i.operands.as_slice() {
+                        [m @ Operand::Address { .. }, k] => {
+                            Ok(Decoded::Plain(Instr::Tcgen05(Box::new(Tc5Op::CommitMulticast {
+                                mbar: (self.addr)(m)?,
+                                mask: (self.resolve)(k, Some(Ty::U32))?,
+                            }))))
+                        }
+                        _ => Err(self.invalid(
+                            "tcgen05.commit….multicast::cluster takes [mbar] and a 16-bit ctaMask",
+                        )),
+                    };
                 }
                 // One arrival on the barrier, now (every MMA before it is complete). The
                 // address is a shared::cluster one (with no state space named it is generic:

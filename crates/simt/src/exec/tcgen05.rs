@@ -561,6 +561,29 @@ impl<'a> BlockCtx<'a> {
                     self.tc5_cp(warp, pc, l, c, sink)?;
                 }
             }
+            Tc5Op::CommitMulticast { mbar, mask } => {
+                for l in lanes(exec) {
+                    let a = Self::tmem_addr(warp, mbar, l) as u64;
+                    let m = get(warp, *mask, l);
+                    let off = self.own_offset(a);
+                    for r in self.cta_ranks(warp, pc, l, m)? {
+                        self.mbarrier(
+                            warp,
+                            pc,
+                            1 << l,
+                            MbarOp::Arrive {
+                                drop: false,
+                                expect_tx: false,
+                                no_complete: false,
+                            },
+                            MemSpace::Shared,
+                            None,
+                            (None, super::bulk::at_rank(off, r) as i64),
+                            None,
+                        )?;
+                    }
+                }
+            }
             Tc5Op::Shift { taddr, pair } => {
                 for l in lanes(exec) {
                     self.tc5_shift(warp, pc, l, taddr, *pair)?;
