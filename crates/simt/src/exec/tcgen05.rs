@@ -67,7 +67,7 @@
 //! a launch without the peer (no cluster, an odd cluster size) is an error naming the rule.
 //! `alloc`/`dealloc`/`relinquish_alloc_permit` are issued by a warp of each block, each
 //! allocating its own TMEM (the same columns, as the allocator is deterministic). The MMA
-//! (M = 256, Layout A; M = 128's Layout B is refused) is issued by one thread of either
+//! (M = 256, Layout A; M = 128's Layout B and block-scaled pairs are refused) is issued by one thread of either
 //! block: A's rows 0–127 and B's columns 0 … N/2−1 come from the even block's shared memory,
 //! rows 128–255 and the other columns from the odd block's, at the same descriptor
 //! addresses (CUTLASS's 2-SM MMA), D's rows 0–127 go to the even block's TMEM, 128–255 to
@@ -319,6 +319,11 @@ impl Idesc {
         if ws && m != 128 {
             return Err(format!(
                 "instruction descriptor {raw:#010x} gives .ws M = {m}: only M = 128 (data path Layout D) is supported yet; M = 32 and 64 use Layouts G and E [PTX ISA §9.7.16.10.5]"
+            ));
+        }
+        if pair && scaled {
+            return Err(format!(
+                "instruction descriptor {raw:#010x}: a block-scaled .cta_group::2 MMA is not supported yet (where each block's scale factors lie is drawn only in the ISA's figures)"
             ));
         }
         if pair && m != 256 {
@@ -1281,6 +1286,10 @@ mod tests {
         assert!(Idesc::decode(Tc5Kind::F16, f16(256, 24), true, false)
             .unwrap_err()
             .contains("multiple of 16"));
+        let scaled_pair = 1 << 7 | 1 << 10 | 4 << 17 | 1 << 23 | 2 << 27;
+        assert!(Idesc::decode(Tc5Kind::MxF4, scaled_pair, true, false)
+            .unwrap_err()
+            .contains("not supported yet"));
         // .ws: N 64, 128 or 256; M 128 runs, 64 is refused (Layout E); the B shift bits pass.
         assert!(Idesc::decode(Tc5Kind::F16, f16(128, 64) | 1 << 30, false, true).is_ok());
         assert!(Idesc::decode(Tc5Kind::F16, f16(128, 32), false, true)
