@@ -642,6 +642,70 @@ fn cluster_kernels_equal_the_h100() {
     }
 }
 
+const DSMEM: &str = "tests/kernels/modern/dsmem_probe.cu";
+
+/// 34 distributed-shared-memory access patterns against Nsight Compute on the H100
+/// (tests/data/h100/dsmem/, made by scripts/h100/dsmem/run.sh; one cluster of 2 blocks of
+/// 128 threads, 8 warps, one access a thread): every ncu column warpscope gives equals the
+/// measured value, the output wavefronts included (`⌈distinct 128-byte lines / 4⌉` a warp:
+/// 1 for 4-byte lanes 4 and 8 bytes apart, 2 for 32 bytes apart, 4 for 64, 8 for 128 bytes
+/// apart whether the target's banks conflict (32 words apart) or not (33); 2 for 16-byte
+/// lanes 32 bytes apart). `atom.shared::cluster`'s sectors are left out (see
+/// `warpscope_model`'s `dsmem_cost`): the model takes one a lane, the H100 merges them.
+#[test]
+fn dsmem_patterns_equal_the_h100() {
+    if toolkit().is_none() {
+        return;
+    }
+    let csv = "tests/data/h100/dsmem/dsmem-ncu.csv";
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(csv)).unwrap();
+    let mut kernels: Vec<String> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split("\",\"").nth(4))
+        .map(|k| k.split('(').next().unwrap().to_string())
+        .collect();
+    kernels.dedup();
+    assert_eq!(kernels.len(), 34, "{kernels:?}");
+    let mut wavefronts = Vec::new();
+    for kernel in &kernels {
+        let measured = ncu_kernel_values(csv, kernel);
+        let ours = csv_metric_sums(&[
+            "analyze", DSMEM, "--kernel", kernel, "--grid", "2", "--block", "128", "--cc", "9.0",
+        ]);
+        let mut compared = 0;
+        for (metric, value) in &ours {
+            if let Some(m) = measured.get(metric) {
+                assert_eq!(value, m, "{kernel} {metric}");
+                compared += 1;
+            }
+        }
+        let op = &kernel[..kernel.find(char::is_numeric).unwrap()];
+        if op != "atom" {
+            let w = format!("l1tex__t_output_wavefronts_pipe_lsu_mem_dshared_op_{op}.sum");
+            assert_eq!(ours[&w], measured[&w], "{kernel}");
+            wavefronts.push((kernel.as_str(), ours[&w] / 8));
+        }
+        // Instructions (and for ld/st requests, sectors, wavefronts) and the shared stores.
+        assert!(compared >= 2, "{kernel}: {compared} columns: {ours:?}");
+    }
+    let per_warp = |k: &str| wavefronts.iter().find(|w| w.0 == k).unwrap().1;
+    assert_eq!(
+        [
+            "ld4_consec",
+            "ld4_stride8",
+            "ld4_stride16",
+            "ld4_stride32",
+            "ld4_stride33",
+            "ld16_consec",
+            "ld16_stride2",
+            "st4_bcast"
+        ]
+        .map(per_warp),
+        [1, 2, 4, 8, 8, 1, 2, 1]
+    );
+}
+
 const BULK: &str = "tests/kernels/modern/bulk_cluster.cu";
 
 /// Hopper's bulk paths between the blocks of a cluster (tests/kernels/modern/bulk_cluster.cu,
@@ -654,12 +718,13 @@ const BULK: &str = "tests/kernels/modern/bulk_cluster.cu";
 ///   destination SM) and a shared store in that block (8 executions, 4 wavefronts a piece:
 ///   32), no distributed-shared row (as measured on H100: `bulk_cluster_kernels_equal_the_h100`).
 /// - `bulk_exchange`: each of the 4 blocks copies 1 KiB into its neighbour (DSMEM stores: 8
-///   executions, 128 sectors) and adds it into `sums` (global atomic row: 8 executions, 128
+///   executions, 128 sectors, a wavefront a 512-byte piece: 8) and adds it into `sums` (global atomic row: 8 executions, 128
 ///   sectors); both read the own 1 KiB (8 executions each).
 /// - `async_stores`: st.async.b32 a thread, 32 consecutive words a warp (32 warps: 32
 ///   requests, 4 sectors each = 128, 1 wavefront each); red.async.add.u32 of every lane on
-///   one word (32 requests, 32 sectors each, one a lane as measured on H100: 1,024); the
-///   1-KiB bulk reduction into the neighbour (8 executions, 128 sectors).
+///   one word (32 requests, 32 sectors and 32 wavefronts each, one a lane as measured on
+///   H100: 1,024); the 1-KiB bulk reduction into the neighbour (8 executions, 128 sectors,
+///   8 wavefronts).
 #[test]
 fn bulk_cluster_kernels_report_every_destination() {
     if toolkit().is_none() {
@@ -713,7 +778,7 @@ fn bulk_cluster_kernels_report_every_destination() {
                 "cp.async.bulk",
                 "store",
                 "distributed_shared",
-                [8, 8, 128, 32]
+                [8, 8, 128, 8]
             ),
             row(
                 "cp.reduce.async.bulk.global",
@@ -742,14 +807,14 @@ fn bulk_cluster_kernels_report_every_destination() {
                 "red.async.relaxed.cluster",
                 "atomic",
                 "distributed_shared",
-                [32, 32, 1024, 32]
+                [32, 32, 1024, 1024]
             ),
             row("cp.reduce.async.bulk", "load", "shared", [8, 8, 0, 32]),
             row(
                 "cp.reduce.async.bulk",
                 "atomic",
                 "distributed_shared",
-                [8, 8, 128, 32]
+                [8, 8, 128, 8]
             ),
         ]
     );

@@ -30,8 +30,9 @@ pub enum Space {
     /// same thread-block cluster, reached through a `shared::cluster` address (`mapa`,
     /// `cluster.map_shared_rank`) [PTX ISA §5.1.7 "Shared State Space", PG "Distributed
     /// Shared Memory"]. Addresses are byte offsets in the *target* block's window; costed
-    /// by the shared-memory bank rules of the target SM ([`crate::shared`]) plus the
-    /// 32-byte sectors the request moves over the SM-to-SM network (see [`crate::cost`]).
+    /// by the 32-byte sectors the request moves over the SM-to-SM network and the
+    /// wavefronts of 4 128-byte lines the requesting SM's L1TEX outputs, whatever the
+    /// target's banks (measured on H100; see [`crate::cost`]).
     /// An access through a `shared::cluster` address to the block's own shared memory is
     /// [`Space::Shared`].
     #[serde(rename = "distributed_shared")]

@@ -154,7 +154,11 @@ pub fn cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
         .filter(|&(_, a)| a % access.width as u64 != 0)
         .count() as u64;
     if matches!(access.space, Space::Shared | Space::DistributedShared) {
-        c.ideal_wavefronts = crate::shared::ideal_wavefronts(arch, config, access);
+        c.ideal_wavefronts = if access.space == Space::Shared {
+            crate::shared::ideal_wavefronts(arch, config, access)
+        } else {
+            dsmem_ideal_wavefronts(access).min(c.wavefronts)
+        };
         c.excess_wavefronts = c.wavefronts.saturating_sub(c.ideal_wavefronts);
     }
     if access.space != Space::Shared && access.space != Space::Constant {
@@ -164,27 +168,33 @@ pub fn cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
     c
 }
 
-/// A distributed-shared-memory access ([`Space::DistributedShared`]): the requests and
-/// wavefronts the shared-memory rules give for the target block's banks (the access is
-/// served by the target SM's shared memory, [PG "Distributed Shared Memory"]), and the
-/// distinct 32-byte sectors its lanes' bytes cover, as the L1TEX t-stage counts the
-/// requests and sectors of `mem_dshared` (Nsight Compute's
-/// `l1tex__t_{requests,sectors}_pipe_lsu_mem_dshared_op_{ld,st}`). The sector rule is the
-/// global-memory one of CC 5.x+ (one sector per distinct 32-byte block touched; measured on
-/// H100 for `ld.shared::cluster` and `st.async`: tests/data/h100/cluster/,
-/// tests/data/h100/bulk/).
+/// A distributed-shared-memory access ([`Space::DistributedShared`]): the requests the
+/// shared-memory rules give ([`crate::shared`]: one a warp instruction), the distinct
+/// 32-byte sectors its lanes' bytes cover, and the wavefronts the requesting SM's L1TEX
+/// t-stage outputs, as Nsight Compute counts `mem_dshared`
+/// (`l1tex__t_{requests,sectors,output_wavefronts}_pipe_lsu_mem_dshared_op_{ld,st,atom}`).
 ///
-/// An atomic of at most 8 bytes a lane (`red.async`, `atom`/`red.shared::cluster`: the LSU's
-/// DSMEM reductions) merges no lanes: one sector per active lane and 32-byte block its bytes
-/// touch, even when lanes share a word (measured on H100: `red.async.add.u32` of 32 lanes on
-/// one word, 32 sectors a warp, `l1tex__t_sectors_pipe_lsu_mem_dshared_op_redas`;
-/// tests/data/h100/bulk/; assumed for `atom`/`red.shared::cluster`). Global and shared
-/// atomics coalesce like stores instead ([`crate::Op::Atomic`]). A bulk reduction's 16-byte lanes
-/// (`cp.reduce.async.bulk`, the TMA unit's) coalesce like its copies.
+/// - Sectors: the global-memory rule of CC 5.x+ (one per distinct 32-byte block touched).
+/// - Wavefronts: one per 4 distinct 128-byte lines the lanes touch, at least 1:
+///   `⌈lines / 4⌉`. The target's banks play no part: 32 lanes 128 bytes apart (a 32-way bank
+///   conflict in the target) and 132 bytes apart (none) both take 8; lanes 32 bytes apart
+///   (8 lines) 2; 16-byte lanes in a row (4 lines) 1; a broadcast 1 (measured on H100 for
+///   `ld`, `st` and `atom.shared::cluster` of 1-, 2-, 4-, 8- and 16-byte lanes, 34 patterns
+///   of one cluster of 2 blocks: tests/data/h100/dsmem/; the t-stage's tag look-ups,
+///   `l1tex__t_set_accesses_pipe_lsu_mem_dshared`, are the lines, one a line).
+///
+/// A per-lane atomic ([`dsmem_per_lane`]: `red.async`'s) takes one sector and one wavefront
+/// per active lane and 32-byte block its bytes touch, even when lanes share a word
+/// (measured on H100: `red.async.add.u32` of 32 lanes on one word, 32 sectors and 32 output
+/// wavefronts a warp, `…_mem_dshared_op_redas`; tests/data/h100/bulk/). Global and shared
+/// atomics coalesce like stores instead ([`crate::Op::Atomic`]). A bulk copy's or
+/// reduction's 16-byte lanes (`cp.async.bulk`, `cp.reduce.async.bulk`: the TMA unit's)
+/// follow the same sector and wavefront rules: their wavefronts are in no ncu counter
+/// (the TMA is not the LSU pipe), an assumption.
 fn dsmem_cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
     let mut c = crate::shared::cost(arch, config, access);
     let w = u64::from(access.width.clamp(1, 16));
-    let per_lane = access.op == crate::Op::Atomic && w <= 8;
+    let per_lane = dsmem_per_lane(access);
     let mut sectors: Vec<u64> = Vec::with_capacity(crate::WARP_SIZE);
     for (_, a) in access.active() {
         for s in a / 32..=(a + w - 1) / 32 {
@@ -198,7 +208,36 @@ fn dsmem_cost(arch: &Arch, config: &Config, access: &WarpAccess) -> Cost {
     c.sectors = sectors.len() as u64;
     c.transactions = c.sectors;
     c.transaction_bytes = 32 * c.sectors;
+    c.wavefronts = if per_lane {
+        c.sectors
+    } else {
+        let mut lines: Vec<u64> = sectors.iter().map(|s| s / 4).collect();
+        lines.dedup();
+        (lines.len() as u64).div_ceil(4).max(1)
+    };
     c
+}
+
+/// Whether a distributed-shared-memory access merges no lanes: an atomic of at most 8
+/// bytes a lane. `red.async`'s do not merge (measured on H100, see [`dsmem_cost`]); the
+/// model cannot tell them from `atom.shared::cluster`'s, which do merge on the H100 (4
+/// sectors a warp for 32 consecutive words, 1 for 32 lanes on one word:
+/// tests/data/h100/dsmem/), so those are costed as `red.async`'s too: a known difference.
+fn dsmem_per_lane(access: &WarpAccess) -> bool {
+    access.space == Space::DistributedShared && access.op == crate::Op::Atomic && access.width <= 8
+}
+
+/// The wavefronts a distributed-shared-memory access needs at least: one per 512 bytes
+/// requested (4 lines of 128 bytes; [`dsmem_cost`]), or one per active lane for a per-lane
+/// atomic ([`dsmem_per_lane`]).
+fn dsmem_ideal_wavefronts(access: &WarpAccess) -> u64 {
+    if dsmem_per_lane(access) {
+        access.active_lanes() as u64
+    } else {
+        (access.active_lanes() as u64 * access.width as u64)
+            .div_ceil(512)
+            .max(1)
+    }
 }
 
 #[cfg(test)]
@@ -229,6 +268,35 @@ mod tests {
     fn sectors(cc: &str, a: &WarpAccess) -> (u64, u64, u64) {
         let c = cost(arch(cc), &Config::default(), a);
         (c.sectors, c.ideal_sectors, c.excess_sectors)
+    }
+
+    /// Distributed shared memory: sectors and output wavefronts (⌈distinct 128-byte lines /
+    /// 4⌉) of patterns measured on H100 (tests/data/h100/dsmem/, per warp): consecutive
+    /// words 4 and 1; words 8 apart 32 and 2; 16 apart 32 and 4; 32 apart (a 32-way bank
+    /// conflict in the target) and 33 apart (none) both 32 and 8; 16-byte lanes in a row 16
+    /// and 1; a broadcast 1 and 1. A per-lane atomic: 32 and 32.
+    #[test]
+    fn dsmem_sectors_and_wavefronts() {
+        let d = |w, f: fn(u64) -> u64| {
+            let c = cost(
+                arch("9.0"),
+                &Config::default(),
+                &access(Space::DistributedShared, w, f),
+            );
+            (c.sectors, c.wavefronts, c.ideal_wavefronts)
+        };
+        assert_eq!(d(4, |l| 4 * l), (4, 1, 1));
+        assert_eq!(d(4, |l| 32 * l), (32, 2, 1));
+        assert_eq!(d(4, |l| 64 * l), (32, 4, 1));
+        assert_eq!(d(4, |l| 128 * l), (32, 8, 1));
+        assert_eq!(d(4, |l| 132 * l), (32, 8, 1));
+        assert_eq!(d(16, |l| 16 * l), (16, 1, 1));
+        assert_eq!(d(16, |l| 32 * l), (32, 2, 1));
+        assert_eq!(d(4, |_| 0), (1, 1, 1));
+        let mut red = access(Space::DistributedShared, 4, |_| 0);
+        red.op = Op::Atomic;
+        let c = cost(arch("9.0"), &Config::default(), &red);
+        assert_eq!((c.sectors, c.wavefronts, c.excess_wavefronts), (32, 32, 0));
     }
 
     /// Ideal sectors are ⌈bytes requested / 32⌉; the excess never goes below 0 (a broadcast

@@ -297,7 +297,12 @@ pub const SHARED_GMMA_WAVEFRONTS: Metric = m(
 /// instructions. The rows they count are [`Space::DistributedShared`]; the `ld` requests,
 /// sectors and instructions equal an H100's (tests/data/h100/cluster/), and so do `st.async`'s
 /// and `red.async`'s (tests/data/h100/bulk/: `st.async` in the `op_st` requests and sectors
-/// with its own `op_dshared_stas` instructions, `red.async` in the `op_redas` ones).
+/// with its own `op_dshared_stas` instructions, `red.async` in the `op_redas` ones). The
+/// t-stage's output wavefronts of `ld`, `st` (with `st.async`) and `red.async` equal an
+/// H100's for 34 patterns of 1- to 16-byte lanes (tests/data/h100/dsmem/). The `atom`
+/// requests, sectors and wavefronts are left out: the model costs `atom.shared::cluster`
+/// as a `red.async` (one sector a lane), the H100 merges its lanes (see `warpscope_model`'s
+/// cost notes).
 pub const DSMEM_METRICS: &[Metric] = &[
     m(
         "dsmem_ld_instructions",
@@ -375,6 +380,27 @@ pub const DSMEM_METRICS: &[Metric] = &[
         DistributedShared,
         Redas,
         Sectors,
+    ),
+    m(
+        "dsmem_ld_wavefronts",
+        "l1tex__t_output_wavefronts_pipe_lsu_mem_dshared_op_ld.sum",
+        DistributedShared,
+        Ld,
+        Wavefronts,
+    ),
+    m(
+        "dsmem_st_wavefronts",
+        "l1tex__t_output_wavefronts_pipe_lsu_mem_dshared_op_st.sum",
+        DistributedShared,
+        St,
+        Wavefronts,
+    ),
+    m(
+        "dsmem_redas_wavefronts",
+        "l1tex__t_output_wavefronts_pipe_lsu_mem_dshared_op_redas.sum",
+        DistributedShared,
+        Redas,
+        Wavefronts,
     ),
 ];
 
@@ -522,6 +548,9 @@ pub const METRICS: &[Metric] = &[
     DSMEM_METRICS[8],
     DSMEM_METRICS[9],
     DSMEM_METRICS[10],
+    DSMEM_METRICS[11],
+    DSMEM_METRICS[12],
+    DSMEM_METRICS[13],
     DSMEM_TMA_ST_SECTORS,
     GLOBAL_TMA_RED_SECTORS,
     DSMEM_TMA_RED_SECTORS,
@@ -805,7 +834,8 @@ mod tests {
             [
                 "l1tex__t_requests_pipe_lsu_mem_dshared_op_st.sum",
                 "l1tex__t_sectors_pipe_lsu_mem_dshared_op_st.sum",
-                "smsp__sass_inst_executed_op_dshared_stas.sum"
+                "smsp__sass_inst_executed_op_dshared_stas.sum",
+                "l1tex__t_output_wavefronts_pipe_lsu_mem_dshared_op_st.sum"
             ]
         );
         assert_eq!(
@@ -817,13 +847,14 @@ mod tests {
             [
                 "smsp__sass_inst_executed_op_dshared_redas.sum",
                 "l1tex__t_requests_pipe_lsu_mem_dshared_op_redas.sum",
-                "l1tex__t_sectors_pipe_lsu_mem_dshared_op_redas.sum"
+                "l1tex__t_sectors_pipe_lsu_mem_dshared_op_redas.sum",
+                "l1tex__t_output_wavefronts_pipe_lsu_mem_dshared_op_redas.sum"
             ]
         );
         // A plain DSMEM store keeps its own instructions.
         assert_eq!(
             names(DistributedShared, Op::Store, "st.shared::cluster.u32").len(),
-            3
+            4
         );
     }
 }

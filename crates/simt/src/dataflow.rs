@@ -160,15 +160,22 @@ fn tc5_defs_uses(t: &Tc5Op) -> (Vec<Reg>, Vec<Src>) {
 fn tc5_addresses(t: &Tc5Op) -> Vec<Src> {
     let reg = |a: &crate::instr::Addr| a.base.map(Src::Reg);
     match t {
-        Tc5Op::Alloc { dst, ncols } => reg(dst).into_iter().chain([*ncols]).collect(),
-        Tc5Op::Dealloc { taddr, ncols } => vec![*taddr, *ncols],
-        Tc5Op::Relinquish => Vec::new(),
-        Tc5Op::Move { taddr, .. } => reg(taddr).into_iter().collect(),
+        Tc5Op::Alloc { dst, ncols, .. } => reg(dst).into_iter().chain([*ncols]).collect(),
+        Tc5Op::Dealloc { taddr, ncols, .. } => vec![*taddr, *ncols],
+        Tc5Op::Relinquish { .. } => Vec::new(),
+        Tc5Op::Move { taddr, .. } | Tc5Op::Shift { taddr, .. } => reg(taddr).into_iter().collect(),
+        Tc5Op::Cp(c) => reg(&c.taddr).into_iter().chain([c.desc]).collect(),
+        Tc5Op::CommitMulticast { mbar, mask } => reg(mbar).into_iter().chain([*mask]).collect(),
         Tc5Op::Mma(m) => reg(&m.d)
             .into_iter()
             .chain(m.a_tmem.as_ref().and_then(reg))
             .chain(m.a_desc)
             .chain([m.b_desc, m.idesc])
+            .chain(
+                m.scale
+                    .iter()
+                    .flat_map(|s| reg(&s.a).into_iter().chain(reg(&s.b))),
+            )
             .collect(),
     }
 }

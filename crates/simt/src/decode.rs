@@ -864,11 +864,11 @@ impl<'m> Decoder<'m> {
                     }
                     Instr::Wmma(w) => w.site = ids[0],
                     Instr::Wgmma(w) => w.site = ids[0],
-                    Instr::Tcgen05(t) => {
-                        if let Tc5Op::Mma(m) = &mut **t {
-                            m.site = ids[0];
-                        }
-                    }
+                    Instr::Tcgen05(t) => match &mut **t {
+                        Tc5Op::Mma(m) => m.site = ids[0],
+                        Tc5Op::Cp(c) => c.site = ids[0],
+                        _ => {}
+                    },
                     Instr::CpAsync {
                         load_site,
                         store_site,

@@ -1180,18 +1180,90 @@ pub enum Tc5Kind {
     Tf32,
     F8f6f4,
     I8,
+    /// The block-scaled kinds [PTX ISA §9.7.16.10.7]: `.kind::mxf8f6f4`, `::mxf4`,
+    /// `::mxf4nvf4`.
+    MxF8f6f4,
+    MxF4,
+    MxF4Nvf4,
+}
+
+/// The shape of a `tcgen05.cp` with its multicast [PTX ISA §9.7.16.9.2]: rows × bits a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tc5CpShape {
+    S128x256b,
+    S4x256b,
+    S128x128b,
+    /// `.64x128b.warpx2::02_13`.
+    S64x128bWarpx2_02_13,
+    /// `.64x128b.warpx2::01_23`.
+    S64x128bWarpx2_01_23,
+    /// `.32x128b.warpx4`.
+    S32x128bWarpx4,
+}
+
+/// `tcgen05.cp`'s optional decompression [PTX ISA §9.7.16.9.1]: 16 elements of 4 or 6 bits
+/// and their padding (16 bytes) into 16 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tc5Decompress {
+    /// `.b8x16.b6x16_p32`.
+    B6,
+    /// `.b8x16.b4x16_p64`.
+    B4,
+}
+
+/// A `tcgen05.cp.cta_group.shape{.multicast}{.dst_fmt.src_fmt} [taddr], s-desc`.
+#[derive(Clone, Debug)]
+pub struct Tc5Cp {
+    pub shape: Tc5CpShape,
+    pub decompress: Option<Tc5Decompress>,
+    /// `.cta_group::2`: the peer block's tensor memory too.
+    pub pair: bool,
+    pub taddr: Addr,
+    pub desc: Src,
+    /// The site of its shared-memory reads.
+    pub site: u32,
+}
+
+/// The B collector buffer of a `tcgen05.mma.ws` [PTX ISA §9.7.16.10.9.3]:
+/// `.collector::bN::{fill,use,lastuse,discard}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tc5Collector {
+    pub buffer: u8,
+    /// `::use`/`::lastuse`: B is the buffer's, not read from shared memory.
+    pub reuse: bool,
+    /// `::fill`/`::use`: the buffer keeps B for a later `::use`.
+    pub keep: bool,
+}
+
+/// The scale factors of a block-scaled `tcgen05.mma` [PTX ISA §9.7.16.10.7]: their tensor
+/// memory addresses and `.scale_vec::NX` (N scale factors a row of A / column of B).
+#[derive(Clone, Debug)]
+pub struct Tc5Scale {
+    pub a: Addr,
+    pub b: Addr,
+    pub vec: u32,
 }
 
 /// One `tcgen05` operation (see `exec/tcgen05.rs`). TMEM addresses are 32-bit: lane in bits
 /// 31–16, column in bits 15–0 [PTX ISA §9.7.16.2.1].
 #[derive(Clone, Debug)]
 pub enum Tc5Op {
-    /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols`.
-    Alloc { dst: Addr, ncols: Src },
-    /// `tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols`.
-    Dealloc { taddr: Src, ncols: Src },
-    /// `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned`.
-    Relinquish,
+    /// `tcgen05.alloc.cta_group::N.sync.aligned.shared::cta.b32 [dst], ncols` (`pair`:
+    /// `::2`, the peer block's warp issues its own).
+    Alloc { dst: Addr, ncols: Src, pair: bool },
+    /// `tcgen05.dealloc.cta_group::N.sync.aligned.b32 taddr, ncols`.
+    Dealloc { taddr: Src, ncols: Src, pair: bool },
+    /// `tcgen05.relinquish_alloc_permit.cta_group::N.sync.aligned`.
+    Relinquish { pair: bool },
+    /// `tcgen05.cp` (shared memory → tensor memory).
+    Cp(Tc5Cp),
+    /// `tcgen05.shift.cta_group::N.down [taddr]`: rows 0 … 30 of a 32-lane partition's 8
+    /// columns down by one.
+    Shift { taddr: Addr, pair: bool },
+    /// `tcgen05.commit.cta_group::N.mbarrier::arrive::one.shared::cluster.multicast::cluster
+    /// .b64 [mbar], ctaMask`: one arrival on the mbarrier at the same offset in each block
+    /// of the 16-bit mask.
+    CommitMulticast { mbar: Addr, mask: Src },
     /// `tcgen05.ld.sync.aligned.shape.num.b32 regs, [taddr]{, split}` (`store` false) or
     /// `tcgen05.st.sync.aligned.shape.num.b32 [taddr]{, split}, regs`: `num` repetitions,
     /// `split` the column offset of the second half of `.16x32bx2`.
@@ -1203,7 +1275,8 @@ pub enum Tc5Op {
         taddr: Addr,
         split: u32,
     },
-    /// `tcgen05.mma.cta_group::1.kind [d], a-desc|[a], b-desc, idesc, enable-input-d`.
+    /// `tcgen05.mma{.ws}.cta_group::N.kind{.block_scale} [d], a-desc|[a], b-desc, idesc,
+    /// {[scale-A], [scale-B],} enable-input-d`.
     Mma(Tc5Mma),
 }
 
@@ -1212,6 +1285,13 @@ pub enum Tc5Op {
 #[derive(Clone, Debug)]
 pub struct Tc5Mma {
     pub kind: Tc5Kind,
+    /// `.cta_group::2`: M = 256 over the CTA pair (A's and B's halves in each block's shared
+    /// memory, D's rows 0 … 127 in the even block's tensor memory, 128 … 255 in the odd's).
+    pub pair: bool,
+    /// `.ws` (weight stationary) with its B collector buffer.
+    pub ws: Option<Tc5Collector>,
+    /// `.block_scale`: the scale factors.
+    pub scale: Option<Tc5Scale>,
     pub d: Addr,
     /// A in tensor memory, or `a_desc`: A in shared memory.
     pub a_tmem: Option<Addr>,

@@ -681,8 +681,9 @@ fn malformed_tensor_instructions_are_errors_naming_them() {
         matches!(&e, Error::Invalid { msg, .. } if msg.contains("movmatrix")),
         "{e}"
     );
-    // tcgen05.cp is not run (tcgen05.mma is: tests/tcgen05.rs; wgmma: tests/wgmma.rs).
-    let e = decode_error("tcgen05.cp.cta_group::1.128x256b [%r1], %rd1;");
+    // tcgen05.mma.sp is not run (the others are: tests/tcgen05.rs; wgmma: tests/wgmma.rs).
+    let e =
+        decode_error("tcgen05.mma.sp.cta_group::1.kind::f16 [%r1], %rd1, %rd1, [%r1], %r1, %p1;");
     assert!(
         matches!(&e, Error::Unsupported { instr, .. } if instr.starts_with("tcgen05")),
         "{e}"

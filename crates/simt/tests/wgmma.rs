@@ -721,12 +721,15 @@ fn bad_wgmma_is_an_error() {
     );
     let e = msg(swap(", 1, 1, 0, 0;", ", 1, 1, 0;"));
     assert!(e.contains("takes 8 operands"), "{e}");
-    // tcgen05.cp stays unsupported (tcgen05.mma runs: tests/tcgen05.rs).
+    // A tcgen05.cp shape without its required multicast (tcgen05 runs: tests/tcgen05.rs).
     let e = msg(swap(
         "wgmma.fence.sync.aligned;",
-        "tcgen05.cp.cta_group::1.128x256b [%r1], %rd1;",
+        "tcgen05.cp.cta_group::1.32x128b [%r1], %rd1;",
     ));
-    assert!(e.contains("tcgen05.cp"), "{e}");
+    assert!(
+        e.contains("tcgen05.cp") && e.contains("requires .warpx4"),
+        "{e}"
+    );
 
     // At run time: a descriptor outside the block's shared memory.
     let far = kernel(&c, good).replace(

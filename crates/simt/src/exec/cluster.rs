@@ -36,6 +36,9 @@ pub const MAX_CLUSTER_BLOCKS: u32 = 16;
 pub(super) struct Cluster {
     /// Shared-memory images by cluster rank.
     pub images: Vec<Vec<u8>>,
+    /// Tensor memories by cluster rank (`exec/tcgen05.rs`; `.cta_group::2` reaches the
+    /// peer block's), moved like the images.
+    pub tmems: Vec<Option<Box<super::tcgen05::Tmem>>>,
     /// Completed phases of the cluster barrier (`barrier.cluster`).
     pub phase: u64,
     /// Some thread arrived on the open phase since the last completion check.
@@ -186,6 +189,7 @@ pub(super) fn run(
             .iter_mut()
             .map(|c| std::mem::take(&mut c.shared))
             .collect(),
+        tmems: ctxs.iter_mut().map(|c| c.tmem.take()).collect(),
         phase: 0,
         pending: false,
     };
@@ -210,6 +214,7 @@ pub(super) fn run(
         for b in 0..ctxs.len() {
             let (ctx, block) = (&mut ctxs[b], &mut blocks[b]);
             ctx.shared = std::mem::take(&mut cluster.images[b]);
+            ctx.tmem = cluster.tmems[b].take();
             ctx.cluster = std::mem::take(&mut cluster);
             for (w, warp) in block.warps.iter_mut().enumerate() {
                 if block.done[w] {
@@ -232,6 +237,7 @@ pub(super) fn run(
             }
             cluster = std::mem::take(&mut ctx.cluster);
             cluster.images[b] = std::mem::take(&mut ctx.shared);
+            cluster.tmems[b] = ctx.tmem.take();
             if failure.is_some() {
                 break;
             }
