@@ -373,7 +373,7 @@ fn load_entry(
             if !crate::load::is_cuda_source_name(f) {
                 continue;
             }
-            if let Some(text) = find_source(f).and_then(|p| std::fs::read_to_string(p).ok()) {
+            if let Some(text) = find_source(f).and_then(|p| crate::sources::read_source(req, &p)) {
                 declared = source_params(
                     &text,
                     &warpscope_ptx::demangle(&entry.name),
@@ -478,10 +478,12 @@ fn shown_path(p: &Path) -> String {
         return rel.display().to_string();
     }
     let parts: Vec<_> = p.components().collect();
-    if let Ok(text) = std::fs::read(p) {
+    // Regular files within --max-input-bytes only: a `.file` may name a FIFO or a device.
+    let read = |q: &Path| warpscope_toolkit::read_input(q, "PTX .file");
+    if let Ok(text) = read(p) {
         for k in 1..parts.len() {
             let q: PathBuf = parts[k..].iter().collect();
-            if q.is_relative() && std::fs::read(&q).is_ok_and(|t| t == text) {
+            if q.is_relative() && read(&q).is_ok_and(|t| t == text) {
                 return q.display().to_string();
             }
         }
@@ -516,7 +518,9 @@ fn source_file(req: &AnalyzeRequest, prog: &Program, index: u32) -> SourceFile {
     let text = if same {
         Some(req.source.clone())
     } else {
-        found.as_ref().and_then(|p| std::fs::read_to_string(p).ok())
+        found
+            .as_ref()
+            .and_then(|p| crate::sources::read_source(req, p))
     };
     SourceFile {
         shown: (!same).then(|| match found {

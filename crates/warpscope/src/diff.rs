@@ -114,12 +114,6 @@ fn field<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
     })
 }
 
-fn count(v: &Value, keys: &[&str]) -> u64 {
-    keys.iter()
-        .find_map(|k| field(v, k).and_then(Value::as_u64))
-        .unwrap_or(0)
-}
-
 fn text(v: &Value, key: &str) -> Option<String> {
     field(v, key).and_then(|x| match x {
         Value::String(s) => Some(s.to_lowercase()),
@@ -152,21 +146,40 @@ fn read_analysis(v: &Value, name: Option<String>, what: &str) -> Result<Run> {
             let line = field(s, "line")
                 .and_then(Value::as_u64)
                 .with_context(|| format!("{what}: CC {cc} site {j} has no \"line\""))?;
-            let space = text(s, "space").unwrap_or_default();
+            // A field the comparison reads must be there: read as 0 it would pass the gate.
+            let at = format!("{what}: CC {cc} site {j} (line {line})");
+            let need = |keys: &[&str]| -> Result<u64> {
+                keys.iter()
+                    .find_map(|k| field(s, k).and_then(Value::as_u64))
+                    .with_context(|| {
+                        format!(
+                            "{at} has no \"{}\" (a whole number): not a complete result of `warpscope analyze --format json` (docs/schema/analyze.schema.json)",
+                            keys[0]
+                        )
+                    })
+            };
+            let need_text = |key: &str| -> Result<String> {
+                text(s, key).with_context(|| {
+                    format!(
+                        "{at} has no \"{key}\": not a complete result of `warpscope analyze --format json` (docs/schema/analyze.schema.json)"
+                    )
+                })
+            };
+            let space = need_text("space")?;
             let shared = space == "shared";
             let mut f = Figures {
-                requests: count(s, &["requests"]),
-                transactions: count(s, &["transactions"]),
-                sectors: count(s, &["sectors"]),
-                wavefronts: count(s, &["wavefronts"]),
-                ideal_wavefronts: count(s, &["ideal_wavefronts"]),
-                excess_wavefronts: count(s, &["excess_wavefronts"]),
-                excess_sectors: count(s, &["excess_sectors"]),
+                requests: need(&["requests"])?,
+                transactions: need(&["transactions"])?,
+                sectors: need(&["sectors"])?,
+                wavefronts: need(&["wavefronts"])?,
+                ideal_wavefronts: need(&["ideal_wavefronts"])?,
+                excess_wavefronts: need(&["excess_wavefronts"])?,
+                excess_sectors: need(&["excess_sectors"])?,
                 ..Figures::default()
             };
             if !shared {
-                f.bytes_requested = count(s, &["bytes_requested", "requested_bytes"]);
-                f.transaction_bytes = count(s, &["transaction_bytes"]);
+                f.bytes_requested = need(&["bytes_requested", "requested_bytes"])?;
+                f.transaction_bytes = need(&["transaction_bytes"])?;
                 if f.transaction_bytes == 0 {
                     f.transaction_bytes = 32 * f.sectors;
                 }
@@ -174,14 +187,14 @@ fn read_analysis(v: &Value, name: Option<String>, what: &str) -> Result<Run> {
             rs.push(RunSite {
                 file: field(s, "file").and_then(|x| x.as_str().map(str::to_string)),
                 line: line as u32,
-                column: count(s, &["column"]) as u32,
+                column: need(&["column"])? as u32,
                 text: field(s, "text")
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string(),
-                op: text(s, "op").unwrap_or_default(),
+                op: need_text("op")?,
                 space,
-                width: count(s, &["width"]) as u32,
+                width: need(&["width"])? as u32,
                 ptx: field(s, "ptx").and_then(|x| x.as_str().map(str::to_string)),
                 figures: f,
             });

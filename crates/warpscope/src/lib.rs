@@ -43,6 +43,7 @@ pub mod quick;
 mod run;
 mod sass;
 pub mod schema;
+pub mod sources;
 pub mod sweep;
 
 pub use compiled::{CompileRequest, Frontend};
