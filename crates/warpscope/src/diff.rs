@@ -114,6 +114,11 @@ fn field<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
     })
 }
 
+/// A count that older results may lack (0 then; the caller says why that is safe).
+fn optional(v: &Value, key: &str) -> u64 {
+    field(v, key).and_then(Value::as_u64).unwrap_or(0)
+}
+
 fn text(v: &Value, key: &str) -> Option<String> {
     field(v, key).and_then(|x| match x {
         Value::String(s) => Some(s.to_lowercase()),
@@ -172,14 +177,16 @@ fn read_analysis(v: &Value, name: Option<String>, what: &str) -> Result<Run> {
                 transactions: need(&["transactions"])?,
                 sectors: need(&["sectors"])?,
                 wavefronts: need(&["wavefronts"])?,
-                ideal_wavefronts: need(&["ideal_wavefronts"])?,
-                excess_wavefronts: need(&["excess_wavefronts"])?,
-                excess_sectors: need(&["excess_sectors"])?,
+                // Older results lack these: no shared efficiency then, rather than a wrong one.
+                ideal_wavefronts: optional(s, "ideal_wavefronts"),
+                excess_wavefronts: optional(s, "excess_wavefronts"),
+                excess_sectors: optional(s, "excess_sectors"),
                 ..Figures::default()
             };
             if !shared {
                 f.bytes_requested = need(&["bytes_requested", "requested_bytes"])?;
-                f.transaction_bytes = need(&["transaction_bytes"])?;
+                // Absent in older results: derived from the sectors below.
+                f.transaction_bytes = optional(s, "transaction_bytes");
                 if f.transaction_bytes == 0 {
                     f.transaction_bytes = 32 * f.sectors;
                 }
@@ -941,6 +948,26 @@ mod tests {
             &[mk(44, 1, "a[i]")],
         );
         assert_eq!(p, [(Some(0), Some(0)), (Some(1), None)]);
+    }
+
+    #[test]
+    fn a_missing_gated_field_is_an_error_naming_it() {
+        for key in ["requests", "sectors", "wavefronts", "bytes_requested", "op"] {
+            let mut v = analysis("k", vec![site(10, "load", "global", 10, 40, 0)]);
+            v["architectures"][0]["sites"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove(key);
+            let e = read_runs(&v.to_string(), "new.json")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "new.json: CC 9.0 site 0 (line 10) has no \"{key}\""
+                )),
+                "{e}"
+            );
+        }
     }
 
     #[test]
