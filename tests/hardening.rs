@@ -651,6 +651,12 @@ fn template_wrappers_are_never_written_through_planted_links() {
         v["architectures"][0]["totals"]["global_load"]["requests"],
         512
     );
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("was written to a private temporary folder instead of the cache: ")
+            && notes.contains("wrap is a symbolic link, not followed"),
+        "{notes}"
+    );
     let in_victim: Vec<_> = std::fs::read_dir(&victim).unwrap().collect();
     assert!(
         in_victim.is_empty(),
@@ -659,6 +665,11 @@ fn template_wrappers_are_never_written_through_planted_links() {
     if is_root {
         let in_foreign: Vec<_> = std::fs::read_dir(&foreign).unwrap().collect();
         assert!(in_foreign.is_empty(), "written into another user's folder");
+        assert!(
+            notes.contains("compile cache not used: ")
+                && notes.contains("belongs to another user (uid 65534"),
+            "{notes}"
+        );
     } else {
         // Ours but open to everyone: made private (0700) before use.
         let mode = std::fs::metadata(&foreign).unwrap().permissions().mode();

@@ -172,14 +172,13 @@ pub(crate) fn scratch(dir: Option<&Path>) -> std::io::Result<tempfile::TempDir> 
     }
 }
 
-/// Creates the cache folder as a private one ([`crate::store::private_dir`]); an error is
-/// returned as text for [`crate::Compiled::cache_error`].
+/// Creates the cache folder `dir` and its parent as private ones
+/// ([`crate::store::private_dir`]); the error says why one cannot be used.
 pub(crate) fn prepare(dir: &Path) -> Result<(), String> {
     // The parent too: `$WARPSCOPE_CACHE_DIR` or `~/.cache/warpscope`, which `sass/` shares.
     dir.parent()
         .map_or(Ok(()), private_dir)
         .and_then(|()| private_dir(dir))
-        .map_err(|e| format!("cache folder not used: {e}"))
 }
 
 /// Stores `ptx` as the sealed entry `KEY.ptx` (written aside and renamed into place, so

@@ -133,7 +133,7 @@ impl Toolkit {
                     }
                     out_dir = Some(dir.to_path_buf());
                 }
-                Err(e) => cache_error = Some(e),
+                Err(e) => cache_error = Some(format!("compile cache not used: {e}")),
             }
         }
         // nvcc writes into a private folder of its own (removed when dropped, and by the
@@ -148,7 +148,7 @@ impl Toolkit {
         let command = self.command_line(&flags, &file, &out);
         if let Some(dir) = out_dir.as_deref() {
             if let Err(e) = cache::store(dir, &key, &ptx) {
-                cache_error = Some(e);
+                cache_error = Some(format!("compiled PTX not cached: {e}"));
             }
         }
         Ok(Compiled {

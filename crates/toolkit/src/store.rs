@@ -130,7 +130,7 @@ pub fn private_dir(dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot read folder {}: {e}", dir.display()))?;
     if meta.file_type().is_symlink() {
         return Err(format!(
-            "{} is a symbolic link: not followed (remove it, or set WARPSCOPE_CACHE_DIR to a folder of yours)",
+            "{} is a symbolic link, not followed (remove it, or set WARPSCOPE_CACHE_DIR to a folder of yours)",
             dir.display()
         ));
     }
@@ -144,7 +144,7 @@ pub fn private_dir(dir: &Path) -> Result<(), String> {
         let me = unsafe { libc::geteuid() };
         if meta.uid() != me {
             return Err(format!(
-                "{} belongs to another user (uid {}): not used (set WARPSCOPE_CACHE_DIR to a folder of yours)",
+                "{} belongs to another user (uid {}; set WARPSCOPE_CACHE_DIR to a folder of yours)",
                 dir.display(),
                 meta.uid()
             ));
@@ -327,7 +327,7 @@ mod tests {
         let link = t.path().join("link");
         std::os::unix::fs::symlink(&victim, &link).unwrap();
         let e = private_dir(&link).unwrap_err();
-        assert!(e.ends_with("is a symbolic link: not followed (remove it, or set WARPSCOPE_CACHE_DIR to a folder of yours)"), "{e}");
+        assert!(e.ends_with("is a symbolic link, not followed (remove it, or set WARPSCOPE_CACHE_DIR to a folder of yours)"), "{e}");
         let open = t.path().join("open");
         std::fs::create_dir(&open).unwrap();
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();

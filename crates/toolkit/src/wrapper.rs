@@ -109,7 +109,7 @@ mod tests {
             .note
             .as_deref()
             .unwrap()
-            .contains("is a symbolic link: not followed"));
+            .contains("is a symbolic link, not followed"));
         let p = w.as_path().to_path_buf();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "// x\n");
         drop(w);

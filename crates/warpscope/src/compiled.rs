@@ -155,6 +155,7 @@ pub fn compile_and_load(
     let wrapper;
     let compile_path = if req.kernel.contains('<') {
         wrapper = instantiation_wrapper(path, &req.kernel)?;
+        notes.extend(wrapper.note.clone());
         wrapper.as_path()
     } else {
         path
@@ -162,7 +163,13 @@ pub fn compile_and_load(
     let compiled = tk
         .compile_ptx(compile_path, &target, &opts)
         .map_err(|e| anyhow!("{e}"))?;
-    notes.extend(compiled.cache_note.clone());
+    notes.extend(
+        compiled
+            .cache_note
+            .iter()
+            .chain(&compiled.cache_error)
+            .cloned(),
+    );
     let label = format!("{} ({})", req.file, target.sm);
     let mut k = load_entry(req, &compiled.ptx, &label, &req.kernel, Some(tk))?;
     // The other CCs' own targets: compiled too, and their memory instructions compared with
