@@ -359,10 +359,8 @@ fn an_output_over_an_input_is_refused() {
     assert_eq!(std::fs::read_to_string(&json).unwrap(), "{}");
 
     let toml = t.path().join("w.toml");
-    let launches = format!(
-        "[[launch]]\nname = \"a\"\nfile = \"k.cu\"\nkernel = \"k\"\ngrid = 1\nblock = 32\nfrontend = \"source\"\n[[launch.budget]]\nmax_sectors_per_request = 4\n"
-    );
-    std::fs::write(&toml, &launches).unwrap();
+    let launches = "[[launch]]\nname = \"a\"\nfile = \"k.cu\"\nkernel = \"k\"\ngrid = 1\nblock = 32\nfrontend = \"source\"\n[[launch.budget]]\nmax_sectors_per_request = 4\n";
+    std::fs::write(&toml, launches).unwrap();
     let (code, _, err) = run(
         &[
             "check",
