@@ -81,8 +81,9 @@ pub fn launch_file_tools_allowed() -> bool {
 /// warpscope gets SIGINT or SIGTERM, then exits with 130 as a shell does for Ctrl-C.
 fn on_interrupt() {
     let _ = ctrlc::set_handler(|| {
-        warpscope_toolkit::stop_all();
-        eprintln!("error: interrupted; the running compiler tools were stopped");
+        if warpscope_toolkit::stop_all() > 0 {
+            eprintln!("error: interrupted; the running compiler tools were stopped");
+        }
         std::process::exit(130);
     });
 }

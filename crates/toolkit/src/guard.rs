@@ -53,13 +53,24 @@ pub fn max_output_bytes() -> u64 {
 /// stopped before their owners drop them.
 static RUNNING: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Set by [`stop_all`]: the process is about to exit.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+/// After [`stop_all`], a tool it killed must not be reported as a failed compile before
+/// the handler exits: the thread that ran it waits here for the exit.
+fn wait_if_stopping() {
+    while STOPPING.load(Ordering::SeqCst) {
+        std::thread::park();
+    }
+}
 
 /// Kills the process group of every tool running now and removes the registered scratch
-/// files and folders (a half-written PTX among them). For a SIGINT/SIGTERM handler: the
-/// caller exits afterwards.
-pub fn stop_all() {
+/// files and folders (a half-written PTX among them); returns how many tools were running.
+/// For a SIGINT/SIGTERM handler: the caller exits afterwards.
+pub fn stop_all() -> usize {
+    STOPPING.store(true, Ordering::SeqCst);
     let groups: Vec<u32> = RUNNING.lock().map(|g| g.clone()).unwrap_or_default();
-    for g in groups {
+    for &g in &groups {
         kill_group(g);
     }
     let paths: Vec<PathBuf> = SCRATCH.lock().map(|p| p.clone()).unwrap_or_default();
@@ -70,6 +81,7 @@ pub fn stop_all() {
             let _ = std::fs::remove_file(&p);
         }
     }
+    groups.len()
 }
 
 /// Keeps `path` on the list [`stop_all`] removes while the guard lives.
@@ -191,7 +203,10 @@ pub(crate) fn run_tool_within(
     let out = reader(child.stdout.take().map(|p| Box::new(p) as _));
     let err = reader(child.stderr.take().map(|p| Box::new(p) as _));
     let status = match child.wait_timeout(limit) {
-        Ok(Some(s)) => s,
+        Ok(Some(s)) => {
+            wait_if_stopping();
+            s
+        }
         Ok(None) => {
             drop(group);
             let _ = child.wait();
