@@ -204,9 +204,7 @@ fn analyze_once(a: &AnalyzeArgs) -> Result<()> {
         let json = a
             .profile
             .as_deref()
-            .map(|p| {
-                std::fs::read_to_string(p).with_context(|| format!("cannot read --profile {p}"))
-            })
+            .map(|p| super::input::read_text(p, "--profile"))
             .transpose()?;
         job.req.gpus = vec![warpscope::GpuTarget::new(name, json.as_deref())?];
         // The GPU fixes the CC: the default (the GPU at hand's) gives way.

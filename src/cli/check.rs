@@ -115,6 +115,18 @@ fn run(a: &CheckArgs) -> Result<bool> {
             launches(outcomes.len())
         )
     };
+    let mut inputs = vec![a.launches.clone()];
+    inputs.extend(
+        project
+            .launches
+            .iter()
+            .filter_map(|l| l.file().map(PathBuf::from)),
+    );
+    super::input::output_not_input(
+        "-o",
+        a.output.as_deref(),
+        inputs.iter().map(|p| p.as_path()),
+    )?;
     let report = match a.format {
         CheckFormat::Text => text(&outcomes, &summary),
         CheckFormat::Junit => junit(&outcomes)?,

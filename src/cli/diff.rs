@@ -5,7 +5,7 @@
 use super::emit;
 use super::project::load;
 use super::Format;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::ValueEnum;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 use std::path::PathBuf;
@@ -86,9 +86,7 @@ fn inputs(a: &DiffArgs) -> Result<[(String, String); 2]> {
     match (&a.old, &a.new, &a.old_launch, &a.new_launch) {
         (Some(o), Some(n), None, None) => {
             let read = |p: &PathBuf| {
-                std::fs::read_to_string(p)
-                    .with_context(|| format!("cannot read {}", p.display()))
-                    .map(|t| (p.display().to_string(), t))
+                super::input::read_text(p, "JSON result").map(|t| (p.display().to_string(), t))
             };
             Ok([read(o)?, read(n)?])
         }
@@ -109,6 +107,12 @@ fn inputs(a: &DiffArgs) -> Result<[(String, String); 2]> {
 
 /// Whether nothing watched regressed (always true without --fail-on-regression).
 fn run(a: &DiffArgs) -> Result<bool> {
+    let given = [a.old.as_ref(), a.new.as_ref(), Some(&a.launches)];
+    super::input::output_not_input(
+        "-o",
+        a.output.as_deref(),
+        given.into_iter().flatten().map(|p| p.as_path()),
+    )?;
     let [(old_name, old_json), (new_name, new_json)] = inputs(a)?;
     let old = read_runs(&old_json, &old_name)?;
     let new = read_runs(&new_json, &new_name)?;

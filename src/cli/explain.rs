@@ -77,6 +77,7 @@ pub fn explain(a: ExplainArgs) -> Result<()> {
         q.fix_explanation(&mut e);
     }
     let out = a.output.as_deref();
+    super::input::output_not_input("-o", out, a.launch.inputs().iter().map(|p| p.as_path()))?;
     let text = match a.format {
         ExplainFormat::Text => {
             render::render_text(&e, out.is_none() && std::io::stdout().is_terminal())

@@ -198,8 +198,7 @@ fn specs(l: &GpuLaunch) -> Result<Vec<LaunchSpec>> {
     let Some(batch) = &l.batch else {
         return Ok(vec![spec(l)?]);
     };
-    let text =
-        std::fs::read_to_string(batch).with_context(|| format!("cannot read --batch {batch}"))?;
+    let text = super::input::read_text(batch, "--batch")?;
     let mut v = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let at = || format!("{batch}:{}", i + 1);
@@ -226,7 +225,7 @@ fn spec(l: &GpuLaunch) -> Result<LaunchSpec> {
     else {
         bail!("give FILE --kernel NAME --grid X[,Y,Z] --block X[,Y,Z], or --batch FILE");
     };
-    let source = std::fs::read_to_string(file).with_context(|| format!("cannot read {file}"))?;
+    let source = super::input::read_text(file, "file")?;
     let allocs = plan::parse_pairs(&l.allocs, "alloc")
         .map_err(gpu_err)?
         .into_iter()
@@ -637,7 +636,7 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
     // The child process gets every allocation size explicitly: it need not interpret again.
     // A launch that cannot be planned or analyzed fails alone; the others are measured.
     let tmp = TempDir::new("verify")?;
-    let batch = tmp.0.join("launches.txt");
+    let batch = tmp.0.path().join("launches.txt");
     let mut child_lines = vec![String::new(); specs.len()];
     let mut analyses: Vec<Option<Analysis>> = Vec::new();
     let mut failed: Vec<Option<String>> = vec![None; specs.len()];
@@ -776,7 +775,7 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
         .filter(|&i| !single_lines && Verdict::needs_instrumented(&reports[i].comparison))
         .collect();
     if !undecided.is_empty() {
-        let sub = tmp.0.join("undecided.txt");
+        let sub = tmp.0.path().join("undecided.txt");
         write_batch(&sub, &undecided)?;
         let sc = ncu::run(
             &ncu_path,
@@ -874,20 +873,17 @@ fn child_error(r: &ncu::Run) -> Option<String> {
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
-/// A scratch folder removed when dropped.
-struct TempDir(PathBuf);
+/// A private scratch folder (unpredictable name, 0700, created by the `tempfile` crate),
+/// removed when dropped: never a predictable `/tmp` name another user could plant first.
+struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     fn new(what: &str) -> Result<TempDir> {
-        let d = std::env::temp_dir().join(format!("warpscope-{what}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
-        Ok(TempDir(d))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        tempfile::Builder::new()
+            .prefix(&format!("warpscope-{what}-"))
+            .tempdir()
+            .map(TempDir)
+            .context("cannot create a temporary folder")
     }
 }
 

@@ -265,6 +265,19 @@ impl LaunchArgs {
     pub fn include_dirs(&self) -> &[std::path::PathBuf] {
         &self.include_dirs
     }
+
+    /// The files this launch reads that an output must not overwrite: the kernel's file
+    /// and the `--init file:PATH` data.
+    pub fn inputs(&self) -> Vec<std::path::PathBuf> {
+        let mut v: Vec<std::path::PathBuf> = self.file.iter().map(Into::into).collect();
+        v.extend(self.init.iter().filter_map(
+            |s| match warpscope::init::Rule::parse(s).ok()?.mode {
+                warpscope::init::Mode::File(p) => Some(p),
+                _ => None,
+            },
+        ));
+        v
+    }
 }
 
 /// Whether `kernel` (a --kernel value) selects several kernels: `all` or a glob (not a
@@ -297,7 +310,7 @@ pub fn kernel_selection(l: &LaunchArgs) -> Result<Option<Vec<(String, LaunchArgs
     // A template matches by its name alone too ('scale*' takes scale<float>).
     let matches =
         |name: &str| glob.matches(name) || glob.matches(name.split('<').next().unwrap_or(name));
-    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {file}"))?;
+    let text = super::input::read_text(file, "file")?;
     let ptx = file.to_ascii_lowercase().ends_with(".ptx");
     let mut chosen = Vec::new();
     let mut there = Vec::new();
@@ -424,7 +437,7 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
             )
         }
         (None, Some(f), k) if k.is_some() || l.launch.is_some() => {
-            let bytes = std::fs::read(f).with_context(|| format!("cannot read {f}"))?;
+            let bytes = super::input::read_bytes(f, "file")?;
             let src = warpscope::cuda::decode_source(f, &bytes)?;
             (None, f.clone(), src, k.clone().unwrap_or_default())
         }
@@ -507,6 +520,12 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
         .iter()
         .map(|s| warpscope::init::Rule::parse(s))
         .collect::<Result<_, _>>()?;
+    // Data files are read later, by the init crate: refuse a FIFO or an oversized file now.
+    for r in &req.init {
+        if let warpscope::init::Mode::File(p) = &r.mode {
+            super::input::check(p, "--init file")?;
+        }
+    }
     req.defines = l.defines.clone();
     match &l.cc {
         Some(cc) => req = req.ccs(cc)?,

@@ -2,7 +2,7 @@
 //! `analyze --launch N` / `explain --launch N` take from one of them.
 
 use super::{emit, Format};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use warpscope::cuda::launches::{HostLaunch, LaunchExpr};
 
@@ -20,7 +20,7 @@ pub struct LaunchesArgs {
 
 /// The launches of `file`, numbered from 0. Errors: an unreadable file, a malformed -D.
 fn read(file: &str, defines: &[String]) -> Result<Vec<HostLaunch>> {
-    let source = std::fs::read_to_string(file).with_context(|| format!("cannot read {file}"))?;
+    let source = super::input::read_text(file, "file")?;
     Ok(warpscope::cuda::host_launches(file, &source, defines)?)
 }
 

@@ -12,6 +12,7 @@ mod diff;
 mod explain;
 #[cfg(feature = "cuda")]
 mod gpu;
+mod input;
 mod launch;
 mod launches;
 mod lists;
@@ -32,6 +33,60 @@ struct Cli {
     /// No progress bar, notes or summaries on standard error (errors still are).
     #[arg(short, long, global = true)]
     quiet: bool,
+    /// Seconds one run of nvcc, ptxas or nvdisasm may take before it is stopped with its
+    /// process group (a hang guard: far above any real compile).
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 600.0, value_parser = parse_seconds)]
+    tool_timeout: f64,
+    /// The largest input file read (source, PTX, launch file, --init data, JSON result),
+    /// and the most one external tool may print: bytes, or K, M, G (powers of 1024).
+    #[arg(long, global = true, value_name = "SIZE", default_value = "256M", value_parser = parse_input_bytes)]
+    max_input_bytes: u64,
+    /// Let a launch file's `nvcc = "…"` key choose the compiler that runs (it names a
+    /// program to execute; without this flag such a launch file is refused).
+    #[arg(long, global = true)]
+    allow_launch_file_tools: bool,
+    /// A folder whose files a PTX's `.file` lines may show (repeatable); by default only the
+    /// files given and those under the PTX's (or source's) own folder are read.
+    #[arg(long, global = true, value_name = "DIR")]
+    source_root: Vec<std::path::PathBuf>,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() && x <= 1e9 => Ok(x),
+        _ => Err(format!(
+            "'{s}' is not a number of seconds above 0 (e.g. 600, or 2.5)"
+        )),
+    }
+}
+
+fn parse_input_bytes(s: &str) -> Result<u64, String> {
+    match parse_size::Config::new().with_binary().parse_size(s) {
+        Ok(0) => Err("give at least 1 byte".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!(
+            "'{s}' is not a size ({e}): give bytes, or a number with K, M, G (powers of 1024), e.g. 256M"
+        )),
+    }
+}
+
+/// `--allow-launch-file-tools`, set once from the command line.
+static ALLOW_TOOLS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a launch file may name the compiler to run (`--allow-launch-file-tools`).
+pub fn launch_file_tools_allowed() -> bool {
+    ALLOW_TOOLS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Stops the external tools (their process groups) and removes their scratch files when
+/// warpscope gets SIGINT or SIGTERM, then exits with 130 as a shell does for Ctrl-C.
+fn on_interrupt() {
+    let _ = ctrlc::set_handler(|| {
+        if warpscope_toolkit::stop_all() > 0 {
+            eprintln!("error: interrupted; the running compiler tools were stopped");
+        }
+        std::process::exit(130);
+    });
 }
 
 /// `--quiet`, set once from the command line.
@@ -114,6 +169,15 @@ pub fn emit_notes<S: AsRef<str>>(notes: &[S]) {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
+    ALLOW_TOOLS.store(
+        cli.allow_launch_file_tools,
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    warpscope_toolkit::set_tool_timeout(std::time::Duration::from_secs_f64(cli.tool_timeout));
+    warpscope_toolkit::set_max_input_bytes(cli.max_input_bytes);
+    warpscope_toolkit::set_max_output_bytes(cli.max_input_bytes);
+    warpscope::sources::set_source_roots(cli.source_root.clone());
+    on_interrupt();
     let r = match cli.cmd {
         Cmd::Analyze(a) => {
             launch::announce();

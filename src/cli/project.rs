@@ -196,6 +196,11 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// The kernel's file, as resolved against the launch file's folder.
+    pub fn file(&self) -> Option<&str> {
+        self.args.file()
+    }
+
     /// Runs the analysis. `gpu` (the command line's `--gpu NAME` and `--profile FILE`)
     /// overrides the launch's `gpu` and `profile`.
     pub fn analyze(&self, gpu: Option<(&str, Option<&Path>)>) -> Result<Analysis> {
@@ -206,10 +211,7 @@ impl Launch {
         };
         if let Some(name) = gpu {
             let json = profile
-                .map(|p| {
-                    std::fs::read_to_string(&p)
-                        .with_context(|| format!("cannot read profile {}", p.display()))
-                })
+                .map(|p| super::input::read_text(&p, "profile"))
                 .transpose()?;
             j.req.gpus = vec![warpscope::GpuTarget::new(&name, json.as_deref())?];
         }
@@ -454,7 +456,7 @@ fn did_you_mean(message: &str) -> String {
 /// with both `line` and `site`, an unknown CC.
 pub fn load(path: &Path) -> Result<Project> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).with_context(|| {
+    let text = super::input::read_text(path, "launch file").with_context(|| {
         format!("cannot read the launch file {shown}: give its path with --launches FILE")
     })?;
     let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
@@ -488,6 +490,16 @@ pub fn load(path: &Path) -> Result<Project> {
     for sl in file.launch {
         let at = place(&shown, &text, sl.span());
         let l = sl.into_inner();
+        if let Some(n) = l
+            .nvcc
+            .as_ref()
+            .filter(|_| !super::launch_file_tools_allowed())
+        {
+            bail!(
+                "{at}: launch '{}': nvcc = \"{n}\" names a program for warpscope to run; a launch file's tools run only with --allow-launch-file-tools (or drop the key and pass --nvcc PATH on the command line)",
+                l.name
+            );
+        }
         if let Some(prev) = launches.iter().find(|x| x.name == l.name) {
             bail!(
                 "{at}: a second launch named '{}' (the first is at {}); give each launch its own name",
@@ -571,6 +583,7 @@ fn flags_of(l: &LaunchToml, base: &Path, default_cc: Option<&str>) -> Vec<String
         flags.push(format!("--frontend={f}"));
     }
     if let Some(n) = &l.nvcc {
+        // A program to run: the launch-file check refuses it without --allow-launch-file-tools.
         flags.push(format!("--nvcc={}", resolve(base, n)));
     }
     if let Some(cc) =

@@ -84,10 +84,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     let mut gpus = Vec::new();
     for name in a.gpu.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let json = match profiles.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
-            Some((_, f)) => Some(
-                std::fs::read_to_string(f)
-                    .with_context(|| format!("cannot read --profile {name}={f}"))?,
-            ),
+            Some((_, f)) => Some(super::input::read_text(f, &format!("--profile {name}="))?),
             None => None,
         };
         gpus.push(warpscope::GpuTarget::new(name, json.as_deref())?);
@@ -139,8 +136,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             let Some(i) = curves.iter().position(|c| c.gpu == g.name) else {
                 bail!("--measured {m}: {} is not in --gpu {}", g.name, a.gpu);
             };
-            let text = std::fs::read_to_string(f.trim())
-                .with_context(|| format!("cannot read --measured {m}"))?;
+            let text = super::input::read_text(f.trim(), "--measured")?;
             (
                 Some(read_measured(&text, kind).with_context(|| format!("--measured {m}"))?),
                 i,

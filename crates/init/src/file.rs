@@ -19,6 +19,15 @@ const NPY_MAGIC: &[u8] = b"\x93NUMPY";
 /// to prefix with the flag): an unreadable file, a malformed `.npy`, a dtype other than the
 /// element type (both named), a size that is not whole elements.
 pub(crate) fn load(path: &Path, elem: &ElemType) -> Result<Loaded, String> {
+    // By its metadata first: a FIFO would block in `open`, a device never ends.
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{} is not a regular file (a FIFO, device or folder): give a .npy or raw data file",
+            path.display()
+        ));
+    }
     let data = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if data.starts_with(NPY_MAGIC) {
         npy(&data, elem)

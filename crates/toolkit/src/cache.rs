@@ -4,14 +4,14 @@
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 
 use crate::find::Env;
+use crate::store::{private_dir, read_entry, write_entry, Entry};
 
 /// Bumped when the key's recipe or the stored format changes, so old entries are ignored.
-const FORMAT: &str = "warpscope-ptx-cache-1";
+const FORMAT: &str = "warpscope-ptx-cache-2";
 
 /// Deepest chain of quoted includes followed (a guard against pathological trees; cycles
 /// are caught separately).
@@ -144,46 +144,47 @@ pub(crate) fn entry(dir: &Path, key: &str) -> PathBuf {
     dir.join(format!("{key}.ptx"))
 }
 
-/// The cached PTX for `key`, if there is a readable, plausible entry.
-pub(crate) fn load(dir: &Path, key: &str) -> Option<String> {
-    let text = std::fs::read_to_string(entry(dir, key)).ok()?;
-    text.contains(".target").then_some(text)
-}
-
-/// A fresh file name in `dir` for nvcc to write to, unique within this machine's
-/// processes (pid) and this process (counter).
-pub(crate) fn scratch(dir: &Path, key: &str) -> PathBuf {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!(
-        "warpscope-{}-{}-{}.ptx",
-        &key[..key.len().min(16)],
-        std::process::id(),
-        n
-    ))
-}
-
-/// Creates the cache folder; an error is returned as text for [`crate::Compiled::cache_error`].
-pub(crate) fn prepare(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create cache folder {}: {e}", dir.display()))
-}
-
-/// Moves the finished `scratch` file into place as `KEY.ptx` (a rename, so readers never
-/// see half a file), or copies `ptx` there when `scratch` lies elsewhere.
-pub(crate) fn store(dir: &Path, key: &str, scratch: &Path, ptx: &str) -> Result<(), String> {
-    let dest = entry(dir, key);
-    let fail = |e: std::io::Error| format!("cannot write {}: {e}", dest.display());
-    if scratch.parent() == Some(dir) {
-        return std::fs::rename(scratch, &dest).map_err(fail);
+/// The cached PTX for `key`: verified against its SHA-256 ([`crate::store::read_entry`]),
+/// and plausible PTX.
+pub(crate) fn load(dir: &Path, key: &str) -> Entry {
+    let path = entry(dir, key);
+    match read_entry(&path) {
+        Entry::Good(text) if !text.contains(".target") => Entry::Corrupt(format!(
+            "cache entry {} was corrupt (no .target: not PTX): rebuilt",
+            path.display()
+        )),
+        e => e,
     }
-    prepare(dir)?;
-    let tmp = self::scratch(dir, key);
-    std::fs::write(&tmp, ptx).map_err(fail)?;
-    std::fs::rename(&tmp, &dest).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        fail(e)
-    })
+}
+
+/// A fresh private folder (random name, 0700, removed when dropped) for nvcc to write its
+/// PTX in: inside `dir` (the cache, so the entry is then written on the same file system),
+/// else in the system's temporary folder.
+pub(crate) fn scratch(dir: Option<&Path>) -> std::io::Result<tempfile::TempDir> {
+    let b = {
+        let mut b = tempfile::Builder::new();
+        b.prefix(".nvcc-");
+        b
+    };
+    match dir {
+        Some(d) => b.tempdir_in(d),
+        None => b.tempdir(),
+    }
+}
+
+/// Creates the cache folder `dir` and its parent as private ones
+/// ([`crate::store::private_dir`]); the error says why one cannot be used.
+pub(crate) fn prepare(dir: &Path) -> Result<(), String> {
+    // The parent too: `$WARPSCOPE_CACHE_DIR` or `~/.cache/warpscope`, which `sass/` shares.
+    dir.parent()
+        .map_or(Ok(()), private_dir)
+        .and_then(|()| private_dir(dir))
+}
+
+/// Stores `ptx` as the sealed entry `KEY.ptx` (written aside and renamed into place, so
+/// readers never see half a file).
+pub(crate) fn store(dir: &Path, key: &str, ptx: &str) -> Result<(), String> {
+    write_entry(dir, &format!("{key}.ptx"), ptx).map(|_| ())
 }
 
 /// The folders that `-I DIR`, `-IDIR` and `--include-path[=]DIR` in `extra` add.

@@ -43,6 +43,9 @@ pub struct Compiled {
     /// Why the result could not be stored in, or the cache folder could not be used, if
     /// so; the compile itself succeeded. `None` when caching worked or was off.
     pub cache_error: Option<String>,
+    /// Set when the cache held an entry for this compile that failed its SHA-256 check
+    /// (truncated, changed): a `note:` line for the user; the PTX was compiled afresh.
+    pub cache_note: Option<String>,
 }
 
 impl Toolkit {
@@ -107,46 +110,54 @@ impl Toolkit {
         };
 
         let mut cache_error = None;
+        let mut cache_note = None;
         let mut out_dir = None;
         if let Some(dir) = cache_dir {
-            if let Some(ptx) = cache::load(dir, &key) {
-                let command = self.command_line(&flags, &file, &cache::entry(dir, &key));
-                return Ok(Compiled {
-                    ptx,
-                    command,
-                    cached: true,
-                    seconds: start.elapsed().as_secs_f64(),
-                    cache_error: None,
-                });
-            }
             match cache::prepare(dir) {
-                Ok(()) => out_dir = Some(dir.to_path_buf()),
-                Err(e) => cache_error = Some(e),
+                Ok(()) => {
+                    match cache::load(dir, &key) {
+                        crate::store::Entry::Good(ptx) => {
+                            let command =
+                                self.command_line(&flags, &file, &cache::entry(dir, &key));
+                            return Ok(Compiled {
+                                ptx,
+                                command,
+                                cached: true,
+                                seconds: start.elapsed().as_secs_f64(),
+                                cache_error: None,
+                                cache_note: None,
+                            });
+                        }
+                        crate::store::Entry::Corrupt(note) => cache_note = Some(note),
+                        crate::store::Entry::Missing => {}
+                    }
+                    out_dir = Some(dir.to_path_buf());
+                }
+                Err(e) => cache_error = Some(format!("compile cache not used: {e}")),
             }
         }
-        let out = cache::scratch(out_dir.as_deref().unwrap_or(&std::env::temp_dir()), &key);
-        let result = self.run_nvcc(&flags, &file, &out);
-        let ptx = match result {
-            Ok(ptx) => ptx,
-            Err(e) => {
-                let _ = std::fs::remove_file(&out);
-                return Err(e);
-            }
-        };
+        // nvcc writes into a private folder of its own (removed when dropped, and by the
+        // signal handler), inside the cache when there is one.
+        let scratch = cache::scratch(out_dir.as_deref()).map_err(|source| ToolkitError::Read {
+            path: out_dir.clone().unwrap_or_else(std::env::temp_dir),
+            source,
+        })?;
+        let _guard = crate::guard::ScratchGuard::new(scratch.path().to_path_buf());
+        let out = scratch.path().join("out.ptx");
+        let ptx = self.run_nvcc(&flags, &file, &out)?;
         let command = self.command_line(&flags, &file, &out);
-        if let Some(dir) = cache_dir.filter(|_| cache_error.is_none()) {
-            if let Err(e) = cache::store(dir, &key, &out, &ptx) {
-                cache_error = Some(e);
+        if let Some(dir) = out_dir.as_deref() {
+            if let Err(e) = cache::store(dir, &key, &ptx) {
+                cache_error = Some(format!("compiled PTX not cached: {e}"));
             }
         }
-        // Gone after a successful rename into the cache; otherwise still to remove.
-        let _ = std::fs::remove_file(&out);
         Ok(Compiled {
             ptx,
             command,
             cached: false,
             seconds: start.elapsed().as_secs_f64(),
             cache_error,
+            cache_note,
         })
     }
 
@@ -207,7 +218,7 @@ impl Toolkit {
             }
         }
         let command = self.command_line(flags, file, out);
-        let output = spawn(&mut cmd, &command)?;
+        let output = crate::guard::run_tool(&mut cmd, "nvcc", &command)?;
         if !output.status.success() {
             return Err(failed(command, "nvcc", &output));
         }
@@ -232,20 +243,6 @@ impl Toolkit {
 pub fn is_cu_file(file: &Path) -> bool {
     file.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("cu"))
-}
-
-/// Runs `cmd` (shell-quoted as `command` for the error) with no standard input and waits for
-/// its output.
-pub(crate) fn spawn(
-    cmd: &mut Command,
-    command: &str,
-) -> Result<std::process::Output, ToolkitError> {
-    cmd.stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|source| ToolkitError::Spawn {
-            command: command.to_string(),
-            source,
-        })
 }
 
 /// The error of `tool`, run as `command`, that exited with a failure: what it printed

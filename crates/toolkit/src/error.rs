@@ -74,4 +74,30 @@ pub enum ToolkitError {
         /// What the compiler printed: its standard error, then its standard output if any.
         stderr: String,
     },
+
+    /// A tool ran past [`crate::tool_timeout`] (`--tool-timeout`) and was stopped with its
+    /// process group. A hang guard only: the limit is far above any real compile.
+    #[error(
+        "{tool} did not finish within {seconds} s (--tool-timeout); it was stopped: {command}"
+    )]
+    Timeout {
+        /// `nvcc`, `ptxas`, `nvdisasm` …
+        tool: String,
+        /// The command line, shell-quoted.
+        command: String,
+        /// The limit it ran under, in seconds.
+        seconds: f64,
+    },
+
+    /// A tool printed more than [`crate::max_output_bytes`] and was stopped with its process
+    /// group.
+    #[error("{tool} printed over {limit} bytes and was stopped (raise the bound with --max-input-bytes): {command}")]
+    OutputTooLarge {
+        /// `nvcc`, `ptxas`, `nvdisasm` …
+        tool: String,
+        /// The command line, shell-quoted.
+        command: String,
+        /// The bound, in bytes.
+        limit: u64,
+    },
 }

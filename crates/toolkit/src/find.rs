@@ -3,10 +3,9 @@
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use crate::{Toolkit, ToolkitError};
 
@@ -370,56 +369,27 @@ fn python_site_dirs(python: &Path) -> Vec<PathBuf> {
 }
 
 /// Output of a finished command.
-pub(crate) struct Output {
-    pub(crate) status: std::process::ExitStatus,
-    pub(crate) stdout: Vec<u8>,
-    pub(crate) stderr: Vec<u8>,
-}
+pub(crate) type Output = std::process::Output;
 
-/// Runs `cmd` with stdin closed, killing it after `limit`.
+/// Runs `cmd` through [`crate::guard::run_tool_within`] with the smaller of `limit` and
+/// `--tool-timeout`; the error as one line of text (a timeout names the limit).
 pub(crate) fn run_with_timeout(cmd: &mut Command, limit: Duration) -> Result<Output, String> {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    // Read both pipes on threads so a chatty child cannot block on a full pipe.
-    let mut out_pipe = child.stdout.take();
-    let mut err_pipe = child.stderr.take();
-    let out_thread = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(p) = out_pipe.as_mut() {
-            let _ = p.read_to_end(&mut buf);
+    let tool = Path::new(cmd.get_program())
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let command = std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let limit = limit.min(crate::guard::tool_timeout());
+    crate::guard::run_tool_within(cmd, &tool, &command, limit).map_err(|e| match e {
+        ToolkitError::Timeout { seconds, .. } => {
+            format!("no answer within {seconds} s (--tool-timeout)")
         }
-        buf
-    });
-    let err_thread = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(p) = err_pipe.as_mut() {
-            let _ = p.read_to_end(&mut buf);
-        }
-        buf
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() > limit => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("no answer within {} s", limit.as_secs()));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(e.to_string()),
-        }
-    };
-    let stdout = out_thread.join().unwrap_or_default();
-    let stderr = err_thread.join().unwrap_or_default();
-    Ok(Output {
-        status,
-        stdout,
-        stderr,
+        e => e.to_string(),
     })
 }
 

@@ -24,9 +24,12 @@ mod compile;
 pub mod dylib;
 mod error;
 mod find;
+mod guard;
 #[cfg(feature = "nvrtc")]
 pub mod nvrtc;
 mod sass;
+mod store;
+mod wrapper;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -35,10 +38,19 @@ pub use cache::default_cache_dir;
 pub use compile::{CompileOptions, Compiled};
 pub use error::{ToolkitError, PIP_INSTALL};
 pub use find::{find, Source};
+pub use guard::{
+    max_output_bytes, set_max_output_bytes, set_tool_timeout, stop_all, tool_timeout,
+    DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TOOL_TIMEOUT,
+};
 pub use sass::{
     parse_nvdisasm, parse_nvdisasm_text, parse_ptxas_report, ptxas_options, tag_lines,
     FunctionResources, SassListing, SassMemory, SassText, SassTools,
 };
+pub use store::{
+    check_input, max_input_bytes, private_dir, read_input, set_max_input_bytes,
+    DEFAULT_MAX_INPUT_BYTES,
+};
+pub use wrapper::{wrapper_file, WrapperFile};
 
 /// A CUDA compiler (`nvcc`) found on this machine, as [`find`] describes it.
 #[derive(Debug, Clone)]

@@ -82,6 +82,9 @@ pub struct SassListing {
     pub instructions: Vec<SassText>,
     /// Per function, what ptxas reported.
     pub resources: Vec<FunctionResources>,
+    /// `note:` lines for the user: a cache entry that failed its SHA-256 check and was
+    /// rebuilt, a cache folder not used.
+    pub notes: Vec<String>,
 }
 
 impl Toolkit {
@@ -158,22 +161,34 @@ impl SassTools {
             k.field("tagged ptx", tagged.as_bytes());
             k.finish()
         };
-        if let Some(text) = cache
-            .as_ref()
-            .and_then(|d| std::fs::read_to_string(d.join(format!("{key}.sass"))).ok())
-            .filter(|t| t.contains(".text."))
-        {
-            return Ok(listing(&text));
+        let mut notes = Vec::new();
+        let cache = cache.filter(|d| match crate::cache::prepare(d) {
+            Ok(()) => true,
+            Err(e) => {
+                notes.push(format!("SASS listing not cached: {e}"));
+                false
+            }
+        });
+        let name = format!("{key}.sass");
+        if let Some(dir) = &cache {
+            match crate::store::read_entry(&dir.join(&name)) {
+                crate::store::Entry::Good(text) if text.contains(".text.") => {
+                    return Ok(listing(&text, notes));
+                }
+                crate::store::Entry::Good(_) => notes.push(format!(
+                    "cache entry {} was corrupt (no .text section: not a listing): rebuilt",
+                    dir.join(&name).display()
+                )),
+                crate::store::Entry::Corrupt(n) => notes.push(n),
+                crate::store::Entry::Missing => {}
+            }
         }
         let text = self.disassemble(&tagged, sm, options)?;
         if let Some(dir) = &cache {
             // A failure to keep it costs only the next call's time.
-            let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
-            if std::fs::create_dir_all(dir).is_ok() && std::fs::write(&tmp, &text).is_ok() {
-                let _ = std::fs::rename(&tmp, dir.join(format!("{key}.sass")));
-            }
+            let _ = crate::store::write_entry(dir, &name, &text);
         }
-        Ok(listing(&text))
+        Ok(listing(&text, notes))
     }
 
     /// `ptxas -v -lineinfo` of `tagged`, then `nvdisasm -g -c` of the cubin: ptxas's report
@@ -253,9 +268,9 @@ fn run(tool: &Path, args: &[&std::ffi::OsStr]) -> Result<String, ToolkitError> {
         .map(|a| a.to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(" ");
-    let out = crate::compile::spawn(Command::new(tool).args(args), &command)?;
+    let name = tool.file_name().unwrap_or_default().to_string_lossy();
+    let out = crate::guard::run_tool(Command::new(tool).args(args), &name, &command)?;
     if !out.status.success() {
-        let name = tool.file_name().unwrap_or_default().to_string_lossy();
         return Err(crate::compile::failed(command, &name, &out));
     }
     // ptxas -v reports on standard error.
@@ -265,11 +280,12 @@ fn run(tool: &Path, args: &[&std::ffi::OsStr]) -> Result<String, ToolkitError> {
 }
 
 /// The memory instructions and the `ptxas -v` report of a cached or fresh listing.
-fn listing(text: &str) -> SassListing {
+fn listing(text: &str, notes: Vec<String>) -> SassListing {
     SassListing {
         memory: parse_nvdisasm(text),
         instructions: parse_nvdisasm_text(text),
         resources: parse_ptxas_report(text),
+        notes,
     }
 }
 

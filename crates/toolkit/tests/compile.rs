@@ -263,3 +263,69 @@ fn a_bogus_explicit_compiler_is_a_clear_error() {
         "{err}"
     );
 }
+
+/// The entries of a cache folder, by extension.
+fn entries(cache: &Path, ext: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect()
+}
+
+/// A truncated entry and a garbage one are rebuilt with a note, never read as PTX; nothing
+/// of nvcc's scratch is left in the cache folder.
+#[test]
+fn a_corrupt_entry_is_rebuilt_with_a_note() {
+    let Some(tk) = toolkit("a_corrupt_entry_is_rebuilt_with_a_note") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_kernel(&tmp.path().join("src"));
+    let cache = tmp.path().join("cache");
+    let opts = CompileOptions {
+        include_dirs: vec![tmp.path().join("src/inc")],
+        ..Default::default()
+    };
+    let target = tk.target_for_cc(9, 0);
+    let first = tk
+        .compile_ptx_with_cache(&file, &target, &opts, Some(&cache))
+        .unwrap();
+    let found = entries(&cache, "ptx");
+    assert_eq!(found.len(), 1, "one entry expected: {found:?}");
+    let entry = found[0].clone();
+    assert_eq!(
+        std::fs::read_dir(&cache).unwrap().count(),
+        1,
+        "scratch left"
+    );
+    let sealed = std::fs::read_to_string(&entry).unwrap();
+    // Truncated in the middle of the PTX.
+    std::fs::write(&entry, &sealed[..sealed.len() / 2]).unwrap();
+    let again = tk
+        .compile_ptx_with_cache(&file, &target, &opts, Some(&cache))
+        .unwrap();
+    assert!(!again.cached);
+    assert_eq!(again.ptx, first.ptx);
+    let note = again.cache_note.unwrap();
+    assert!(note.contains("was corrupt ("), "{note}");
+    assert!(
+        note.contains(" bytes where ") && note.ends_with("): rebuilt"),
+        "{note}"
+    );
+    // Rebuilt in place: the next call reads it.
+    let cached = tk
+        .compile_ptx_with_cache(&file, &target, &opts, Some(&cache))
+        .unwrap();
+    assert!(cached.cached && cached.cache_note.is_none());
+    // Garbage (bytes that are not even text).
+    std::fs::write(&entry, [0xffu8, 0xfe, 0x00, 0x12]).unwrap();
+    let g = tk
+        .compile_ptx_with_cache(&file, &target, &opts, Some(&cache))
+        .unwrap();
+    assert_eq!(g.ptx, first.ptx);
+    assert!(g
+        .cache_note
+        .unwrap()
+        .contains("was corrupt (not UTF-8 text): rebuilt"));
+}

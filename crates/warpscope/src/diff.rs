@@ -114,10 +114,9 @@ fn field<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
     })
 }
 
-fn count(v: &Value, keys: &[&str]) -> u64 {
-    keys.iter()
-        .find_map(|k| field(v, k).and_then(Value::as_u64))
-        .unwrap_or(0)
+/// A count that older results may lack (0 then; the caller says why that is safe).
+fn optional(v: &Value, key: &str) -> u64 {
+    field(v, key).and_then(Value::as_u64).unwrap_or(0)
 }
 
 fn text(v: &Value, key: &str) -> Option<String> {
@@ -152,21 +151,42 @@ fn read_analysis(v: &Value, name: Option<String>, what: &str) -> Result<Run> {
             let line = field(s, "line")
                 .and_then(Value::as_u64)
                 .with_context(|| format!("{what}: CC {cc} site {j} has no \"line\""))?;
-            let space = text(s, "space").unwrap_or_default();
+            // A field the comparison reads must be there: read as 0 it would pass the gate.
+            let at = format!("{what}: CC {cc} site {j} (line {line})");
+            let need = |keys: &[&str]| -> Result<u64> {
+                keys.iter()
+                    .find_map(|k| field(s, k).and_then(Value::as_u64))
+                    .with_context(|| {
+                        format!(
+                            "{at} has no \"{}\" (a whole number): not a complete result of `warpscope analyze --format json` (docs/schema/analyze.schema.json)",
+                            keys[0]
+                        )
+                    })
+            };
+            let need_text = |key: &str| -> Result<String> {
+                text(s, key).with_context(|| {
+                    format!(
+                        "{at} has no \"{key}\": not a complete result of `warpscope analyze --format json` (docs/schema/analyze.schema.json)"
+                    )
+                })
+            };
+            let space = need_text("space")?;
             let shared = space == "shared";
             let mut f = Figures {
-                requests: count(s, &["requests"]),
-                transactions: count(s, &["transactions"]),
-                sectors: count(s, &["sectors"]),
-                wavefronts: count(s, &["wavefronts"]),
-                ideal_wavefronts: count(s, &["ideal_wavefronts"]),
-                excess_wavefronts: count(s, &["excess_wavefronts"]),
-                excess_sectors: count(s, &["excess_sectors"]),
+                requests: need(&["requests"])?,
+                transactions: need(&["transactions"])?,
+                sectors: need(&["sectors"])?,
+                wavefronts: need(&["wavefronts"])?,
+                // Older results lack these: no shared efficiency then, rather than a wrong one.
+                ideal_wavefronts: optional(s, "ideal_wavefronts"),
+                excess_wavefronts: optional(s, "excess_wavefronts"),
+                excess_sectors: optional(s, "excess_sectors"),
                 ..Figures::default()
             };
             if !shared {
-                f.bytes_requested = count(s, &["bytes_requested", "requested_bytes"]);
-                f.transaction_bytes = count(s, &["transaction_bytes"]);
+                f.bytes_requested = need(&["bytes_requested", "requested_bytes"])?;
+                // Absent in older results: derived from the sectors below.
+                f.transaction_bytes = optional(s, "transaction_bytes");
                 if f.transaction_bytes == 0 {
                     f.transaction_bytes = 32 * f.sectors;
                 }
@@ -174,14 +194,14 @@ fn read_analysis(v: &Value, name: Option<String>, what: &str) -> Result<Run> {
             rs.push(RunSite {
                 file: field(s, "file").and_then(|x| x.as_str().map(str::to_string)),
                 line: line as u32,
-                column: count(s, &["column"]) as u32,
+                column: need(&["column"])? as u32,
                 text: field(s, "text")
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string(),
-                op: text(s, "op").unwrap_or_default(),
+                op: need_text("op")?,
                 space,
-                width: count(s, &["width"]) as u32,
+                width: need(&["width"])? as u32,
                 ptx: field(s, "ptx").and_then(|x| x.as_str().map(str::to_string)),
                 figures: f,
             });
@@ -928,6 +948,26 @@ mod tests {
             &[mk(44, 1, "a[i]")],
         );
         assert_eq!(p, [(Some(0), Some(0)), (Some(1), None)]);
+    }
+
+    #[test]
+    fn a_missing_gated_field_is_an_error_naming_it() {
+        for key in ["requests", "sectors", "wavefronts", "bytes_requested", "op"] {
+            let mut v = analysis("k", vec![site(10, "load", "global", 10, 40, 0)]);
+            v["architectures"][0]["sites"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove(key);
+            let e = read_runs(&v.to_string(), "new.json")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "new.json: CC 9.0 site 0 (line 10) has no \"{key}\""
+                )),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -51,6 +51,7 @@ mod resources;
 mod run;
 mod sass;
 pub mod schema;
+pub mod sources;
 pub mod sweep;
 
 pub use annotate::{annotate, AnnotateRequest};

@@ -94,7 +94,12 @@ pub fn check(
         })
         .collect();
     let report = prog.apply_sass(&insts);
-    let merges = summary(&report, sm);
+    // A rebuilt cache entry is said first.
+    let merges = match (mem.notes.join("; "), summary(&report, sm)) {
+        (c, m) if c.is_empty() => m,
+        (c, Some(m)) => Some(format!("{c}. {m}")),
+        (c, None) => Some(c),
+    };
     let listing = mem.instructions;
     if spills.is_empty() {
         return (merges, listing);
