@@ -111,3 +111,105 @@ fn undeclared_registers_are_named() {
         &["register '%zz1' is not declared"],
     );
 }
+
+/// A launch file next to a copy of the PTX kernel of [`ptx`], its launches given as text.
+fn launch_file(body: &str, launches: &str) -> String {
+    let k = ptx(body);
+    let dir = std::path::Path::new(&k).parent().unwrap();
+    let f = dir.join("warpscope.toml");
+    std::fs::write(&f, launches).unwrap();
+    f.to_string_lossy().to_string()
+}
+
+/// The largest grid CUDA allows, (2^31−1) × 65535 × 65535 = 9,223,090,559,730,712,575 blocks.
+const HUGE: &str = "2147483647,65535,65535";
+
+#[test]
+fn a_launch_of_more_than_2_64_threads_is_refused_before_it_runs() {
+    let body = "ld.global.f32 %f1, [%rd2];";
+    // 9.2·10^18 blocks × 32 threads = 2.95·10^20 threads: refused at once, not run for
+    // 10^6 years (the note's estimate before) and not extrapolated into wrapped totals.
+    let f = ptx(body);
+    let (ok, _, err) = warpscope(&[
+        "analyze", &f, "--kernel", "k", "--grid", HUGE, "--block", "32",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("the launch has 295138897911382802400 threads (9223090559730712575 blocks of 32 threads), over 2^64"),
+        "{err}"
+    );
+    let (ok, _, err) = warpscope(&[
+        "analyze",
+        &f,
+        "--kernel",
+        "k",
+        "--grid",
+        HUGE,
+        "--block",
+        "32",
+        "--sample-blocks",
+        "10",
+    ]);
+    assert!(!ok && err.contains("over 2^64"), "{err}");
+    // `check` on a launch file of that grid ends with exit 2 and the same message.
+    let toml = launch_file(
+        body,
+        "[[launch]]\nname = \"huge\"\nfile = \"k.ptx\"\nkernel = \"k\"\ngrid = [2147483647, 65535, 65535]\nblock = [32]\n[[launch.budget]]\nmax_sectors_per_request = 4\n",
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(["check", "--launches", &toml])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("over 2^64"), "{err}");
+}
+
+#[test]
+fn a_sampled_extrapolation_past_2_64_is_refused_not_wrapped() {
+    // One thread a block: 9.2·10^18 threads fit, but three loads each extrapolate to
+    // 2.77·10^19 requests, past u64 (they wrapped before).
+    let body =
+        "ld.global.f32 %f1, [%rd2];\nld.global.f32 %f2, [%rd2+4];\nld.global.f32 %f3, [%rd2+8];";
+    let f = ptx(body);
+    let (ok, _, err) = warpscope(&[
+        "analyze",
+        &f,
+        "--kernel",
+        "k",
+        "--grid",
+        HUGE,
+        "--block",
+        "1",
+        "--sample-blocks",
+        "10",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains(
+            "sampled blocks to the grid's 9223090559730712575 blocks gives totals over 2^64"
+        ),
+        "{err}"
+    );
+    // Even one 4-byte load a block is 3.7·10^19 bytes requested there; a grid of
+    // (2^31−1) × 65535 blocks fits: 140,735,340,806,145 requests, one per block.
+    let f = ptx("ld.global.f32 %f1, [%rd2];");
+    let (ok, out, err) = warpscope(&[
+        "analyze",
+        &f,
+        "--kernel",
+        "k",
+        "--grid",
+        "2147483647,65535",
+        "--block",
+        "1",
+        "--sample-blocks",
+        "10",
+        "--format",
+        "json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let site = &v["architectures"][0]["sites"][0];
+    assert_eq!(site["requests"], 140735340806145u64, "{site}");
+}
