@@ -213,3 +213,40 @@ fn a_sampled_extrapolation_past_2_64_is_refused_not_wrapped() {
     let site = &v["architectures"][0]["sites"][0];
     assert_eq!(site["requests"], 140735340806145u64, "{site}");
 }
+
+#[test]
+fn a_launch_file_of_20000_launches_is_read_whole() {
+    let mut text = String::new();
+    for i in 0..20_000 {
+        text += &format!(
+            "[[launch]]\nname = \"l{i}\"\nfile = \"k.ptx\"\nkernel = \"k\"\ngrid = [1]\nblock = [32]\n\n"
+        );
+    }
+    let toml = launch_file("ld.global.f32 %f1, [%rd2];", &text);
+    // An unknown name lists every launch the file holds, without running any.
+    let (ok, _, err) = warpscope(&["analyze", "--launches", &toml, "--only", "nope"]);
+    assert!(!ok);
+    let names = err
+        .split("its launches: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{err}"));
+    let names: Vec<&str> = names.trim().split(", ").collect();
+    assert_eq!(names.len(), 20_000);
+    assert_eq!((names[0], names[19_999]), ("l0", "l19999"));
+    // The last one runs; a duplicate at the end is named with both places.
+    let (ok, out, err) = warpscope(&["analyze", "--launches", &toml, "--only", "l19999"]);
+    assert!(
+        ok && out.contains("== launch l19999 (") && out.contains(":139994:1)"),
+        "{out}{err}"
+    );
+    text +=
+        "[[launch]]\nname = \"l7\"\nfile = \"k.ptx\"\nkernel = \"k\"\ngrid = [1]\nblock = [32]\n";
+    let toml = launch_file("ld.global.f32 %f1, [%rd2];", &text);
+    let (ok, _, err) = warpscope(&["analyze", "--launches", &toml, "--only", "l0"]);
+    assert!(!ok);
+    assert!(
+        err.contains(":140001:1: a second launch named 'l7' (the first is at ")
+            && err.contains(":50:1)"),
+        "{err}"
+    );
+}
