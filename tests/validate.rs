@@ -101,6 +101,26 @@ fn bar_takes_registers_or_integers_not_memory() {
 }
 
 #[test]
+fn operands_of_the_wrong_kind_are_named_in_ptx_syntax() {
+    refused(
+        "add.f32 %f1, [%rd2], %f2;",
+        &["expected a register or an immediate, found a memory operand [%rd2]"],
+    );
+    refused(
+        "ld.global.f32 %f1, %rd2;",
+        &["expected an address [..], found the register %rd2"],
+    );
+    refused(
+        "st.global.f32 %f1, [%rd2+8];",
+        &["expected a register or an immediate, found a memory operand [%rd2+8]"],
+    );
+    refused(
+        "cvt.rn.f32.u32 [%rd2+4], %r1;",
+        &["expected a destination register, found a memory operand [%rd2+4]"],
+    );
+}
+
+#[test]
 fn undeclared_registers_are_named() {
     refused(
         "ld.global.f32 %f1, [%rd9];",
