@@ -15,6 +15,52 @@ pub(crate) struct Loaded {
 
 const NPY_MAGIC: &[u8] = b"\x93NUMPY";
 
+/// The largest `.npy` header read, in bytes. NumPy itself refuses headers over 10,000 bytes
+/// unless told otherwise (`numpy.lib.format._MAX_HEADER_SIZE`); 1 MiB leaves room for any
+/// real shape while a v2/v3 length field claiming 4 GB is refused before anything is
+/// allocated for it.
+pub const MAX_NPY_HEADER: u64 = 1 << 20;
+
+/// The header's length as the preamble gives it [NumPy format: 6-byte magic, major and
+/// minor version, then a little-endian u16 (v1) or u32 (v2, v3) length], checked against
+/// [`MAX_NPY_HEADER`] and against the bytes the file holds.
+fn npy_header_len(data: &[u8]) -> Result<u64, String> {
+    let major = *data
+        .get(6)
+        .ok_or("the .npy file ends inside its preamble")?;
+    let (len, at) = match major {
+        1 => {
+            let b = data
+                .get(8..10)
+                .ok_or("the .npy file ends inside its preamble")?;
+            (u16::from_le_bytes([b[0], b[1]]) as u64, 10)
+        }
+        2 | 3 => {
+            let b = data
+                .get(8..12)
+                .ok_or("the .npy file ends inside its preamble")?;
+            (u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64, 12)
+        }
+        v => {
+            return Err(format!(
+                "the .npy format version {v} is unknown (1, 2 and 3 are)"
+            ))
+        }
+    };
+    if len > MAX_NPY_HEADER {
+        return Err(format!(
+            "the .npy header claims {len} bytes, over the limit of {MAX_NPY_HEADER} bytes (1 MiB); the file is damaged or not written by NumPy"
+        ));
+    }
+    let left = data.len() as u64 - at;
+    if len > left {
+        return Err(format!(
+            "the .npy header claims {len} bytes but only {left} follow its preamble: the file is truncated"
+        ));
+    }
+    Ok(len)
+}
+
 /// Reads `path` for a parameter whose elements are `elem`. Errors (as text for the caller
 /// to prefix with the flag): an unreadable file, a malformed `.npy`, a dtype other than the
 /// element type (both named), a size that is not whole elements.
@@ -68,6 +114,7 @@ fn matches(scalar: Scalar, kind: TypeChar, bytes: u64) -> bool {
 }
 
 fn npy(data: &[u8], elem: &ElemType) -> Result<Loaded, String> {
+    npy_header_len(data)?;
     let mut cursor = std::io::Cursor::new(data);
     let header = NpyHeader::from_reader(&mut cursor)
         .map_err(|e| format!("not a readable .npy file: {e}"))?;
@@ -112,11 +159,17 @@ fn npy(data: &[u8], elem: &ElemType) -> Result<Loaded, String> {
                 .into(),
         );
     }
-    let count = header.len();
-    let nbytes = count
-        .checked_mul(item)
-        .ok_or_else(|| "the .npy header's shape is too large".to_string())?;
-    let body = &data[start..];
+    // npyz's own product wraps: a shape (2^62 + 25, 4) read as 100 values.
+    let count = shape
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| {
+            format!("the .npy shape {shape:?} holds more than 2^64 values: the header is damaged")
+        })?;
+    let nbytes = count.checked_mul(item).ok_or_else(|| {
+        format!("the .npy shape {shape:?} of {item}-byte values holds more than 2^64 bytes: the header is damaged")
+    })?;
+    let body = data.get(start..).unwrap_or(&[]);
     if (body.len() as u64) < nbytes {
         return Err(format!(
             "the .npy header says {count} values of {item} bytes ({nbytes} bytes) but the file holds {} bytes of data",

@@ -299,3 +299,80 @@ fn resolve_checks_names_and_sizes_allocations_from_files() {
         .0;
     assert!(e.contains("gather has no parameter 'q'"), "{e}");
 }
+
+/// An `.npy` file by hand: magic, version, header length field, header text, data.
+fn npy_bytes(major: u8, header: &str, len_field: Option<u32>, data: &[u8]) -> Vec<u8> {
+    let mut h = header.to_string();
+    let pre = if major == 1 { 10 } else { 12 };
+    while (pre + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut b = b"\x93NUMPY".to_vec();
+    b.extend([major, 0]);
+    let len = len_field.unwrap_or(h.len() as u32);
+    if major == 1 {
+        b.extend((len as u16).to_le_bytes());
+    } else {
+        b.extend(len.to_le_bytes());
+    }
+    b.extend(h.as_bytes());
+    b.extend(data);
+    b
+}
+
+fn load_err(name: &str, bytes: &[u8]) -> String {
+    let p = temp(name);
+    std::fs::write(&p, bytes).unwrap();
+    let e = contents(&Mode::File(p.clone()), "x", &elem("float*", 4), 0, None)
+        .unwrap_err()
+        .0;
+    assert!(e.contains(&p.display().to_string()), "{e}");
+    e
+}
+
+#[test]
+fn npy_headers_and_shapes_are_bounded_before_allocating() {
+    let f4 = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+    let data: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+    // The hand-made file is a good one when its fields are right.
+    let p = temp("good.npy");
+    std::fs::write(&p, npy_bytes(2, f4, None, &data)).unwrap();
+    let (c, n) = contents(&Mode::File(p), "x", &elem("float*", 4), 0, None).unwrap();
+    assert_eq!((n, f32s(&c, 2)), (Some(2), vec![1.0, 2.0]));
+    // A v2 length field of 4 GB - 1: refused against the 1 MiB limit, nothing allocated.
+    let e = load_err("huge.npy", &npy_bytes(2, f4, Some(u32::MAX), &data));
+    assert!(
+        e.contains("the .npy header claims 4294967295 bytes, over the limit of 1048576 bytes"),
+        "{e}"
+    );
+    // v3 under the limit but past the end of the file.
+    let e = load_err("short.npy", &npy_bytes(3, f4, Some(1000), &data));
+    assert!(
+        e.contains("the .npy header claims 1000 bytes but only 124 follow its preamble"),
+        "{e}"
+    );
+    // (2^62 + 25) × 4 values wraps to 100 in u64: an error, not 100 elements.
+    let wrap = "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387929, 4), }";
+    let e = load_err("wrap.npy", &npy_bytes(1, wrap, None, &[0u8; 400]));
+    assert!(
+        e.contains("the .npy shape [4611686018427387929, 4] holds more than 2^64 values"),
+        "{e}"
+    );
+    // 2^62 values of 4 bytes: 2^64 bytes.
+    let big = "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904,), }";
+    let e = load_err("big.npy", &npy_bytes(1, big, None, &[0u8; 400]));
+    assert!(
+        e.contains("of 4-byte values holds more than 2^64 bytes"),
+        "{e}"
+    );
+    // A shape larger than the file's data.
+    let more = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000,), }";
+    let e = load_err("more.npy", &npy_bytes(1, more, None, &data));
+    assert!(
+        e.contains("the .npy header says 1000 values of 4 bytes (4000 bytes) but the file holds 8 bytes of data"),
+        "{e}"
+    );
+    let e = load_err("v9.npy", &npy_bytes(9, f4, None, &data));
+    assert!(e.contains("the .npy format version 9 is unknown"), "{e}");
+}

@@ -77,10 +77,18 @@ pub struct Cost {
 
 impl Cost {
     /// Every counter times `num / den`, rounded to nearest: the extrapolation of a sample of
-    /// `den` blocks to a grid of `num` (ratios such as efficiency are unchanged).
-    pub fn scale(&mut self, num: u64, den: u64) {
-        let f = |x: &mut u64| {
-            *x = ((*x as u128 * num as u128 + den as u128 / 2) / den.max(1) as u128) as u64
+    /// `den` blocks to a grid of `num` (ratios such as efficiency are unchanged). Returns
+    /// false, leaving a counter at `u64::MAX`, where a product does not fit 64 bits (a
+    /// sample of a grid of 9·10^18 blocks); the caller refuses such totals.
+    #[must_use]
+    pub fn scale(&mut self, num: u64, den: u64) -> bool {
+        let mut fits = true;
+        let mut f = |x: &mut u64| {
+            let v = (*x as u128 * num as u128 + den as u128 / 2) / den.max(1) as u128;
+            *x = u64::try_from(v).unwrap_or_else(|_| {
+                fits = false;
+                u64::MAX
+            });
         };
         f(&mut self.executions);
         f(&mut self.requests);
@@ -94,6 +102,7 @@ impl Cost {
         f(&mut self.excess_sectors);
         f(&mut self.ideal_wavefronts);
         f(&mut self.excess_wavefronts);
+        fits
     }
 
     /// Adds `other` into `self`, counter by counter.
@@ -343,7 +352,7 @@ mod tests {
         let mut s = a;
         s.add(&a);
         assert_eq!((s.ideal_sectors, s.excess_sectors), (8, 8));
-        s.scale(3, 2);
+        assert!(s.scale(3, 2));
         assert_eq!((s.ideal_sectors, s.excess_sectors), (12, 12));
     }
 }

@@ -320,14 +320,18 @@ impl Aggregator {
     /// Finishes the sums and builds the report. `sites` are the front end's sites, indexed
     /// by the site ids passed to [`Aggregator::add`].
     /// Extrapolates the sums of a sample of `den` blocks to a grid of `num`
-    /// ([`warpscope_model::Cost::scale`]); call after the last access and merge.
-    pub fn scale(&mut self, num: u64, den: u64) {
+    /// ([`warpscope_model::Cost::scale`]); call after the last access and merge. Returns
+    /// false when a total does not fit 64 bits (the caller refuses the launch).
+    #[must_use]
+    pub fn scale(&mut self, num: u64, den: u64) -> bool {
         self.flush();
+        let mut fits = true;
         for per_arch in &mut self.totals {
             for c in per_arch.iter_mut() {
-                c.scale(num, den);
+                fits &= c.scale(num, den);
             }
         }
+        fits
     }
 
     /// The advice of the rows in table order (`order[i]` is the aggregator's row shown as

@@ -1086,7 +1086,10 @@ impl<'m> Decoder<'m> {
             other => {
                 return Err(Error::Invalid {
                     at: a.clone(),
-                    msg: format!("expected a register or an immediate, found {other:?}"),
+                    msg: format!(
+                        "expected a register or an immediate, found {}",
+                        operand_words(other)
+                    ),
                 })
             }
         })
@@ -1098,7 +1101,10 @@ impl<'m> Decoder<'m> {
             Operand::Sink => Ok(None),
             other => Err(Error::Invalid {
                 at: a.clone(),
-                msg: format!("expected a destination register, found {other:?}"),
+                msg: format!(
+                    "expected a destination register, found {}",
+                    operand_words(other)
+                ),
             }),
         }
     }
@@ -1109,7 +1115,7 @@ impl<'m> Decoder<'m> {
         let Operand::Address { base, offset } = op else {
             return Err(Error::Invalid {
                 at: a.clone(),
-                msg: format!("expected an address [..], found {op:?}"),
+                msg: format!("expected an address [..], found {}", operand_words(op)),
             });
         };
         match base.as_deref() {
@@ -1175,4 +1181,43 @@ pub(crate) struct SiteKind {
     pub space: Option<Space>,
     pub read_only: bool,
     pub atomic: bool,
+}
+
+/// An operand in words and PTX syntax for messages ("a memory operand [%rd2+4]"), instead
+/// of the parser's debug form.
+fn operand_words(op: &Operand) -> String {
+    fn text(op: &Operand) -> String {
+        match op {
+            Operand::Reg(r) => r.clone(),
+            Operand::Int(i) => i.to_string(),
+            Operand::F32(b) => format!("0f{b:08X}"),
+            Operand::F64(b) => format!("0d{b:016X}"),
+            Operand::Symbol(s) => s.clone(),
+            Operand::Address { base, offset } => match base.as_deref() {
+                Some(b) if *offset != 0 => format!("[{}{:+}]", text(b), offset),
+                Some(b) => format!("[{}]", text(b)),
+                None => format!("[{offset}]"),
+            },
+            Operand::Vector(v) => {
+                format!("{{{}}}", v.iter().map(text).collect::<Vec<_>>().join(", "))
+            }
+            Operand::List(v) => format!("({})", v.iter().map(text).collect::<Vec<_>>().join(", ")),
+            Operand::Sink => "_".into(),
+            Operand::Not(o) => format!("!{}", text(o)),
+        }
+    }
+    let what = match op {
+        Operand::Reg(_) => "the register",
+        Operand::Int(_) | Operand::F32(_) | Operand::F64(_) => "the immediate",
+        Operand::Symbol(_) => "the symbol",
+        Operand::Address { .. } => "a memory operand",
+        Operand::Vector(v) if v.len() > 8 => {
+            return format!("a vector of {} operands", v.len());
+        }
+        Operand::Vector(_) => "the vector",
+        Operand::List(_) => "the list",
+        Operand::Sink => "the sink",
+        Operand::Not(_) => "the negated predicate",
+    };
+    format!("{what} {}", text(op))
 }

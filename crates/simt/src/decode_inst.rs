@@ -111,6 +111,7 @@ impl<'a> InstDecoder<'a> {
     }
 
     pub fn decode(&mut self) -> Result<Decoded> {
+        self.check_vector_mods()?;
         let op = self.i.opcode.as_str();
         Ok(match op {
             "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor"
@@ -208,6 +209,7 @@ impl<'a> InstDecoder<'a> {
                 } else if self.has("red") {
                     return Err(self.unsupported("bar.red is not supported"));
                 } else {
+                    self.check_bar_operands()?;
                     Decoded::Plain(Instr::Bar)
                 }
             }
@@ -795,6 +797,86 @@ impl<'a> InstDecoder<'a> {
         })
     }
 
+    /// Vector modifiers are `.v2`, `.v4` and `.v8` only [PTX ISA §5.2.2 Vectors, §9.7.9.8
+    /// ld: `.vec = { .v2, .v4, .v8 }`]; `.v1024` or `.v3` is invalid PTX.
+    fn check_vector_mods(&self) -> Result<()> {
+        for m in &self.i.mods {
+            let Some(n) = m.strip_prefix('v') else {
+                continue;
+            };
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            if !matches!(n, "2" | "4" | "8") {
+                return Err(self.invalid(&format!(
+                    "'.{m}' is not a PTX vector width: vectors have 2, 4 or 8 elements \
+                 (.v2, .v4, .v8) [PTX ISA §5.2.2]"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// ld/st/ldu vectors: `.v8` only for elements of 32 bits or fewer (`.v8.b32`, 256 bits;
+    /// 64-bit elements go up to `.v4.b64`) [PTX ISA §9.7.9.8 ld, §9.7.9.10 st]; a brace list
+    /// holds exactly as many registers as the width says, and needs a vector modifier.
+    fn check_vector_operand(&self, k: usize, ty: Ty) -> Result<()> {
+        let n = self.vec_len();
+        if n == 8 && ty.bytes > 4 {
+            return Err(self.invalid(&format!(
+                ".v8 takes elements of 32 bits or fewer (.v8.b32 is 256 bits); {}-bit elements \
+                 go up to .v4 [PTX ISA §9.7.9.8]",
+                ty.bytes * 8
+            )));
+        }
+        if let Operand::Vector(v) = self.op(k)? {
+            if n == 1 {
+                return Err(self.invalid(&format!(
+                    "a brace list of {} operands needs a vector modifier (.v2, .v4 or .v8) \
+                 [PTX ISA §9.7.9.8]",
+                    v.len()
+                )));
+            }
+            if v.len() != n {
+                return Err(self.invalid(&format!(
+                    "the vector operand holds {} operands; .v{n} takes exactly {n} \
+                 [PTX ISA §9.7.9.8]",
+                    v.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `bar{.cta}.sync/arrive/red a{, b}` and `barrier{.cta}…`: the barrier number and the
+    /// thread count are registers or immediates, never addresses or vectors [PTX ISA
+    /// §9.7.13.1 bar, barrier].
+    fn check_bar_operands(&self) -> Result<()> {
+        if self.i.operands.len() > 2 {
+            return Err(self.invalid(&format!(
+                "takes at most 2 operands (barrier number, thread count), found {} \
+                 [PTX ISA §9.7.13.1]",
+                self.i.operands.len()
+            )));
+        }
+        for (k, o) in self.i.operands.iter().enumerate() {
+            let what = match o {
+                Operand::Reg(_) | Operand::Int(_) => continue,
+                Operand::Address { .. } => "a memory operand",
+                Operand::Vector(_) => "a vector",
+                Operand::F32(_) | Operand::F64(_) => "a float literal",
+                Operand::Symbol(_) => "a symbol",
+                _ => "this operand",
+            };
+            return Err(self.invalid(&format!(
+                "operand {} is {what}; the barrier number and thread count are 32-bit \
+                 registers or integers [PTX ISA §9.7.13.1]",
+                k + 1
+            )));
+        }
+        Ok(())
+    }
+
     fn vec_len(&self) -> usize {
         if self.has("v4") {
             4
@@ -823,6 +905,7 @@ impl<'a> InstDecoder<'a> {
         if self.i.mods.iter().any(|m| m == "b128") {
             return Err(self.unsupported("128-bit scalar loads are not supported"));
         }
+        self.check_vector_operand(0, ty)?;
         let ds: Vec<Option<Reg>> = match self.op(0)? {
             Operand::Vector(v) => v.iter().map(|o| (self.dest)(o)).collect::<Result<_>>()?,
             o => vec![(self.dest)(o)?],
@@ -852,6 +935,7 @@ impl<'a> InstDecoder<'a> {
     fn store(&self) -> Result<Decoded> {
         let space = self.space().unwrap_or(MemSpace::Generic);
         let ty = self.ty()?;
+        self.check_vector_operand(1, ty)?;
         let srcs: Vec<Src> = match self.op(1)? {
             Operand::Vector(v) => v
                 .iter()

@@ -307,6 +307,22 @@ pub(crate) fn sample_of(req: &AnalyzeRequest) -> Option<std::sync::Arc<Vec<u64>>
     (want < total).then(|| std::sync::Arc::new(warpscope_simt::sample_blocks(req.grid, want)))
 }
 
+/// The launch's threads (blocks × threads per block, in u128) must fit the 64-bit counters
+/// that sum per-thread executions: a grid of (2^31−1, 65535, 65535) blocks of 32 threads
+/// (2.95·10^20 threads) is legal CUDA but is refused here, sampled or not, instead of
+/// running for ages or wrapping its totals.
+fn check_thread_count(grid: [u64; 3], block: [u64; 3]) -> Result<()> {
+    let blocks: u128 = grid.iter().map(|&x| x as u128).product();
+    let threads = blocks * block.iter().map(|&x| x as u128).product::<u128>();
+    if threads > u64::MAX as u128 {
+        bail!(
+            "the launch has {threads} threads ({blocks} blocks of {} threads), over 2^64 (18,446,744,073,709,551,615), the limit of the 64-bit counters that total its accesses; analyze a smaller grid (the figures per block are the same)",
+            block.iter().product::<u64>()
+        );
+    }
+    Ok(())
+}
+
 pub(crate) fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
     if req.sample_blocks.is_some() && !req.gpus.is_empty() {
         bail!("--sample-blocks with --gpu: the cache model needs every block in order; drop one of them");
@@ -359,6 +375,7 @@ pub(crate) fn prepare(req: &AnalyzeRequest) -> Result<Prepared> {
             notes.join("; ")
         );
     }
+    check_thread_count(grid, block)?;
     let kernel = load(req, &candidates, &mut notes)?;
     if let Some(f) = &req.on_loaded {
         (f.0)(&crate::announce::describe(req, &candidates, &kernel));

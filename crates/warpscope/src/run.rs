@@ -64,7 +64,12 @@ pub(crate) fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Ana
     let total_blocks: u64 = req.grid.iter().map(|&x| x as u64).product();
     let sample = kernel.sampled_blocks();
     if let Some(n) = sample {
-        agg.scale(total_blocks, n);
+        if !agg.scale(total_blocks, n) {
+            anyhow::bail!(
+                "{}: extrapolating the {n} sampled blocks to the grid's {total_blocks} blocks gives totals over 2^64 (18,446,744,073,709,551,615), the limit of the 64-bit counters; analyze a smaller grid",
+                req.file
+            );
+        }
     }
     // Every site names its file in the JSON, the analyzed one included.
     let sites: Vec<SiteInfo> = kernel
