@@ -48,7 +48,7 @@ pub struct AnalyzeArgs {
     watch: bool,
     /// Exit with status 1 when the run finds a bug in the kernel (a finding, shown as a
     /// `warning:` line: synccheck's divergent barrier), after writing the output.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "launches")]
     strict: bool,
     #[command(flatten)]
     pub rows: RowArgs,

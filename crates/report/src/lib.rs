@@ -836,8 +836,12 @@ pub struct Finding {
     /// The warp of that block (threads `32·warp … 32·warp + 31`).
     pub warp: u32,
     /// Lanes of that warp that reached the barrier (bit i: lane i).
+    #[serde(with = "warpscope_model::mask")]
+    #[schemars(with = "warpscope_model::mask::LaneMask")]
     pub lanes_arrived: u32,
     /// Non-exited lanes of that warp that did not (bit i: lane i).
+    #[serde(with = "warpscope_model::mask")]
+    #[schemars(with = "warpscope_model::mask::LaneMask")]
     pub lanes_missing: u32,
     /// Warp executions with lanes missing, over the run (the sampled blocks' with
     /// `--sample-blocks`).

@@ -271,6 +271,8 @@ struct Warp {
     cluster_arrived: u32,
     /// The cluster barrier phase the warp arrived on and has not waited for yet.
     cluster_wait: Option<u64>,
+    /// Barriers the warp reached with lanes missing, not yet judged (`exec/sync.rs`).
+    sync_pending: Vec<sync::Pending>,
 }
 
 /// Where the executing lanes of one memory instruction land: space and image offset.
@@ -738,6 +740,7 @@ impl<'a> BlockCtx<'a> {
             index: w,
             cluster_arrived: 0,
             cluster_wait: None,
+            sync_pending: Vec::new(),
         };
         let [bx, by, _] = self.launch.block;
         let lanes = (self.threads - warp.first_thread).min(WARP_SIZE as u32);
@@ -954,6 +957,9 @@ impl<'a> BlockCtx<'a> {
                     m
                 }
             };
+            if !warp.sync_pending.is_empty() && exec != 0 {
+                self.sync_step(warp, &inst.instr, exec);
+            }
             let full = exec == (warp.live & !warp.exited);
             let next = pc + 1;
             let set_pc = |warp: &mut Warp, pc: u32| {
