@@ -179,3 +179,41 @@ fn a_ptx_barrier_is_flagged_at_its_ptx_line_and_one_with_a_thread_count_is_not_c
     assert!(ok, "{err}");
     assert!(findings(&v).is_empty(), "{v}");
 }
+
+#[test]
+fn check_reports_findings_in_sarif_as_warnings_and_keeps_its_exit_status() {
+    let (ok, out, err) = warpscope(&[
+        "check",
+        "--launches",
+        "tests/kernels/findings/check.toml",
+        "--format",
+        "sarif",
+    ]);
+    // The budget is met: a finding is a warning, not a violation.
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("warning: tests/kernels/findings/sync.cu:11:9: synccheck: "),
+        "{err}"
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let run = &v["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{results:?}");
+    let r = &results[0];
+    assert_eq!(r["ruleId"], "synccheck");
+    assert_eq!(r["level"], "warning");
+    assert_eq!(
+        rules[r["ruleIndex"].as_u64().unwrap() as usize]["id"],
+        "synccheck"
+    );
+    let region = &r["locations"][0]["physicalLocation"]["region"];
+    assert_eq!(
+        (region["startLine"].as_u64(), region["startColumn"].as_u64()),
+        (Some(11), Some(9))
+    );
+    assert!(r["message"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("launch half_warp: "));
+}
