@@ -46,6 +46,10 @@ pub struct AnalyzeArgs {
     /// changes (until Ctrl-C); an error is shown and the watch goes on.
     #[arg(long, conflicts_with = "launches")]
     watch: bool,
+    /// Exit with status 1 when the run finds a bug in the kernel (a finding, shown as a
+    /// `warning:` line: synccheck's divergent barrier), after writing the output.
+    #[arg(long, conflicts_with = "launches")]
+    strict: bool,
     #[command(flatten)]
     pub rows: RowArgs,
 }
@@ -196,7 +200,8 @@ fn analyze_once(a: &AnalyzeArgs) -> Result<()> {
             a.sweep.is_none() && a.gpu.is_none(),
             "--kernel all (or a glob) analyzes each kernel once: give one kernel for --sweep or --gpu"
         );
-        return analyze_many(&many, a.format, &a.rows.view());
+        let found = analyze_many(&many, a.format, &a.rows.view())?;
+        return strict(a.strict, found);
     }
     let sweep = a.sweep.as_deref().map(quick::Sweep::parse).transpose()?;
     let mut job = job(&a.launch, sweep.as_ref().zip(a.sweep.as_deref()))?;
@@ -226,7 +231,9 @@ fn analyze_once(a: &AnalyzeArgs) -> Result<()> {
             ),
         };
         super::emit_notes(&analysis.notes);
-        return shown;
+        super::emit_findings(&analysis.findings);
+        shown?;
+        return strict(a.strict, analysis.findings.len());
     };
     let mut points = Vec::with_capacity(sw.values.len());
     for &v in &sw.values {
@@ -266,17 +273,32 @@ fn analyze_once(a: &AnalyzeArgs) -> Result<()> {
         }
     }
     super::emit_notes(&notes);
-    shown
+    let mut found = 0;
+    for p in &out.points {
+        super::emit_findings(&p.analysis.findings);
+        found += p.analysis.findings.len();
+    }
+    shown?;
+    strict(a.strict, found)
+}
+
+/// `--strict`: an error (exit status 1) when `found` findings were reported.
+fn strict(strict: bool, found: usize) -> Result<()> {
+    anyhow::ensure!(
+        !strict || found == 0,
+        "--strict: {found} finding(s) in the kernel (the warning lines above)"
+    );
+    Ok(())
 }
 
 /// `--kernel all|GLOB`: each selected launch analyzed in turn, as tables under a
 /// `== kernel NAME ==` heading, JSON `{"kernels": [{"name", "analysis"}, ...]}`, or CSV with a
-/// leading `selected` column (the heading name).
+/// leading `selected` column (the heading name). Returns the number of findings.
 fn analyze_many(
     many: &[(String, LaunchArgs)],
     format: AnalyzeFormat,
     view: &warpscope::report::rows::RowView,
-) -> Result<()> {
+) -> Result<usize> {
     let color = std::io::stdout().is_terminal();
     let width = warpscope::report::table_width();
     let mut done = Vec::with_capacity(many.len());
@@ -296,8 +318,10 @@ fn analyze_many(
             )?;
             super::emit_notes(&analysis.notes);
         }
+        super::emit_findings(&analysis.findings);
         done.push((name.clone(), analysis));
     }
+    let found = done.iter().map(|(_, a)| a.findings.len()).sum();
     match format {
         AnalyzeFormat::Table => Ok(()),
         AnalyzeFormat::Json => {
@@ -322,7 +346,8 @@ fn analyze_many(
                 &warpscope::report::render_labeled_csv(&["selected"], &labeled)?,
             )
         }
-    }
+    }?;
+    Ok(found)
 }
 
 /// Pretty JSON with a final newline.

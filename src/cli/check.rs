@@ -133,6 +133,9 @@ fn run(a: &CheckArgs) -> Result<bool> {
         CheckFormat::Sarif => sarif(&outcomes)?,
     };
     emit(a.output.as_deref(), &report)?;
+    for o in &outcomes {
+        super::emit_findings(&o.analysis.findings);
+    }
     if a.output.is_some() && !super::quiet() {
         eprintln!("{summary}");
     }
@@ -285,7 +288,7 @@ fn uri(path: &str) -> String {
 /// launch's total sectors.
 fn sarif(outcomes: &[Outcome]) -> Result<String> {
     use serde_sarif::sarif;
-    let rules: Vec<sarif::ReportingDescriptor> = Limit::ALL
+    let mut rules: Vec<sarif::ReportingDescriptor> = Limit::ALL
         .iter()
         .map(|l| {
             sarif::ReportingDescriptor::builder()
@@ -295,6 +298,16 @@ fn sarif(outcomes: &[Outcome]) -> Result<String> {
                 .build()
         })
         .collect();
+    // Findings (bugs in the kernel) follow the budget limits' rules (listed when any).
+    if outcomes.iter().any(|o| !o.analysis.findings.is_empty()) {
+        rules.push(
+        sarif::ReportingDescriptor::builder()
+            .id("synccheck")
+            .name("synccheck")
+            .short_description(&"a block barrier reached by only part of a warp's non-exited lanes (divergent __syncthreads()/bar.sync)".to_string())
+            .build(),
+        );
+    }
     let mut results = Vec::new();
     for o in outcomes {
         for (b, v) in o.violations() {
@@ -324,6 +337,32 @@ fn sarif(outcomes: &[Outcome]) -> Result<String> {
                     .rule_index(index as i64)
                     .level(sarif::ResultLevel::Error)
                     .message(&violation_text(o, b, v))
+                    .locations(vec![location])
+                    .build(),
+            );
+        }
+        for f in &o.analysis.findings {
+            let location = sarif::Location::builder()
+                .physical_location(
+                    sarif::PhysicalLocation::builder()
+                        .artifact_location(
+                            sarif::ArtifactLocation::builder().uri(uri(&f.file)).build(),
+                        )
+                        .region(
+                            sarif::Region::builder()
+                                .start_line(f.line as i64)
+                                .start_column(f.column as i64)
+                                .build(),
+                        )
+                        .build(),
+                )
+                .build();
+            results.push(
+                sarif::Result::builder()
+                    .rule_id(f.kind.as_str())
+                    .rule_index(Limit::ALL.len() as i64)
+                    .level(sarif::ResultLevel::Warning)
+                    .message(&format!("launch {}: {}", o.launch.name, f.message))
                     .locations(vec![location])
                     .build(),
             );

@@ -159,6 +159,15 @@ pub fn emit(path: Option<&str>, text: &str) -> Result<()> {
 }
 
 /// Writes `notes` to standard error as `note: …` lines, unless `--quiet`.
+/// Writes each finding (a bug found in the kernel: `Analysis::findings`) to standard error
+/// as a `warning: FILE:LINE:COL: KIND: MESSAGE` line, `--quiet` or not.
+pub fn emit_findings(findings: &[warpscope::report::Finding]) {
+    for f in findings {
+        eprintln!("{}", f.warning_line());
+    }
+}
+
+/// Writes notes to standard error (unless `--quiet`).
 pub fn emit_notes<S: AsRef<str>>(notes: &[S]) {
     if !quiet() && !notes.is_empty() {
         eprint!("{}", warpscope::report::render_notes(notes));

@@ -309,6 +309,7 @@ pub fn analyze_all(
                     ),
                 )?;
                 super::emit_notes(&a.notes);
+                super::emit_findings(&a.findings);
             }
             Ok(())
         }

@@ -404,7 +404,8 @@ pub enum Stmt {
         default: Option<usize>,
         body: Vec<Stmt>,
     },
-    Sync,
+    /// `__syncthreads()` (or a block group's `sync()`) at this position.
+    Sync(Loc),
 }
 
 /// A lowered function instance (templates are instantiated per argument list).

@@ -629,6 +629,7 @@ impl Kernel {
             progress: None,
             sample: None,
             textures: Vec::new(),
+            findings: Some(Default::default()),
         })
     }
 
@@ -887,6 +888,7 @@ impl Kernel {
             // The source front end runs no clusters (its kernels take the compiled path).
             cluster: [1, 1, 1],
             explicit_cluster: false,
+            findings: cfg.findings.clone(),
         })
     }
 

@@ -233,6 +233,8 @@ pub struct LaunchConfig {
     /// `--texture`: each texture or surface object parameter and each texture or surface
     /// reference the kernel reads, by name ([`crate::Kernel::set_textures`]).
     pub textures: Vec<warpscope_model::texture::TextureDesc>,
+    /// Where the run records synccheck's findings ([`warpscope_simt::Launch::findings`]).
+    pub findings: Option<std::sync::Arc<warpscope_simt::Findings>>,
 }
 
 /// Where `extern __shared__` memory starts: after the static shared variables, 16-byte

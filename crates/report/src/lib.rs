@@ -441,6 +441,7 @@ impl Aggregator {
             advice,
             traffic: Vec::new(),
             resources: None,
+            findings: Vec::new(),
         }
     }
 }
@@ -828,6 +829,58 @@ pub struct Analysis {
     /// occupancy per CC (compiled path with the SASS check only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<resources::KernelResources>,
+    /// Bugs the run found in the kernel, as compute-sanitizer reports them (synccheck); empty
+    /// (and left out of the JSON) when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+}
+
+/// A bug the run found in the kernel: one per instruction site and check, summed over the
+/// blocks and warps where it happened.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Finding {
+    /// The check, as compute-sanitizer names its tool: `synccheck` (a block barrier that a
+    /// warp reaches with only part of its non-exited lanes: `__syncthreads()` in divergent
+    /// code) [PTX ISA §9.7.13.1; CUDA C++ Programming Guide §10.6].
+    pub kind: String,
+    /// The kernel.
+    pub kernel: String,
+    /// The source file of the site (the PTX file when no `.loc` names one).
+    pub file: String,
+    /// 1-based line and column of the site in `file`.
+    pub line: u32,
+    pub column: u32,
+    /// 1-based line of the site's instruction in the PTX.
+    pub ptx_line: u32,
+    /// The first block (in run order) where it happened (x, y, z).
+    pub block: [u32; 3],
+    /// The warp of that block (threads `32·warp … 32·warp + 31`).
+    pub warp: u32,
+    /// Lanes of that warp that reached the barrier (bit i: lane i).
+    #[serde(with = "warpscope_model::mask")]
+    #[schemars(with = "warpscope_model::mask::LaneMask")]
+    pub lanes_arrived: u32,
+    /// Non-exited lanes of that warp that did not (bit i: lane i).
+    #[serde(with = "warpscope_model::mask")]
+    #[schemars(with = "warpscope_model::mask::LaneMask")]
+    pub lanes_missing: u32,
+    /// Warp executions with lanes missing, over the run (the sampled blocks' with
+    /// `--sample-blocks`).
+    pub warps: u64,
+    /// Blocks where it happened at least once.
+    pub blocks: u64,
+    /// What happened and what to do, in words.
+    pub message: String,
+}
+
+impl Finding {
+    /// The text output's line: `warning: FILE:LINE:COL: KIND: MESSAGE`.
+    pub fn warning_line(&self) -> String {
+        format!(
+            "warning: {}:{}:{}: {}: {}",
+            self.file, self.line, self.column, self.kind, self.message
+        )
+    }
 }
 
 /// The version of the JSON that `--format json` writes, in its `schema_version` field.

@@ -117,6 +117,10 @@ pub struct Program {
     /// (`u32::MAX`: none); empty when there are none ([`Program::apply_sass`]).
     pub(crate) spill_at: Vec<u32>,
     pub(crate) spills: Vec<Vec<crate::sass::Spill>>,
+    /// Instruction indices (ascending) of the barriers synccheck leaves alone: `bar.arrive`
+    /// and `bar.sync a, b` with a thread count, which part of a block may reach by design
+    /// [PTX ISA §9.7.13.1 "bar, barrier"].
+    pub(crate) counted_bars: Vec<u32>,
 }
 
 struct FuncInfo {
@@ -136,6 +140,8 @@ struct Decoder<'m> {
     /// Module-scope symbols: name → (state space, address).
     globals: HashMap<String, (StateSpace, u64)>,
     shared_top: u64,
+    /// See [`Program::counted_bars`].
+    counted_bars: Vec<u32>,
     /// Where extern (dynamic) shared arrays start: after every static one, 16-byte aligned.
     extern_shared_base: u64,
     /// Addresses of function-scope static shared variables: (function, name) → address.
@@ -285,6 +291,7 @@ impl Program {
             globals: HashMap::new(),
             shared_top: 0,
             extern_shared_base: 0,
+            counted_bars: Vec::new(),
             function_shared: HashMap::new(),
             local_top: 0,
             const_image: Vec::new(),
@@ -352,6 +359,7 @@ impl Program {
             dead,
             spill_at: Vec::new(),
             spills: Vec::new(),
+            counted_bars: d.counted_bars,
         })
     }
 
@@ -906,6 +914,11 @@ impl<'m> Decoder<'m> {
                 return Ok(None);
             }
         };
+        if matches!(instr, Instr::Bar)
+            && (i.mods.iter().any(|m| m == "arrive") || i.operands.len() > 1)
+        {
+            self.counted_bars.push(self.insts.len() as u32);
+        }
         self.push(instr, guard, i.pos, ctx.loc);
         Ok(label)
     }

@@ -89,6 +89,15 @@ impl Loaded {
         }
     }
 
+    /// What synccheck found in the last run (see [`warpscope_simt::Findings`]).
+    pub(crate) fn sync_findings(&self) -> Vec<warpscope_simt::SyncFinding> {
+        let f = match self {
+            Loaded::Source(_, cfg) => &cfg.findings,
+            Loaded::Compiled(k) => &k.launch.findings,
+        };
+        f.as_ref().map(|f| f.sync()).unwrap_or_default()
+    }
+
     /// Blocks of the sample the launch runs (`--sample-blocks`), `None` for every block.
     pub(crate) fn sampled_blocks(&self) -> Option<u64> {
         let sample = match self {

@@ -15,7 +15,7 @@ pub(crate) fn has_return(s: &Stmt) -> bool {
         Stmt::If { then, els, .. } => has_return(then) || els.as_deref().is_some_and(has_return),
         Stmt::Loop { body, .. } => has_return(body),
         Stmt::Switch { body, .. } => body.iter().any(has_return),
-        Stmt::Expr(_) | Stmt::Break | Stmt::Continue | Stmt::Sync => false,
+        Stmt::Expr(_) | Stmt::Break | Stmt::Continue | Stmt::Sync(_) => false,
     })
 }
 
@@ -216,7 +216,11 @@ impl Gen<'_> {
                 r?;
                 self.place_label(&end);
             }
-            Stmt::Sync => self.ins("bar.sync 0".into())?,
+            Stmt::Sync(loc) => {
+                // The barrier's own line, for synccheck's findings.
+                self.at(*loc);
+                self.ins("bar.sync 0".into())?
+            }
         }
         Ok(())
     }

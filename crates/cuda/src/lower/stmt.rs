@@ -42,7 +42,7 @@ impl<'t> Lowerer<'t> {
                 None => Stmt::Block(vec![]),
                 Some(x) => {
                     if is_call_to(x, "__syncthreads", src) || self.is_block_sync(x, src)? {
-                        Stmt::Sync
+                        Stmt::Sync(self.loc(x))
                     } else if self.misparsed_tile_decl(x, src)? {
                         Stmt::Block(vec![])
                     } else {

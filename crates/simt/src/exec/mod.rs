@@ -14,6 +14,7 @@ pub(crate) mod mma;
 pub(crate) mod mma_sp;
 mod packed;
 mod step;
+mod sync;
 mod tcgen05;
 mod tensormap;
 mod texture;
@@ -21,6 +22,7 @@ mod tma;
 mod wgmma;
 
 pub use cluster::{MAX_CLUSTER_BLOCKS, RANK_SHIFT};
+pub use sync::{Findings, SyncFinding};
 pub use tensormap::{decode_tensor_map, layout as tensormap_layout, replace_field};
 pub use texture::{texref_handle, texture_handle, TextureBinding, TEXTURE_BASE, TEXTURE_SPACING};
 pub use tma::{
@@ -85,6 +87,8 @@ pub struct Launch {
     /// the indices are those of clusters in the grid of clusters (`grid / cluster`): a
     /// cluster runs whole or not at all.
     pub sample: Option<Arc<Vec<u64>>>,
+    /// Where the run records what synccheck finds (`exec/sync.rs`); `None`: no check.
+    pub findings: Option<Arc<Findings>>,
 }
 
 impl Default for Launch {
@@ -106,6 +110,7 @@ impl Default for Launch {
             textures: Vec::new(),
             tensor_maps: Vec::new(),
             sample: None,
+            findings: None,
         }
     }
 }
@@ -266,6 +271,8 @@ struct Warp {
     cluster_arrived: u32,
     /// The cluster barrier phase the warp arrived on and has not waited for yet.
     cluster_wait: Option<u64>,
+    /// Barriers the warp reached with lanes missing, not yet judged (`exec/sync.rs`).
+    sync_pending: Vec<sync::Pending>,
 }
 
 /// Where the executing lanes of one memory instruction land: space and image offset.
@@ -307,6 +314,8 @@ struct BlockCtx<'a> {
     cluster: cluster::Cluster,
     /// The block's tensor memory, from its first `tcgen05` allocation (`exec/tcgen05.rs`).
     tmem: Option<Box<tcgen05::Tmem>>,
+    /// Barrier instructions synccheck has flagged in this block (to count blocks once).
+    divergent_bars: Vec<u32>,
 }
 
 impl Program {
@@ -688,6 +697,7 @@ impl Program {
                     rank,
                     cluster: Default::default(),
                     tmem: None,
+                    divergent_bars: Vec::new(),
                 });
             }
             let r = cluster::run(&mut ctxs, global, sink);
@@ -730,6 +740,7 @@ impl<'a> BlockCtx<'a> {
             index: w,
             cluster_arrived: 0,
             cluster_wait: None,
+            sync_pending: Vec::new(),
         };
         let [bx, by, _] = self.launch.block;
         let lanes = (self.threads - warp.first_thread).min(WARP_SIZE as u32);
@@ -946,6 +957,9 @@ impl<'a> BlockCtx<'a> {
                     m
                 }
             };
+            if !warp.sync_pending.is_empty() && exec != 0 {
+                self.sync_step(warp, &inst.instr, exec);
+            }
             let full = exec == (warp.live & !warp.exited);
             let next = pc + 1;
             let set_pc = |warp: &mut Warp, pc: u32| {
@@ -1025,6 +1039,7 @@ impl<'a> BlockCtx<'a> {
                 Instr::Bar => {
                     set_pc(warp, next);
                     if exec != 0 {
+                        self.check_barrier(warp, pc, exec);
                         return Ok(Yield::Barrier);
                     }
                     continue;
