@@ -413,3 +413,26 @@ fn static_shared_memory_over_48_kb_is_refused() {
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
     fails(&a, &["CC 1.3 allows at most 16384 bytes (16 KB)"]);
 }
+
+/// A PTX kernel declaring a million registers, launched with 1,024 threads, would need 8 GB
+/// of register images (8 bytes × 32 lanes × 32 warps per register): refused against the
+/// memory cap before any warp is made (it aborted on the allocation before).
+#[test]
+fn a_million_registers_per_thread_are_refused_against_the_cap() {
+    let f = ptx(
+        "",
+        ".reg .b32 %r<1000000>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r999999;\nret;",
+    );
+    let err = fails(
+        &[
+            "analyze", &f, "--kernel", "k", "--grid", "1", "--block", "1024",
+        ],
+        &["PTX registers per thread", "--max-memory"],
+    );
+    assert!(err.contains("and 8"), "{err}");
+    // 32 threads of it: 256 MB, within the default cap of 4 GiB.
+    let (ok, _, err) = warpscope(&[
+        "analyze", &f, "--kernel", "k", "--grid", "1", "--block", "32", "-q",
+    ]);
+    assert!(ok, "{err}");
+}

@@ -186,7 +186,13 @@ st.local.u32 [%rd2], 1;\nret;";
     l.max_memory = 100_000_000;
     let msg = run(&p, &l).unwrap_err().to_string();
     assert!(
-        msg.contains("0 bytes of shared memory and 102400000 bytes of local memory (100000 bytes per thread × 1024 threads): more than the memory cap of 100000000 bytes (--max-memory)"),
+        msg.contains("0 bytes of shared memory, 102400000 bytes of local memory (100000 bytes per thread × 1024 threads) and "),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(
+            "PTX registers per thread: more than the memory cap of 100000000 bytes (--max-memory)"
+        ),
         "{msg}"
     );
     l.block = [256, 1, 1];

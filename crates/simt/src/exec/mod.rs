@@ -443,14 +443,21 @@ impl Program {
             .dynamic_shared_base()
             .saturating_add(launch.dynamic_shared_bytes);
         let local_bytes = self.local_bytes.saturating_mul(threads as u64);
+        // Each warp's registers: 8 bytes per PTX register per lane (`Warp::regs`).
+        let register_bytes = (self.nregs as u64)
+            .saturating_mul(8 * WARP_SIZE as u64)
+            .saturating_mul((threads as u64).div_ceil(WARP_SIZE as u64));
         // Every block of a cluster holds its images while the cluster runs.
         let per_block = shared_bytes
             .saturating_add(local_bytes)
             .saturating_mul(cluster_blocks as u64);
-        if per_block > launch.max_memory {
+        // Registers are held beside the images; they count against the cap too (a PTX with a
+        // million registers per thread), but leave the global image its share.
+        let held = per_block.saturating_add(register_bytes.saturating_mul(cluster_blocks as u64));
+        if held > launch.max_memory {
             return Err(Error::Memory(format!(
-                "a block of {} needs {shared_bytes} bytes of shared memory and {local_bytes} bytes of local memory ({} bytes per thread × {threads} threads){}: more than the memory cap of {} bytes (--max-memory); give a larger --max-memory, or launch fewer threads per block",
-                self.name, self.local_bytes,
+                "a block of {} needs {shared_bytes} bytes of shared memory, {local_bytes} bytes of local memory ({} bytes per thread × {threads} threads) and {register_bytes} bytes for its {} PTX registers per thread{}: more than the memory cap of {} bytes (--max-memory); give a larger --max-memory, or launch fewer threads per block",
+                self.name, self.local_bytes, self.nregs,
                 if cluster_blocks > 1 { format!(", × {cluster_blocks} blocks of a cluster held at once") } else { String::new() },
                 launch.max_memory
             )));
