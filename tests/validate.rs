@@ -76,6 +76,9 @@ fn a_vector_operand_must_hold_as_many_registers_as_the_width() {
         "ld.global.f32 {%f1, %f2}, [%rd2];",
         &["a brace list of 2 operands needs a vector modifier"],
     );
+    // One register in braces is a scalar (Triton emits `ld.global.b32 { %r1 }, [...]`).
+    let (ok, _, err) = analyze("ld.global.f32 {%f1}, [%rd2];");
+    assert!(ok, "{err}");
     // The well-formed form still runs.
     let (ok, out, err) = analyze("ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd2];");
     assert!(ok, "{err}");

@@ -819,7 +819,8 @@ impl<'a> InstDecoder<'a> {
 
     /// ld/st/ldu vectors: `.v8` only for elements of 32 bits or fewer (`.v8.b32`, 256 bits;
     /// 64-bit elements go up to `.v4.b64`) [PTX ISA §9.7.9.8 ld, §9.7.9.10 st]; a brace list
-    /// holds exactly as many registers as the width says, and needs a vector modifier.
+    /// holds exactly as many registers as the width says, and needs a vector modifier (one
+    /// register in braces, `{%r1}`, is a scalar: Triton emits it, ptxas accepts it).
     fn check_vector_operand(&self, k: usize, ty: Ty) -> Result<()> {
         let n = self.vec_len();
         if n == 8 && ty.bytes > 4 {
@@ -830,6 +831,11 @@ impl<'a> InstDecoder<'a> {
             )));
         }
         if let Operand::Vector(v) = self.op(k)? {
+            // `ld.global.b32 {%r1}, [...]`: one register in braces, as Triton emits it and
+            // ptxas accepts, is a scalar.
+            if n == 1 && v.len() == 1 {
+                return Ok(());
+            }
             if n == 1 {
                 return Err(self.invalid(&format!(
                     "a brace list of {} operands needs a vector modifier (.v2, .v4 or .v8) \
