@@ -935,7 +935,7 @@ fn sgemm_1d_blocktile_merges_shared_loads_across_unrolled_trips() {
 /// the instruction and the source line of its access. The PTX as nvcc made it has no note.
 #[test]
 fn a_load_on_another_line_than_its_access_is_noted() {
-    let args = |ptx: &'static str| {
+    fn args(ptx: &str) -> Vec<&str> {
         vec![
             "analyze",
             ptx,
@@ -953,7 +953,7 @@ fn a_load_on_another_line_than_its_access_is_noted() {
             "--format",
             "json",
         ]
-    };
+    }
     let (ok, out, err) = warpscope(&args("tests/kernels/compiled/moved_loc.ptx"));
     assert!(ok, "{err}");
     assert!(
@@ -973,37 +973,7 @@ fn a_load_on_another_line_than_its_access_is_noted() {
         .unwrap()
         .replacen(".loc\t1 8 9\n\tmul.wide", ".loc\t1 6 5\n\tmul.wide", 1);
     let fixed = temp("moved_loc_as_nvcc.ptx", &ptx);
-    let (ok, _, err) = warpscope(&[
-        "analyze",
-        &fixed,
-        "--kernel",
-        "moved",
-        "--grid",
-        "8",
-        "--block",
-        "128",
-        "--arg",
-        "n=1000",
-        "--cc",
-        "9.0",
-        "--no-sass",
-        "-q",
-    ]);
+    let (ok, _, err) = warpscope(&args(&fixed));
     assert!(ok, "{err}");
-    let (_, _, err) = warpscope(&[
-        "analyze",
-        &fixed,
-        "--kernel",
-        "moved",
-        "--grid",
-        "8",
-        "--block",
-        "128",
-        "--arg",
-        "n=1000",
-        "--cc",
-        "9.0",
-        "--no-sass",
-    ]);
     assert!(!err.contains("line information"), "{err}");
 }

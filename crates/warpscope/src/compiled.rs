@@ -541,17 +541,17 @@ fn mentions(line: &str, base: &str) -> bool {
         .any(|a| a.base == base)
 }
 
-/// The lines of `kernel`'s definition in `lines` (1-based) that hold an access of `base`
+/// The lines of the kernel's definition `span` in `lines` (1-based) that hold an access of `base`
 /// fitting `op`, with the first such access's text, when `loc_line` is inside that
 /// definition too; empty if none does or the definition is not in this file.
 fn source_lines_of(
     lines: &[String],
-    kernel: &str,
+    span: Option<(u32, u32)>,
     loc_line: u32,
     op: warpscope_model::Op,
     base: &str,
 ) -> Vec<(u32, String)> {
-    let Some((first, last)) = crate::annotate::kernel_lines(&lines.join("\n"), kernel) else {
+    let Some((first, last)) = span else {
         return Vec::new();
     };
     if !(first..=last).contains(&loc_line) {
@@ -672,6 +672,8 @@ fn site_infos(
     let mut files: std::collections::HashMap<u32, SourceFile> = Default::default();
     let mut moved: Vec<MovedLoc> = Vec::new();
     let kernel = warpscope_ptx::demangle(&req.kernel);
+    // Per source file, the kernel's definition (first, last line), found once.
+    let mut spans: std::collections::HashMap<u32, Option<(u32, u32)>> = Default::default();
     let mut own_columns: Vec<Option<u32>> = Vec::new();
     let mut sites: Vec<SiteInfo> = prog
         .sites
@@ -714,7 +716,10 @@ fn site_infos(
                     });
                     if let (Some(b), Some(ls), Some(t)) = (&base, &sf.lines, src) {
                         if own.is_none() && !mentions(t, b) {
-                            let source = source_lines_of(ls, &kernel, l, s.op, b);
+                            let span = *spans.entry(f).or_insert_with(|| {
+                                crate::annotate::kernel_lines(&ls.join("\n"), &kernel)
+                            });
+                            let source = source_lines_of(ls, span, l, s.op, b);
                             if !source.is_empty() {
                                 moved.push(MovedLoc {
                                     ptx_line: s.ptx_line,

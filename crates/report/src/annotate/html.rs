@@ -324,25 +324,7 @@ fn more(h: &mut String, a: &Annotation, r: &LineRow) {
         }
     }
     h.push_str("</tr></thead>\n<tbody>\n");
-    let mut lines: Vec<(u32, Option<usize>)> = r
-        .sites
-        .iter()
-        .map(|&i| (an.architectures[0].sites[i].ptx_line.unwrap_or(0), Some(i)))
-        .collect();
-    for ins in &a.instructions {
-        if ins.fate.is_some()
-            && ins.file == s0.file
-            && ins.line == s0.line
-            && ins.column == s0.column
-            && ins.access == s0.text
-            && ins.op == s0.op
-            && !lines.iter().any(|(l, _)| *l == ins.ptx_line)
-        {
-            lines.push((ins.ptx_line, None));
-        }
-    }
-    lines.sort_unstable();
-    for (l, site) in lines {
+    for (l, site) in super::row_instructions(a, r, true) {
         let ins = a.instructions.iter().find(|i| i.ptx_line == l);
         let _ = write!(
             h,

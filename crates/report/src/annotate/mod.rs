@@ -166,6 +166,39 @@ pub(crate) struct LineRow {
     pub(crate) per_arch: Vec<SiteReport>,
 }
 
+/// The PTX lines of row `r`'s instructions in PTX order, each with its site (row number), and
+/// those of the same access that ptxas merged or removed (no site). A site without a PTX
+/// line is kept at line 0 when `keep_unlined`, else left out.
+pub(crate) fn row_instructions(
+    a: &Annotation,
+    r: &LineRow,
+    keep_unlined: bool,
+) -> Vec<(u32, Option<usize>)> {
+    let s0 = &r.per_arch[0];
+    let mut lines: Vec<(u32, Option<usize>)> = r
+        .sites
+        .iter()
+        .filter_map(|&i| {
+            let l = a.analysis.architectures[0].sites[i].ptx_line;
+            l.or(keep_unlined.then_some(0)).map(|l| (l, Some(i)))
+        })
+        .collect();
+    for ins in &a.instructions {
+        if ins.fate.is_some()
+            && ins.file == s0.file
+            && ins.line == s0.line
+            && ins.column == s0.column
+            && ins.access == s0.text
+            && ins.op == s0.op
+            && !lines.iter().any(|(l, _)| *l == ins.ptx_line)
+        {
+            lines.push((ins.ptx_line, None));
+        }
+    }
+    lines.sort_unstable();
+    lines
+}
+
 /// The rows of the accesses of each (file, line), in the analysis's order: the
 /// [`crate::rows::By::Line`] grouping.
 pub(crate) fn line_rows(a: &Analysis) -> Vec<((Option<String>, u32), Vec<LineRow>)> {

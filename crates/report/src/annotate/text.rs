@@ -226,25 +226,7 @@ pub fn render_text(a: &Annotation, o: &AnnotateOptions) -> String {
         let indent = " ".repeat(at + 2);
         if o.show_ptx {
             // Its instructions, in PTX order, with those ptxas merged or removed.
-            let mut lines: Vec<(u32, Option<usize>)> = r
-                .sites
-                .iter()
-                .filter_map(|&i| an.architectures[0].sites[i].ptx_line.map(|l| (l, Some(i))))
-                .collect();
-            for ins in &a.instructions {
-                if ins.fate.is_some()
-                    && ins.file == s0.file
-                    && ins.line == s0.line
-                    && ins.column == s0.column
-                    && ins.access == s0.text
-                    && ins.op == s0.op
-                    && !lines.iter().any(|(l, _)| *l == ins.ptx_line)
-                {
-                    lines.push((ins.ptx_line, None));
-                }
-            }
-            lines.sort_unstable();
-            for (l, site) in lines {
+            for (l, site) in super::row_instructions(a, r, false) {
                 let ins = instr_of(Some(l));
                 let m = match site {
                     Some(i) => {
