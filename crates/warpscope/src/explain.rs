@@ -404,6 +404,7 @@ pub(crate) fn build(
     warp: Option<u64>,
 ) -> Explanation {
     let target = analysis.architectures[0].sites[row].clone();
+    // Both callers (explain, annotate) pass only picks whose `chosen` is set.
     let (execution, parts, origin) = pk.chosen.clone().expect("an execution was picked");
     let file = &req.file;
     let access = parts[0];
