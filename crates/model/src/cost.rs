@@ -105,6 +105,24 @@ impl Cost {
         fits
     }
 
+    /// Adds `count` times `other` (the same access shape repeated `count` times), each
+    /// counter saturating at `u64::MAX`.
+    pub fn add_times(&mut self, other: &Cost, count: u64) {
+        let f = |x: &mut u64, y: u64| *x = x.saturating_add(y.saturating_mul(count));
+        f(&mut self.executions, other.executions);
+        f(&mut self.requests, other.requests);
+        f(&mut self.transactions, other.transactions);
+        f(&mut self.transaction_bytes, other.transaction_bytes);
+        f(&mut self.sectors, other.sectors);
+        f(&mut self.bytes_requested, other.bytes_requested);
+        f(&mut self.wavefronts, other.wavefronts);
+        f(&mut self.misaligned_lanes, other.misaligned_lanes);
+        f(&mut self.ideal_sectors, other.ideal_sectors);
+        f(&mut self.excess_sectors, other.excess_sectors);
+        f(&mut self.ideal_wavefronts, other.ideal_wavefronts);
+        f(&mut self.excess_wavefronts, other.excess_wavefronts);
+    }
+
     /// Adds `other` into `self`, counter by counter.
     pub fn add(&mut self, other: &Cost) {
         self.executions += other.executions;
