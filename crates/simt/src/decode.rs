@@ -121,6 +121,9 @@ pub struct Program {
     /// and `bar.sync a, b` with a thread count, which part of a block may reach by design
     /// [PTX ISA §9.7.13.1 "bar, barrier"].
     pub(crate) counted_bars: Vec<u32>,
+    /// Whether an instruction writes a special register (`%tid`, `%ctaid`, …: PTX forbids
+    /// it, ptxas refuses it): then a warp's registers are never reused from block to block.
+    pub(crate) writes_specials: bool,
 }
 
 struct FuncInfo {
@@ -326,7 +329,14 @@ impl Program {
         let reconv = crate::cfg::reconvergence(&d.insts);
         let needs_memory = crate::dataflow::loaded_values_matter(&d.insts, d.nregs);
         let dead = crate::dataflow::dead_values(&d.insts, d.nregs);
+        let writes_specials = d.insts.iter().any(|i| {
+            crate::dataflow::defs_uses(&i.instr)
+                .0
+                .iter()
+                .any(|&r| (r as usize) < SPECIALS.len())
+        });
         Ok(Program {
+            writes_specials,
             name: entry.name.clone(),
             nregs: d.nregs,
             reconv,

@@ -140,3 +140,27 @@ fn initial_contents_survive_a_write_to_their_page() {
     assert_eq!(g.read(base + 8, 1), 0);
     assert_eq!(g.read(base + window::ALLOC_SPACING, 4), 0);
 }
+
+/// A register written only by block 0 (`%r2 = 64` when `%ctaid.x == 0`) and then used in an
+/// address by every block: later blocks reuse block 0's warp storage, yet read 0 there, as
+/// a fresh warp does (a block never sees another block's registers), and the parameters
+/// and `%ctaid` are those of their own block.
+#[test]
+fn a_reused_warp_starts_with_its_own_blocks_registers() {
+    let body = ".reg .pred %p<2>;\n.reg .b32 %r<6>;\n.reg .b64 %rd<6>;\n\
+ld.param.u64 %rd1, [p0];\nmov.u32 %r1, %ctaid.x;\nsetp.ne.u32 %p1, %r1, 0;\n\
+@%p1 bra SKIP;\nmov.u32 %r2, 64;\nSKIP:\nmov.u32 %r3, %tid.x;\nadd.u32 %r4, %r3, %r2;\n\
+shl.b32 %r5, %r1, 10;\nadd.u32 %r4, %r4, %r5;\nmul.wide.u32 %rd2, %r4, 4;\nadd.s64 %rd3, %rd1, %rd2;\n\
+st.global.u32 [%rd3], %r1;\nret;";
+    let p = program(body, ".param .u64 p0");
+    let mut l = launch(&p, 3, 32, 1);
+    l.threads = 1;
+    let v = accesses(&p, &l);
+    assert_eq!(v.len(), 3);
+    let base = window::ALLOC_BASE;
+    // Block 0: lanes at element 64 + lane; blocks 1 and 2: element 1024·b + lane.
+    assert_eq!(v[0].1.addrs[0], base + 4 * 64);
+    assert_eq!(v[1].1.addrs[0], base + 4 * 1024);
+    assert_eq!(v[2].1.addrs[5], base + 4 * (2048 + 5));
+    assert_eq!(v[2].2.block, [2, 0, 0]);
+}

@@ -194,7 +194,7 @@ pub(super) fn run(
         pending: false,
     };
     let mut blocks: Vec<Block> = ctxs
-        .iter()
+        .iter_mut()
         .map(|c| {
             let n = c.threads.div_ceil(WARP_SIZE as u32);
             Block {
@@ -258,8 +258,10 @@ pub(super) fn run(
             break Err(deadlock(ctxs, &blocks, &waiting));
         }
     };
-    for (ctx, img) in ctxs.iter_mut().zip(cluster.images) {
+    for ((ctx, img), block) in ctxs.iter_mut().zip(cluster.images).zip(blocks) {
         ctx.shared = img;
+        // The next block's warps reuse these warps' storage (`BlockCtx::new_warp`).
+        ctx.spare_warps = block.warps;
     }
     result
 }

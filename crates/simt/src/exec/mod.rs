@@ -256,7 +256,7 @@ enum Yield {
 }
 
 struct Warp {
-    /// Registers: `r·32 + lane`.
+    /// Registers: `r·32 + lane`; the special registers (`crate::special::SPECIALS`) first.
     regs: Vec<u64>,
     uni: Vec<bool>,
     stack: Vec<Entry>,
@@ -273,6 +273,25 @@ struct Warp {
     cluster_wait: Option<u64>,
     /// Barriers the warp reached with lanes missing, not yet judged (`exec/sync.rs`).
     sync_pending: Vec<sync::Pending>,
+}
+
+impl Warp {
+    /// A placeholder with no storage (left where a warp was taken out of a pool).
+    fn empty() -> Warp {
+        Warp {
+            regs: Vec::new(),
+            uni: Vec::new(),
+            stack: Vec::new(),
+            frames: Vec::new(),
+            exited: 0,
+            live: 0,
+            first_thread: 0,
+            index: 0,
+            cluster_arrived: 0,
+            cluster_wait: None,
+            sync_pending: Vec::new(),
+        }
+    }
 }
 
 /// Where the executing lanes of one memory instruction land: space and image offset.
@@ -316,6 +335,8 @@ struct BlockCtx<'a> {
     tmem: Option<Box<tcgen05::Tmem>>,
     /// Barrier instructions synccheck has flagged in this block (to count blocks once).
     divergent_bars: Vec<u32>,
+    /// The previous block's warps, by index: their storage is reused (`new_warp`).
+    spare_warps: Vec<Warp>,
 }
 
 impl Program {
@@ -649,6 +670,7 @@ impl Program {
         // Each rank's images, zeroed again for each cluster.
         let mut shared: Vec<Vec<u8>> = Vec::new();
         let mut local: Vec<Vec<u8>> = Vec::new();
+        let mut spare: Vec<Vec<Warp>> = (0..n).map(|_| Vec::new()).collect();
         for _ in 0..n {
             shared.push(
                 memory::zeroed(shared_bytes, cap, &|| {
@@ -705,6 +727,7 @@ impl Program {
                     cluster: Default::default(),
                     tmem: None,
                     divergent_bars: Vec::new(),
+                    spare_warps: std::mem::take(&mut spare[rank as usize]),
                 });
             }
             let r = cluster::run(&mut ctxs, global, sink);
@@ -720,6 +743,7 @@ impl Program {
                 }
                 shared[rank] = ctx.shared;
                 local[rank] = ctx.local;
+                spare[rank] = ctx.spare_warps;
             }
         }
         Ok(())
@@ -734,7 +758,40 @@ type RunBlocks<'a> =
 const CHUNK_ACCESSES: u64 = 16_384;
 
 impl<'a> BlockCtx<'a> {
-    fn new_warp(&self, w: u32) -> Warp {
+    /// Warp `w` of the block at its start: the special registers (`%tid`, `%ctaid`, …) and
+    /// the parameters set, every other register 0, one stack entry at pc 0. Reuses the
+    /// storage of the previous block's warp `w` (same launch, so the same lanes, `%tid` and
+    /// launch-wide registers): only what differs between blocks is written again.
+    fn new_warp(&mut self, w: u32) -> Warp {
+        let n = self.prog.nregs as usize;
+        let specials = crate::special::SPECIALS.len();
+        let reused = !self.prog.writes_specials
+            && (w as usize) < self.spare_warps.len()
+            && self.spare_warps[w as usize].regs.len() == n * WARP_SIZE;
+        if reused {
+            let mut warp = std::mem::replace(&mut self.spare_warps[w as usize], Warp::empty());
+            // Registers of the program (a PTX register is never a special one): back to 0.
+            warp.regs[specials * WARP_SIZE..].fill(0);
+            warp.uni[specials..].fill(true);
+            warp.stack.clear();
+            warp.frames.clear();
+            warp.exited = 0;
+            warp.cluster_arrived = 0;
+            warp.cluster_wait = None;
+            warp.sync_pending.clear();
+            self.set_block_registers(&mut warp);
+            warp.stack.push(Entry {
+                pc: 0,
+                rpc: u32::MAX,
+                mask: warp.live,
+            });
+            return warp;
+        }
+        self.fresh_warp(w)
+    }
+
+    /// [`BlockCtx::new_warp`] with new storage.
+    fn fresh_warp(&self, w: u32) -> Warp {
         let n = self.prog.nregs as usize;
         let mut warp = Warp {
             regs: vec![0u64; n * WARP_SIZE],
@@ -788,44 +845,31 @@ impl<'a> BlockCtx<'a> {
         for k in 0..5 {
             warp.uni[(idx::LANEMASK_EQ + k) as usize] = false;
         }
-        let uniform: [(Reg, u64); 14] = [
+        let uniform: [(Reg, u64); 9] = [
             (idx::NTID, self.launch.block[0] as u64),
             (idx::NTID + 1, self.launch.block[1] as u64),
             (idx::NTID + 2, self.launch.block[2] as u64),
-            (idx::CTAID, self.block[0] as u64),
-            (idx::CTAID + 1, self.block[1] as u64),
-            (idx::CTAID + 2, self.block[2] as u64),
             (idx::NCTAID, self.launch.grid[0] as u64),
             (idx::NCTAID + 1, self.launch.grid[1] as u64),
             (idx::NCTAID + 2, self.launch.grid[2] as u64),
             (idx::WARPID, w as u64),
             (idx::NWARPID, 64),
             (idx::NSMID, 132),
-            (idx::DYN_SMEM, self.launch.dynamic_shared_bytes),
-            (idx::TOTAL_SMEM, self.shared.len() as u64),
         ];
         for (r, v) in uniform {
             splat(&mut warp, r, v);
         }
-        splat(&mut warp, idx::SMID, self.block_linear % 132);
         // Cluster registers [PTX ISA §10.14–10.20]; without a cluster every block is an
         // implicit cluster of one.
         let c = self.launch.cluster.map(|x| x.max(1));
         for i in 0..3u32 {
             let k = i as usize;
-            splat(&mut warp, idx::CLUSTERID + i, (self.block[k] / c[k]) as u64);
-            splat(
-                &mut warp,
-                idx::CLUSTER_CTAID + i,
-                (self.block[k] % c[k]) as u64,
-            );
             splat(&mut warp, idx::CLUSTER_NCTAID + i, c[k] as u64);
         }
         let ncluster = std::array::from_fn::<u64, 3, _>(|k| (self.launch.grid[k] / c[k]) as u64);
         splat(&mut warp, idx::NCLUSTERID_X, ncluster[0]);
         splat(&mut warp, idx::NCLUSTERID_Y, ncluster[1]);
         splat(&mut warp, idx::NCLUSTERID_Y + 1, ncluster[2]);
-        splat(&mut warp, idx::CLUSTER_CTARANK, self.rank as u64);
         splat(
             &mut warp,
             idx::CLUSTER_NCTARANK,
@@ -836,17 +880,41 @@ impl<'a> BlockCtx<'a> {
             idx::IS_EXPLICIT_CLUSTER,
             self.launch.explicit_cluster as u64,
         );
-        for (p, bytes) in self.prog.params.iter().zip(&self.launch.args) {
-            for &(off, n, r) in &p.regs {
-                splat(&mut warp, r, memory::read_flat(bytes, off, n as u32));
-            }
-        }
+        self.set_block_registers(&mut warp);
         warp.stack.push(Entry {
             pc: 0,
             rpc: u32::MAX,
             mask: warp.live,
         });
         warp
+    }
+
+    /// The registers that differ from block to block (`%ctaid`, `%smid`, the cluster
+    /// position, the shared memory size) and the parameters' registers.
+    fn set_block_registers(&self, warp: &mut Warp) {
+        let uniform: [(Reg, u64); 6] = [
+            (idx::CTAID, self.block[0] as u64),
+            (idx::CTAID + 1, self.block[1] as u64),
+            (idx::CTAID + 2, self.block[2] as u64),
+            (idx::DYN_SMEM, self.launch.dynamic_shared_bytes),
+            (idx::TOTAL_SMEM, self.shared.len() as u64),
+            (idx::SMID, self.block_linear % 132),
+        ];
+        for (r, v) in uniform {
+            splat(warp, r, v);
+        }
+        let c = self.launch.cluster.map(|x| x.max(1));
+        for i in 0..3u32 {
+            let k = i as usize;
+            splat(warp, idx::CLUSTERID + i, (self.block[k] / c[k]) as u64);
+            splat(warp, idx::CLUSTER_CTAID + i, (self.block[k] % c[k]) as u64);
+        }
+        splat(warp, idx::CLUSTER_CTARANK, self.rank as u64);
+        for (p, bytes) in self.prog.params.iter().zip(&self.launch.args) {
+            for &(off, n, r) in &p.regs {
+                splat(warp, r, memory::read_flat(bytes, off, n as u32));
+            }
+        }
     }
 
     /// The slow checks, every [`CHECK_EVERY`] steps and at the budget: the budget, the
