@@ -35,18 +35,27 @@ impl LaneStrides {
     /// Adds one warp access: nothing unless its active lanes (two or more) are affine in the
     /// lane index with a positive stride.
     pub fn record(&mut self, a: &WarpAccess) {
+        if let Some(stride) = Self::stride_of(a) {
+            let first = a.active().next().map_or(0, |(_, x)| x);
+            self.record_stride(stride, first);
+        }
+    }
+
+    /// The positive lane stride (bytes) [`LaneStrides::record`] would record for `a`: `None`
+    /// for fewer than two active lanes, lanes not affine in the lane index, or a stride ≤ 0.
+    /// The same for every access of one shape (lanes shifted alike), so a caller that
+    /// groups accesses by shape computes it once and calls [`LaneStrides::record_stride`].
+    pub fn stride_of(a: &WarpAccess) -> Option<u64> {
         if a.mask.count_ones() < 2 {
-            return;
+            return None;
         }
-        let Some((_, first, stride)) = crate::affine(a) else {
-            return;
-        };
-        let Ok(stride) = u64::try_from(stride) else {
-            return;
-        };
-        if stride == 0 {
-            return;
-        }
+        let (_, _, stride) = crate::affine(a)?;
+        u64::try_from(stride).ok().filter(|&s| s > 0)
+    }
+
+    /// Records one warp access of lane stride `stride` bytes (> 0) whose first active lane
+    /// is at byte address `first`: what [`LaneStrides::record`] does after finding them.
+    pub fn record_stride(&mut self, stride: u64, first: u64) {
         if stride.is_power_of_two() {
             self.powers_of_two |= 1 << stride.trailing_zeros();
         }

@@ -84,6 +84,8 @@ impl Shape {
 #[derive(Clone, Copy)]
 struct Tally {
     row: u32,
+    /// The shape's lane stride ([`LaneStrides::stride_of`]), found once.
+    stride: Option<u64>,
     count: u64,
     first: u64,
     access: WarpAccess,
@@ -117,6 +119,8 @@ pub struct Aggregator {
     config: Config,
     rows: FxHashMap<RowKey, usize>,
     keys: Vec<RowKey>,
+    /// Per site: the row of its last access (most sites keep one space and width).
+    last_row: Vec<Option<(RowKey, usize)>>,
     /// `totals[arch][row]`: the settled sums.
     totals: Vec<Vec<Cost>>,
     /// `worst[arch][row]`: the costliest warp access of the row on that arch (by
@@ -142,6 +146,7 @@ impl Aggregator {
             config,
             rows: FxHashMap::default(),
             keys: Vec::new(),
+            last_row: Vec::new(),
             totals: vec![Vec::new(); n],
             worst: vec![Vec::new(); n],
             start_offsets: Vec::new(),
@@ -160,6 +165,20 @@ impl Aggregator {
 
     /// The row of `key`, made when new.
     fn row(&mut self, key: RowKey) -> usize {
+        if let Some(Some((k, row))) = self.last_row.get(key.site) {
+            if *k == key {
+                return *row;
+            }
+        }
+        let row = self.find_or_make_row(key);
+        if key.site >= self.last_row.len() {
+            self.last_row.resize(key.site + 1, None);
+        }
+        self.last_row[key.site] = Some((key, row));
+        row
+    }
+
+    fn find_or_make_row(&mut self, key: RowKey) -> usize {
         let next = self.keys.len();
         let row = *self.rows.entry(key).or_insert(next);
         if row == next {
@@ -181,10 +200,10 @@ impl Aggregator {
             space: a.space,
             width: a.width,
         });
-        if let Some((_, first)) = a.active().next() {
+        let first = a.active().next().map(|(_, x)| x);
+        if let Some(first) = first {
             self.start_offsets[row] |= 1u128 << (first % 128);
         }
-        self.strides[row].record(a);
         let seq = self.seen;
         self.seen += 1;
         if let Some(shape) = Shape::of(a) {
@@ -195,6 +214,7 @@ impl Aggregator {
                 if i == next {
                     self.tallies.push(Tally {
                         row: row as u32,
+                        stride: LaneStrides::stride_of(a),
                         count: 0,
                         first: seq,
                         access: *a,
@@ -205,10 +225,15 @@ impl Aggregator {
                 self.tally_of.get(&key).map(|&i| i as usize)
             };
             if let Some(i) = i {
-                self.tallies[i].count += 1;
+                let t = &mut self.tallies[i];
+                t.count += 1;
+                if let (Some(stride), Some(first)) = (t.stride, first) {
+                    self.strides[row].record_stride(stride, first);
+                }
                 return;
             }
         }
+        self.strides[row].record(a);
         self.cost_into_totals(row, 1, seq, a);
     }
 
@@ -613,7 +638,7 @@ mod tally_tests {
     }
 
     /// Tallying shapes and costing each once gives, on every CC, the sums and the first
-    /// costliest access of costing every access one by one.
+    /// costliest access of costing every access one by one, and the same lane strides.
     #[test]
     fn tallied_sums_equal_costing_every_access() {
         let archs = warpscope_model::arch::parse_list("1.0,1.3,2.0,3.5,7.0,9.0").unwrap();
@@ -624,6 +649,18 @@ mod tally_tests {
             agg.add(*s, a);
         }
         assert!(agg.tallies.len() < accesses.len() / 2, "shapes repeat");
+        // The lane strides, recorded once per access or from the shape's stride, agree.
+        let mut strides = vec![LaneStrides::default(); agg.keys.len()];
+        for (s, a) in &accesses {
+            let row = agg.rows[&RowKey {
+                site: *s,
+                space: a.space,
+                width: a.width,
+            }];
+            strides[row].record(a);
+        }
+        assert_eq!(agg.strides, strides);
+        assert!(strides.iter().any(|s| s.powers_of_two != 0));
         agg.settle();
         for (i, arch) in archs.iter().enumerate() {
             let mut totals = vec![Cost::default(); agg.keys.len()];
