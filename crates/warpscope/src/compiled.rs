@@ -167,18 +167,6 @@ pub fn compile_and_load(
     } else {
         path
     };
-    let compiled = tk
-        .compile_ptx(compile_path, &target, &opts)
-        .map_err(|e| anyhow!("{e}"))?;
-    notes.extend(
-        compiled
-            .cache_note
-            .iter()
-            .chain(&compiled.cache_error)
-            .cloned(),
-    );
-    let label = format!("{} ({})", req.file, target.sm);
-    let mut k = load_entry(req, &compiled.ptx, &label, &req.kernel, Some(tk))?;
     // The other CCs' own targets: compiled too, and their memory instructions compared with
     // the analyzed code's; where they are the same, every CC's figures are those of its own
     // code.
@@ -193,16 +181,45 @@ pub fn compile_and_load(
             None => targets.push((t.sm.clone(), vec![a.cc.to_string()])),
         }
     }
-    for (sm, ccs) in targets {
-        let t = warpscope_toolkit::Target {
-            sm: sm.clone(),
-            note: None,
-        };
-        let other = tk
-            .compile_ptx(compile_path, &t, &opts)
-            .ok()
-            .and_then(|c| memory_signature(&c.ptx, &req.kernel));
-        let same = other.is_some() && other == memory_signature(&compiled.ptx, &req.kernel);
+    // Every target compiles at once (nvcc is one process a target; the analyzed target's
+    // SASS check runs meanwhile): a cold cache costs the slowest compile, not their sum.
+    let (compiled, mut k, others) = std::thread::scope(|scope| -> Result<_> {
+        let handles: Vec<_> = targets
+            .iter()
+            .map(|(sm, _)| {
+                let t = warpscope_toolkit::Target {
+                    sm: sm.clone(),
+                    note: None,
+                };
+                let opts = &opts;
+                scope.spawn(move || {
+                    tk.compile_ptx(compile_path, &t, opts)
+                        .ok()
+                        .and_then(|c| memory_signature(&c.ptx, &req.kernel))
+                })
+            })
+            .collect();
+        let compiled = tk
+            .compile_ptx(compile_path, &target, &opts)
+            .map_err(|e| anyhow!("{e}"))?;
+        let label = format!("{} ({})", req.file, target.sm);
+        let k = load_entry(req, &compiled.ptx, &label, &req.kernel, Some(tk))?;
+        let others: Vec<_> = handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect();
+        Ok((compiled, k, others))
+    })?;
+    notes.extend(
+        compiled
+            .cache_note
+            .iter()
+            .chain(&compiled.cache_error)
+            .cloned(),
+    );
+    let mine = memory_signature(&compiled.ptx, &req.kernel);
+    for ((sm, ccs), other) in targets.into_iter().zip(others) {
+        let same = other.is_some() && other == mine;
         if !same {
             notes.push(format!(
                 "CC {} costed on the code for {}: nvcc emits other memory instructions for their own target {sm}; analyze them alone (--cc {}) for that code",
