@@ -90,3 +90,101 @@ fn bad_sample_sizes_are_refused() {
         assert!(err.contains("--sample-blocks"), "{bad}: {err}");
     }
 }
+
+/// `--sample-blocks auto` on the 16384² transpose (512×512 blocks of 272 warp instructions,
+/// measured by the pilot): 8·10⁶ / 272 → 29,411 blocks plus the corners, run as two
+/// interleaved halves that agree, so the note states an error of 0 and the totals are the
+/// full grid's: 16 × the 4096² figures, (16,777,216 requests, 301,989,888 sectors).
+#[test]
+fn auto_sample_of_a_regular_grid_is_exact_and_says_so() {
+    let (ok, out, err) = warpscope(&[
+        "analyze",
+        "crates/ptx/tests/data/transpose.ptx",
+        "--kernel",
+        "transpose_naive",
+        "--grid",
+        "512,512",
+        "--block",
+        "32,8",
+        "--arg",
+        "param_2=16384",
+        "--arg",
+        "param_3=16384",
+        "--cc",
+        "9.0",
+        "--sample-blocks",
+        "auto",
+        "--format",
+        "json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(totals(&v), (16_777_216, 301_989_888));
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains(
+            "--sample-blocks auto: 29,413 of 262,144 blocks (pilot: 272 warp instructions a block"
+        ),
+        "{notes}"
+    );
+    assert!(notes.contains("estimated error 0"), "{notes}");
+    // A grid within the budget runs whole: exact, and said so.
+    let small = transpose(&["--sample-blocks", "auto"]);
+    assert_eq!(totals(&small), (1_048_576, 18_874_368));
+    assert!(small["notes"].to_string().contains("every block ran"));
+}
+
+/// A data-dependent gather (`in[idx[i]]`, idx random over 2²⁴ elements): the auto sample's
+/// sectors are within the error it states of the full run's (both ≈ 32 sectors a request).
+#[test]
+fn auto_sample_of_a_data_dependent_gather_is_within_its_stated_error() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "analyze",
+            "examples/gather.cu",
+            "--kernel",
+            "gather",
+            "--grid",
+            "65536",
+            "--block",
+            "256",
+            "--arg",
+            "n=16777216",
+            "--alloc",
+            "idx=16777216",
+            "--alloc",
+            "in=16777216",
+            "--alloc",
+            "out=16777216",
+            "--init",
+            "idx=random",
+            "--cc",
+            "9.0",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let (ok, out, err) = warpscope(&args);
+        assert!(ok, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).expect("JSON")
+    };
+    let sectors = |v: &serde_json::Value| {
+        v["architectures"][0]["totals"]["global"]["sectors"]
+            .as_u64()
+            .unwrap()
+    };
+    let full = run(&[]);
+    let auto = run(&["--sample-blocks", "auto"]);
+    let notes = auto["notes"].to_string();
+    assert!(notes.contains("of 65,536 blocks (pilot:"), "{notes}");
+    // The halves agree to better than 10⁻⁴ (the note says "estimated error 0" or "< 0.01 %");
+    // the true error is as small.
+    assert!(
+        notes.contains("estimated error 0") || notes.contains("within about ±< 0.01 %"),
+        "{notes}"
+    );
+    let (f, a) = (sectors(&full) as f64, sectors(&auto) as f64);
+    assert!((f - a).abs() / f < 1e-4, "full {f}, auto {a}");
+    // The loads of idx and the stores are regular: 4 sectors a request each.
+    assert!(f > 0.0);
+}

@@ -114,8 +114,11 @@ pub struct LaunchArgs {
     max_memory: Option<u64>,
     /// Run only a sample of the grid's blocks and extrapolate the totals: N blocks, or a
     /// FRACTION of them (0.01), spread evenly and always with the first, the last and the
-    /// last block of each grid dimension. Every output states the fraction.
-    #[arg(long, value_name = "N|FRACTION", value_parser = parse_sample)]
+    /// last block of each grid dimension. Every output states the fraction. `auto`: a pilot
+    /// of 8 blocks counts warp instructions, then about 8 million warp instructions' worth
+    /// of blocks run (every block when the launch fits) and the note states the error,
+    /// from two interleaved half-samples.
+    #[arg(long, value_name = "N|FRACTION|auto", value_parser = parse_sample)]
     sample_blocks: Option<SampleArg>,
     /// How a .cu file is read: 'auto' compiles it to PTX when a CUDA compiler is found
     /// (nvcc from --nvcc, CUDA_HOME, CUDA_PATH, PATH or the pip wheels), else interprets the
@@ -214,10 +217,15 @@ pub fn dims(s: &str, what: &str) -> Result<[u32; 3]> {
 enum SampleArg {
     Blocks(u64),
     Fraction(f64),
+    /// `auto`: sized from a pilot's warp instructions, its error stated.
+    Auto,
 }
 
 fn parse_sample(s: &str) -> std::result::Result<SampleArg, String> {
     let t = s.trim();
+    if t.eq_ignore_ascii_case("auto") {
+        return Ok(SampleArg::Auto);
+    }
     if let Ok(n) = t.replace('_', "").parse::<u64>() {
         return if n == 0 {
             Err("--sample-blocks 0: give at least 1 block (or a fraction such as 0.01)".into())
@@ -228,7 +236,7 @@ fn parse_sample(s: &str) -> std::result::Result<SampleArg, String> {
     match t.parse::<f64>() {
         Ok(f) if f > 0.0 && f <= 1.0 => Ok(SampleArg::Fraction(f)),
         _ => Err(format!(
-            "--sample-blocks {s}: give a number of blocks (1000) or a fraction of the grid between 0 and 1 (0.01)"
+            "--sample-blocks {s}: give a number of blocks (1000), a fraction of the grid between 0 and 1 (0.01), or auto"
         )),
     }
 }
@@ -545,9 +553,11 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
     req.max_steps = l.max_steps.unwrap_or(warpscope::cuda::DEFAULT_MAX_STEPS);
     req.max_memory = l.max_memory.unwrap_or(warpscope::DEFAULT_MAX_MEMORY);
     let blocks: u64 = req.grid.iter().map(|&x| x as u64).product();
-    req.sample_blocks = l.sample_blocks.map(|s| match s {
-        SampleArg::Blocks(n) => n,
-        SampleArg::Fraction(f) => ((blocks as f64 * f).ceil() as u64).max(1),
+    req.sample_auto = matches!(l.sample_blocks, Some(SampleArg::Auto));
+    req.sample_blocks = l.sample_blocks.and_then(|s| match s {
+        SampleArg::Blocks(n) => Some(n),
+        SampleArg::Fraction(f) => Some(((blocks as f64 * f).ceil() as u64).max(1)),
+        SampleArg::Auto => None,
     });
     req.compile = warpscope::CompileRequest {
         frontend: match l.frontend {

@@ -339,6 +339,28 @@ impl Aggregator {
         self.seen += later.seen;
     }
 
+    /// Per CC (in the order given to [`Aggregator::new`]): the sectors (global, local,
+    /// texture, surface, distributed shared) plus the shared-memory wavefronts plus the
+    /// constant-memory requests of every access so far: the one figure two samples of a
+    /// launch are compared by (`--sample-blocks auto`).
+    pub fn moved_units(&mut self) -> Vec<u64> {
+        self.settle();
+        self.totals
+            .iter()
+            .map(|per_row| {
+                per_row
+                    .iter()
+                    .zip(&self.keys)
+                    .map(|(c, k)| match k.space {
+                        Space::Shared => c.wavefronts,
+                        Space::Constant => c.requests,
+                        _ => c.sectors,
+                    })
+                    .fold(0u64, |a, b| a.saturating_add(b))
+            })
+            .collect()
+    }
+
     /// Extrapolates the sums of a sample of `den` blocks to a grid of `num`
     /// ([`warpscope_model::Cost::scale`]); call after the last access and merge. Returns
     /// false when a total does not fit 64 bits (the caller refuses the launch).

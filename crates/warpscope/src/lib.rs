@@ -49,6 +49,7 @@ mod load;
 pub mod quick;
 mod resources;
 mod run;
+pub mod sample;
 mod sass;
 pub mod schema;
 pub mod sources;
@@ -112,6 +113,12 @@ pub struct AnalyzeRequest {
     /// Run a sample of this many blocks (`--sample-blocks`) and extrapolate the totals to the
     /// grid; `None`: every block.
     pub sample_blocks: Option<u64>,
+    /// `--sample-blocks auto`: choose the sample from the launch's cost (a pilot of
+    /// [`sample::PILOT_BLOCKS`] blocks, then blocks for about [`sample::AUTO_SAMPLE_STEPS`]
+    /// warp instructions; every block when the launch fits) and state its error (two
+    /// interleaved half-samples compared). Deterministic: counts decide, never the clock.
+    /// Overrides `sample_blocks`.
+    pub sample_auto: bool,
     /// Predict traffic below the request and time on these GPUs (`--gpu`); they also fix
     /// the compute capabilities (one analysis per distinct CC, one interpretation for all).
     pub gpus: Vec<GpuTarget>,
@@ -188,6 +195,7 @@ impl AnalyzeRequest {
             max_memory: DEFAULT_MAX_MEMORY,
             progress: None,
             sample_blocks: None,
+            sample_auto: false,
             gpus: Vec::new(),
             compile: CompileRequest::default(),
             textures: Vec::new(),
@@ -250,6 +258,9 @@ impl AnalyzeRequest {
 /// named sets `all`, `guide`) the capabilities that cannot run the launch are left out with
 /// a note instead, and it is an error only when none is left.
 pub fn analyze(req: &AnalyzeRequest) -> Result<Analysis> {
-    let p = prepare(req)?;
+    let mut p = prepare(req)?;
+    if req.sample_auto {
+        return sample::analyze_auto(req, &mut p);
+    }
     analyze_prepared(req, &p)
 }

@@ -98,6 +98,25 @@ impl Loaded {
         f.as_ref().map(|f| f.sync()).unwrap_or_default()
     }
 
+    /// Runs `sample` (linear block indices, ascending) from now on; `None`: every block.
+    pub(crate) fn set_sample(&mut self, sample: Option<std::sync::Arc<Vec<u64>>>) {
+        match self {
+            Loaded::Source(_, cfg) => cfg.sample = sample,
+            Loaded::Compiled(k) => k.launch.sample = sample,
+        }
+    }
+
+    /// Reports the run's progress (blocks, warp instructions) to `progress` from now on.
+    pub(crate) fn set_progress(
+        &mut self,
+        progress: Option<std::sync::Arc<warpscope_simt::Progress>>,
+    ) {
+        match self {
+            Loaded::Source(_, cfg) => cfg.progress = progress,
+            Loaded::Compiled(k) => k.launch.progress = progress,
+        }
+    }
+
     /// Blocks of the sample the launch runs (`--sample-blocks`), `None` for every block.
     pub(crate) fn sampled_blocks(&self) -> Option<u64> {
         let sample = match self {

@@ -34,15 +34,10 @@ pub(crate) fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Ana
         })
         .collect();
     let grid = req.grid.map(u64::from);
-    let (archs, config) = (p.archs.clone(), req.config);
     // No cache model to feed in order: the accesses are summed on the threads that run the
     // blocks, and the parts merged in block order.
     if traffic.is_empty() {
-        kernel.run_parts(
-            &|| Aggregator::on_this_thread(archs.clone(), config),
-            &|part, site, a| part.add(site, a),
-            &mut |part| agg.merge(part),
-        )?;
+        agg = aggregate(p, req.config)?;
     } else {
         kernel.run(&mut |site, a, origin| {
             agg.add(site, a);
@@ -63,47 +58,8 @@ pub(crate) fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Ana
             }
         })?;
     }
-    let total_blocks: u64 = req.grid.iter().map(|&x| x as u64).product();
-    let sample = kernel.sampled_blocks();
-    if let Some(n) = sample {
-        if !agg.scale(total_blocks, n) {
-            anyhow::bail!(
-                "{}: extrapolating the {n} sampled blocks to the grid's {total_blocks} blocks gives totals over 2^64 (18,446,744,073,709,551,615), the limit of the 64-bit counters; analyze a smaller grid",
-                req.file
-            );
-        }
-    }
-    // Every site names its file in the JSON, the analyzed one included.
-    let sites: Vec<SiteInfo> = kernel
-        .sites()
-        .into_iter()
-        .map(|mut s| {
-            s.file.get_or_insert_with(|| req.file.clone());
-            s
-        })
-        .collect();
-    let local_arrays = kernel.local_arrays();
-    let header = Header {
-        kernel: req.kernel.clone(),
-        source: req.file.clone(),
-        grid: req.grid,
-        block: req.block,
-        local_arrays,
-        notes: p.notes.clone(),
-    };
-    let mut analysis = agg.finish(header, &sites);
-    analysis.resources = crate::resources::of(req, p);
-    analysis.findings = kernel
-        .sync_findings()
-        .into_iter()
-        .map(|f| sync_finding(req, f))
-        .collect();
-    if let Some(n) = sample {
-        analysis.notes.push(format!(
-            "sampled {} of {} blocks ({:.2} %): the totals are extrapolated to the whole grid (×{:.1}); per-access figures (sectors per request, efficiency) are those of the sampled blocks",
-            warpscope_report::thousands(n), warpscope_report::thousands(total_blocks), 100.0 * n as f64 / total_blocks as f64, total_blocks as f64 / n as f64
-        ));
-    }
+    let mut analysis = analysis_of(req, p, agg, kernel.sampled_blocks())?;
+    let sites = &analysis_sites(req, p);
     for ((t, per_row), g) in traffic.into_iter().zip(&req.gpus) {
         let launch = t.finish();
         let mut rows: Vec<SiteTraffic> = per_row
@@ -130,6 +86,78 @@ pub(crate) fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Ana
             launch,
             sites: rows,
         });
+    }
+    Ok(analysis)
+}
+
+/// Runs `p` with its accesses summed on the threads that run the blocks (no cache model).
+///
+/// Errors: what the run reports.
+pub(crate) fn aggregate(p: &Prepared, config: warpscope_model::Config) -> Result<Aggregator> {
+    let mut agg = Aggregator::new(p.archs.clone(), config);
+    let archs = p.archs.clone();
+    p.kernel.run_parts(
+        &|| Aggregator::on_this_thread(archs.clone(), config),
+        &|part, site, a| part.add(site, a),
+        &mut |part| agg.merge(part),
+    )?;
+    Ok(agg)
+}
+
+/// The sites of `p`, each naming its file (the analyzed one included).
+fn analysis_sites(req: &AnalyzeRequest, p: &Prepared) -> Vec<SiteInfo> {
+    p.kernel
+        .sites()
+        .into_iter()
+        .map(|mut s| {
+            s.file.get_or_insert_with(|| req.file.clone());
+            s
+        })
+        .collect()
+}
+
+/// The analysis of the sums `agg` of a run of `p`: extrapolated to the grid when `sample`
+/// blocks ran, with the header, resources, findings and the sample's note.
+///
+/// Errors: extrapolated totals over 2^64.
+pub(crate) fn analysis_of(
+    req: &AnalyzeRequest,
+    p: &Prepared,
+    mut agg: Aggregator,
+    sample: Option<u64>,
+) -> Result<Analysis> {
+    let kernel = &p.kernel;
+    let total_blocks: u64 = req.grid.iter().map(|&x| x as u64).product();
+    if let Some(n) = sample {
+        if !agg.scale(total_blocks, n) {
+            anyhow::bail!(
+                "{}: extrapolating the {n} sampled blocks to the grid's {total_blocks} blocks gives totals over 2^64 (18,446,744,073,709,551,615), the limit of the 64-bit counters; analyze a smaller grid",
+                req.file
+            );
+        }
+    }
+    let sites = analysis_sites(req, p);
+    let local_arrays = kernel.local_arrays();
+    let header = Header {
+        kernel: req.kernel.clone(),
+        source: req.file.clone(),
+        grid: req.grid,
+        block: req.block,
+        local_arrays,
+        notes: p.notes.clone(),
+    };
+    let mut analysis = agg.finish(header, &sites);
+    analysis.resources = crate::resources::of(req, p);
+    analysis.findings = kernel
+        .sync_findings()
+        .into_iter()
+        .map(|f| sync_finding(req, f))
+        .collect();
+    if let Some(n) = sample {
+        analysis.notes.push(format!(
+            "sampled {} of {} blocks ({:.2} %): the totals are extrapolated to the whole grid (×{:.1}); per-access figures (sectors per request, efficiency) are those of the sampled blocks",
+            warpscope_report::thousands(n), warpscope_report::thousands(total_blocks), 100.0 * n as f64 / total_blocks as f64, total_blocks as f64 / n as f64
+        ));
     }
     Ok(analysis)
 }
