@@ -124,6 +124,9 @@ pub struct Program {
     /// Whether an instruction writes a special register (`%tid`, `%ctaid`, …: PTX forbids
     /// it, ptxas refuses it): then a warp's registers are never reused from block to block.
     pub(crate) writes_specials: bool,
+    /// The special registers some instruction reads (`%ctaid.x`, …): a reused warp sets only
+    /// these again (`BlockCtx::new_warp`).
+    pub(crate) read_specials: Vec<bool>,
 }
 
 struct FuncInfo {
@@ -335,8 +338,24 @@ impl Program {
                 .iter()
                 .any(|&r| (r as usize) < SPECIALS.len())
         });
+        let mut read_specials = vec![false; SPECIALS.len()];
+        for i in &d.insts {
+            for u in crate::dataflow::defs_uses(&i.instr).1 {
+                if let crate::instr::Src::Reg(r) = u {
+                    if let Some(x) = read_specials.get_mut(r as usize) {
+                        *x = true;
+                    }
+                }
+            }
+            if let Some((p, _)) = i.guard {
+                if let Some(x) = read_specials.get_mut(p as usize) {
+                    *x = true;
+                }
+            }
+        }
         Ok(Program {
             writes_specials,
+            read_specials,
             name: entry.name.clone(),
             nregs: d.nregs,
             reconv,

@@ -779,7 +779,7 @@ impl<'a> BlockCtx<'a> {
             warp.cluster_arrived = 0;
             warp.cluster_wait = None;
             warp.sync_pending.clear();
-            self.set_block_registers(&mut warp);
+            self.set_block_registers(&mut warp, true);
             warp.stack.push(Entry {
                 pc: 0,
                 rpc: u32::MAX,
@@ -880,7 +880,7 @@ impl<'a> BlockCtx<'a> {
             idx::IS_EXPLICIT_CLUSTER,
             self.launch.explicit_cluster as u64,
         );
-        self.set_block_registers(&mut warp);
+        self.set_block_registers(&mut warp, false);
         warp.stack.push(Entry {
             pc: 0,
             rpc: u32::MAX,
@@ -890,8 +890,24 @@ impl<'a> BlockCtx<'a> {
     }
 
     /// The registers that differ from block to block (`%ctaid`, `%smid`, the cluster
-    /// position, the shared memory size) and the parameters' registers.
-    fn set_block_registers(&self, warp: &mut Warp) {
+    /// position, the shared memory size) and the parameters' registers; with `read_only`,
+    /// only the special registers the program reads (a reused warp's others are never
+    /// looked at).
+    fn set_block_registers(&self, warp: &mut Warp, read_only: bool) {
+        let read = |r: Reg| {
+            !read_only
+                || self
+                    .prog
+                    .read_specials
+                    .get(r as usize)
+                    .copied()
+                    .unwrap_or(true)
+        };
+        let splat = |warp: &mut Warp, r: Reg, v: u64| {
+            if read(r) {
+                splat(warp, r, v)
+            }
+        };
         let uniform: [(Reg, u64); 6] = [
             (idx::CTAID, self.block[0] as u64),
             (idx::CTAID + 1, self.block[1] as u64),
