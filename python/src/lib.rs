@@ -83,9 +83,10 @@ struct Spec {
     max_steps: Option<u64>,
     #[serde(default)]
     max_memory: Option<u64>,
-    /// A number of blocks (an integer) or a fraction of the grid (a float in (0, 1]).
+    /// A number of blocks (an integer), a fraction of the grid (a float in (0, 1]) or
+    /// `"auto"` (sized from a pilot, its error stated: `warpscope::sample`).
     #[serde(default)]
-    sample_blocks: Option<serde_json::Number>,
+    sample_blocks: Option<serde_json::Value>,
     #[serde(default)]
     l1: Option<String>,
     #[serde(default)]
@@ -157,8 +158,10 @@ fn request(spec: &Spec) -> Result<AnalyzeRequest> {
         bail!("--max-memory 0: the memory cap must be at least 1 byte");
     }
     let blocks: u64 = req.grid.iter().map(|&x| x as u64).product();
+    req.sample_auto = matches!(&spec.sample_blocks, Some(serde_json::Value::String(s)) if s == "auto");
     req.sample_blocks = match &spec.sample_blocks {
         None => None,
+        Some(serde_json::Value::String(s)) if s == "auto" => None,
         Some(n) => Some(match (n.as_u64(), n.as_f64()) {
             (Some(0), _) => bail!(
                 "--sample-blocks 0: give at least 1 block (or a fraction such as 0.01)"
@@ -166,7 +169,7 @@ fn request(spec: &Spec) -> Result<AnalyzeRequest> {
             (Some(b), _) => b,
             (None, Some(f)) if f > 0.0 && f <= 1.0 => ((blocks as f64 * f).ceil() as u64).max(1),
             _ => bail!(
-                "--sample-blocks {n}: give a number of blocks (1000) or a fraction of the grid between 0 and 1 (0.01)"
+                "--sample-blocks {n}: give a number of blocks (1000), a fraction of the grid between 0 and 1 (0.01), or \"auto\""
             ),
         }),
     };

@@ -181,3 +181,14 @@ def test_explain_html(root):
     assert e.to_dict()["schema_version"] == 1
     r = warpscope.analyze("examples/harris.cu", cc="9.0", **HARRIS)
     assert r.explain(line=26, column=12).to_dict() == e.to_dict()
+
+
+def test_sample_blocks_auto_runs_every_block_of_a_small_launch(root):
+    # 4096 blocks × 8 warps of harris's offset kernel fit the 8·10⁶ warp-instruction budget:
+    # every block runs, the figures are the full run's, and a note says so.
+    r = warpscope.analyze("examples/harris.cu", cc="9.0", sample_blocks="auto", **HARRIS)
+    loads = [s for s in r.sites if s.space == "global" and s.op == "load"]
+    assert loads[0].requests == 32768 and loads[0].sectors == 163840
+    assert any("--sample-blocks auto: every block ran" in n for n in r.notes)
+    with pytest.raises(warpscope.Error, match="auto"):
+        warpscope.analyze("examples/harris.cu", cc="9.0", sample_blocks="some", **HARRIS)

@@ -279,7 +279,7 @@ def _spec(
     dynamic_smem: int,
     max_steps: Optional[int],
     max_memory: Optional[int],
-    sample_blocks: Optional[Union[int, float]],
+    sample_blocks: Optional[Union[int, float, str]],
     l1: str,
     smem_bank_size: int,
     gpu: Optional[str],
@@ -912,7 +912,7 @@ def analyze(
     dynamic_smem: int = 0,
     max_steps: Optional[int] = None,
     max_memory: Optional[int] = None,
-    sample_blocks: Optional[Union[int, float]] = None,
+    sample_blocks: Optional[Union[int, float, str]] = None,
     l1: str = "default",
     smem_bank_size: int = 4,
     gpu: Optional[str] = None,
@@ -940,8 +940,9 @@ def analyze(
     parameter name, as the CLI's ``--tensor-map``/``--texture`` values. ``frontend``:
     ``"auto"`` (compiled with nvcc when found, else the source interpreter), ``"ptx"`` or
     ``"source"``. The other options are the CLI's flags of the same names
-    (``sample_blocks``: blocks, or a fraction of the grid as a float; ``nvcc_flags``: a
-    list of further nvcc arguments, ``["-maxrregcount=32", "--use_fast_math"]``).
+    (``sample_blocks``: blocks, a fraction of the grid as a float, or ``"auto"``;
+    ``nvcc_flags``: a list of further nvcc arguments,
+    ``["-maxrregcount=32", "--use_fast_math"]``).
 
     Raises :class:`InputError`, :class:`CompileError`, :class:`LaunchError` (all
     :class:`Error`), with the CLI's message and the file, line and column it names.

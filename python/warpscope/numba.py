@@ -335,7 +335,7 @@ def analyze(
     signature: Optional[Sequence[Any]] = None,
     fastmath: Optional[bool] = None,
     dynamic_smem: int = 0,
-    sample_blocks: Optional[Union[int, float]] = None,
+    sample_blocks: Optional[Union[int, float, str]] = None,
     max_steps: Optional[int] = None,
     max_memory: Optional[int] = None,
     no_sass: bool = False,
