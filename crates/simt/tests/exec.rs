@@ -164,3 +164,36 @@ st.global.u32 [%rd3], %r1;\nret;";
     assert_eq!(v[2].1.addrs[5], base + 4 * (2048 + 5));
     assert_eq!(v[2].2.block, [2, 0, 0]);
 }
+
+/// Per-lane shifts and widening multiplies (the executor's fast paths for address
+/// arithmetic) give what PTX defines [PTX ISA §9.7.1.6 mul.wide, §9.7.8.8 shl]: lane *l*
+/// stores at `p0 + 1024 + (l − 16)·8` (a signed 32-bit product widened to 64 bits: negative
+/// for lanes below 16) `+ (1 << (l + 26))` as a 32-bit shift (0 once the shift reaches 32)
+/// zero-extended by `mul.wide.u32`, and `%tid.y`, shared by the warp's lanes, is uniform.
+#[test]
+fn lane_shifts_and_widening_multiplies_follow_ptx() {
+    let body = ".reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n\
+ld.param.u64 %rd1, [p0];\nmov.u32 %r1, %tid.x;\nsub.s32 %r2, %r1, 16;\nmul.wide.s32 %rd2, %r2, 8;\n\
+add.u32 %r5, %r1, 26;\nmov.u32 %r4, 1;\nshl.b32 %r3, %r4, %r5;\nmul.wide.u32 %rd3, %r3, 1;\n\
+mov.u32 %r6, %tid.y;\nmul.wide.u32 %rd4, %r6, 4096;\n\
+add.s64 %rd5, %rd1, 1024;\nadd.s64 %rd5, %rd5, %rd2;\nadd.s64 %rd5, %rd5, %rd3;\nadd.s64 %rd5, %rd5, %rd4;\n\
+st.global.u32 [%rd5], %r1;\nret;";
+    let p = program(body, ".param .u64 p0");
+    let mut l = launch(&p, 1, 32, 1);
+    l.block = [32, 2, 1];
+    let v = accesses(&p, &l);
+    assert_eq!(v.len(), 2);
+    for (w, (_, a, _)) in v.iter().enumerate() {
+        for lane in 0..32u64 {
+            let shifted = if lane + 26 < 32 {
+                1u64 << (lane + 26)
+            } else {
+                0
+            };
+            let expected = (window::ALLOC_BASE as i64 + 1024 + (lane as i64 - 16) * 8) as u64
+                + shifted
+                + 4096 * w as u64;
+            assert_eq!(a.addrs[lane as usize], expected, "warp {w} lane {lane}");
+        }
+    }
+}

@@ -842,6 +842,15 @@ impl<'a> BlockCtx<'a> {
         for r in [idx::TID, idx::TID + 1, idx::TID + 2, idx::LANEID] {
             warp.uni[r as usize] = false;
         }
+        // A `%tid` component its live lanes share (`%tid.y` of a 32×8 block's warp) is
+        // warp-uniform: arithmetic on it runs once for the warp.
+        for r in [idx::TID, idx::TID + 1, idx::TID + 2] {
+            let base = r as usize * WARP_SIZE;
+            let v = warp.regs[base];
+            if lanes_of(warp.live).all(|l| warp.regs[base + l] == v) {
+                splat(&mut warp, r, v);
+            }
+        }
         for k in 0..5 {
             warp.uni[(idx::LANEMASK_EQ + k) as usize] = false;
         }
@@ -1212,6 +1221,11 @@ impl<'a> BlockCtx<'a> {
         }
     }
 }
+/// The lanes set in a mask, lowest first (for code where `lanes` names a count).
+fn lanes_of(m: u32) -> impl Iterator<Item = usize> {
+    lanes(m)
+}
+
 /// The lanes set in a mask, lowest first.
 #[inline]
 fn lanes(mut m: u32) -> impl Iterator<Item = usize> {

@@ -130,6 +130,37 @@ impl<'a> BlockCtx<'a> {
                         Alu::Or => map_lanes(warp, exec, d, a, b, c, mask, |x, y, _| x | y),
                         _ => map_lanes(warp, exec, d, a, b, c, mask, |x, y, _| x ^ y),
                     }
+                } else if !sat
+                    && matches!(ty.kind, Kind::Unsigned | Kind::Signed)
+                    && matches!(op, Alu::Shl | Alu::MulWide)
+                {
+                    // Shifts and widening multiplies of addresses (`shl.b32`, `mul.wide.s32`):
+                    // the operation chosen once, as `alu::alu` computes it per lane.
+                    let bits = ty.bits();
+                    let mask = if dty.bits() >= 64 {
+                        u64::MAX
+                    } else {
+                        (1u64 << dty.bits()) - 1
+                    };
+                    let d = *d;
+                    match (op, ty.kind) {
+                        (Alu::Shl, _) => map_lanes(warp, exec, d, a, b, c, mask, move |x, y, _| {
+                            let s = y & 0xFFFF_FFFF;
+                            if s >= bits as u64 {
+                                0
+                            } else {
+                                x << s
+                            }
+                        }),
+                        (_, Kind::Signed) => {
+                            map_lanes(warp, exec, d, a, b, c, mask, move |x, y, _| {
+                                (alu::sext(x, bits) as i128 * alu::sext(y, bits) as i128) as u64
+                            })
+                        }
+                        _ => map_lanes(warp, exec, d, a, b, c, mask, move |x, y, _| {
+                            alu::trunc(x, bits).wrapping_mul(alu::trunc(y, bits))
+                        }),
+                    }
                 } else {
                     let base = *d as usize * WARP_SIZE;
                     for lane in lanes(exec) {
