@@ -43,6 +43,7 @@ pub mod budget;
 pub mod compiled;
 pub mod diff;
 mod explain;
+mod findings;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 mod load;

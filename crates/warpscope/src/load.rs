@@ -89,13 +89,14 @@ impl Loaded {
         }
     }
 
-    /// What synccheck found in the last run (see [`warpscope_simt::Findings`]).
-    pub(crate) fn sync_findings(&self) -> Vec<warpscope_simt::SyncFinding> {
+    /// What the checks (synccheck, racecheck, initcheck) found in the last run; `None` when
+    /// none were asked for (see [`warpscope_simt::Findings`]).
+    pub(crate) fn findings(&self) -> Option<&warpscope_simt::Findings> {
         let f = match self {
             Loaded::Source(_, cfg) => &cfg.findings,
             Loaded::Compiled(k) => &k.launch.findings,
         };
-        f.as_ref().map(|f| f.sync()).unwrap_or_default()
+        f.as_deref()
     }
 
     /// Blocks of the sample the launch runs (`--sample-blocks`), `None` for every block.
