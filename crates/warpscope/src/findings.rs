@@ -3,7 +3,7 @@
 //! with a message that says what happened, where, and what to do.
 
 use warpscope_report::{Finding, Lanes, OtherAccess};
-use warpscope_simt::{At, Findings, Hazard, InitFinding, RaceFinding, SyncFinding};
+use warpscope_simt::{AccessKind, At, Findings, Hazard, InitFinding, RaceFinding, SyncFinding};
 
 use crate::AnalyzeRequest;
 
@@ -83,17 +83,23 @@ fn race(req: &AnalyzeRequest, f: RaceFinding) -> Finding {
     };
     let (here, there) = (at_line(&file, line), at_line(&ofile, oline));
     let (a, b) = (f.access.name(), f.other_access.name());
+    // "reads", "writes", "updates atomically".
+    let verb = |k: AccessKind| match k {
+        AccessKind::Read => "reads",
+        AccessKind::Write => "writes",
+        AccessKind::Atomic => "updates atomically",
+    };
     let what = match f.hazard {
         Hazard::Raw => format!(
-            "warp {} reads at {here} shared memory that warp {} writes ({b}) at {there}: the read may run before the write and see the old value",
-            f.warp, f.other_warp
+            "warp {} {} at {here} shared memory that warp {} {} at {there}: the read may run before the write and see the old value",
+            f.warp, verb(f.access), f.other_warp, verb(f.other_access)
         ),
         Hazard::War => format!(
-            "warp {} writes ({a}) at {here} shared memory that warp {} reads at {there}: the write may land before the read, which then sees the new value",
-            f.warp, f.other_warp
+            "warp {} {} at {here} shared memory that warp {} {} at {there}: the write may land before the read, which then sees the new value",
+            f.warp, verb(f.access), f.other_warp, verb(f.other_access)
         ),
         Hazard::Waw => format!(
-            "warps {} and {} both write shared memory, at {there} ({b}) and at {here} ({a}): which value stays depends on which warp runs first",
+            "warps {} and {} both write the same shared memory, at {there} and at {here}: which value stays depends on which warp runs first",
             f.other_warp, f.warp
         ),
     };

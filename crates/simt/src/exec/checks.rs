@@ -31,6 +31,9 @@ pub struct Findings {
     race: Mutex<BTreeMap<LineRace, (u64, RaceFinding)>>,
     init: Mutex<BTreeMap<Line, (u64, InitFinding)>>,
     notes: Mutex<Vec<String>>,
+    /// Workers' states put back after their blocks, reused by the next chunk of blocks
+    /// (a shadow is allocated once per worker, not per chunk).
+    spare: Mutex<Vec<Box<RefCell<Checks>>>>,
 }
 
 /// A source line: (`.file` index, line) of its `.loc`, or (`u32::MAX`, PTX line) without one.
@@ -180,6 +183,12 @@ pub(super) struct Checks {
     block: [u32; 3],
 }
 
+impl std::fmt::Debug for Checks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Checks({} bytes)", self.init.bytes())
+    }
+}
+
 impl Checks {
     /// The state for a worker that runs `prog`'s blocks of `shared_bytes` bytes of shared
     /// memory under `launch`; `None` when no findings are asked for, or (with a note in the
@@ -196,6 +205,12 @@ impl Checks {
             return None;
         }
         let bytes = usize::try_from(shared_bytes).ok()?;
+        let checked = racecheck::racecheck_skip_reason(prog).is_none();
+        let mut spare = findings.spare.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = spare.iter().position(|c| c.borrow().fits(bytes, checked)) {
+            return Some(spare.swap_remove(i));
+        }
+        drop(spare);
         let race = match racecheck::racecheck_skip_reason(prog) {
             Some(why) => {
                 findings.note(format!(
@@ -214,6 +229,13 @@ impl Checks {
             slot: 0,
             block: [0; 3],
         })))
+    }
+
+    /// Whether this state serves blocks of `bytes` bytes of shared memory, race-checked or
+    /// not.
+    fn fits(&self, bytes: usize, checked: bool) -> bool {
+        self.init.bytes() == bytes
+            && self.race.as_ref().map(|r| r.bytes()) == checked.then_some(bytes)
     }
 
     /// A block of `warps` warps starts (run-order `slot`, coordinates `block`).
@@ -279,11 +301,15 @@ impl Checks {
         }
     }
 
-    /// Hands this worker's findings to `findings`, keeping the lowest slot's first sight.
-    pub fn flush(self, prog: &Program, findings: &Findings) {
+    /// Hands this worker's findings to `findings`, keeping the lowest slot's first sight,
+    /// and puts the state back for the next chunk of blocks.
+    pub fn flush(mut state: Box<RefCell<Checks>>, prog: &Program, findings: &Findings) {
+        let this = state.get_mut();
+        let races = std::mem::take(&mut this.races.map);
+        let uninit = std::mem::take(&mut this.uninit.map);
         {
             let mut m = findings.race.lock().unwrap_or_else(|e| e.into_inner());
-            for (line, s) in self.races.map {
+            for (line, s) in races {
                 let (k, seen) = s.first;
                 let f = RaceFinding {
                     hazard: k.hazard,
@@ -304,23 +330,41 @@ impl Checks {
                 });
             }
         }
-        let mut m = findings.init.lock().unwrap_or_else(|e| e.into_inner());
-        for (line, s) in self.uninit.map {
-            let (pc, warp, seen) = s.first;
-            let f = InitFinding {
-                at: prog.at(pc),
-                block: s.block,
-                warp,
-                lanes: seen.lanes,
-                offset: seen.offset,
-                warps: s.warps,
-                blocks: s.blocks,
-            };
-            merge(&mut m, line, s.slot, f, |a, b| {
-                a.warps += b.warps;
-                a.blocks += b.blocks;
-            });
+        {
+            let mut m = findings.init.lock().unwrap_or_else(|e| e.into_inner());
+            for (line, s) in uninit {
+                let (pc, warp, seen) = s.first;
+                let f = InitFinding {
+                    at: prog.at(pc),
+                    block: s.block,
+                    warp,
+                    lanes: seen.lanes,
+                    offset: seen.offset,
+                    warps: s.warps,
+                    blocks: s.blocks,
+                };
+                merge(&mut m, line, s.slot, f, |a, b| {
+                    a.warps += b.warps;
+                    a.blocks += b.blocks;
+                });
+            }
         }
+        findings
+            .spare
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(state);
+    }
+}
+
+/// Calls `f` with each lane of `mask`, lowest first; a whole warp without the bit scan
+/// (the checks' inner loops, where [`super::lanes`]'s scan costs as much as the work).
+#[inline(always)]
+pub(super) fn each_lane(mask: u32, f: impl FnMut(usize)) {
+    if mask == u32::MAX {
+        (0..warpscope_model::WARP_SIZE).for_each(f);
+    } else {
+        super::lanes(mask).for_each(f);
     }
 }
 

@@ -15,6 +15,7 @@
 //! (`wgmma`, `tcgen05.mma`/`.cp` descriptors, `mma` from shared) that touches a byte whose
 //! bit is clear is a finding.
 
+use super::checks::each_lane;
 use super::lanes;
 use warpscope_model::{Op, WARP_SIZE};
 
@@ -30,6 +31,7 @@ pub(super) struct InitSeen {
 /// Which bytes of the running block's shared memory have been written.
 pub(super) struct Shadow {
     written: Vec<u64>,
+    bytes: usize,
 }
 
 impl Shadow {
@@ -37,7 +39,13 @@ impl Shadow {
     pub fn new(bytes: usize) -> Shadow {
         Shadow {
             written: vec![0; bytes.div_ceil(64)],
+            bytes,
         }
+    }
+
+    /// Bytes of shared memory the shadow covers.
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// A block starts: nothing written.
@@ -81,22 +89,76 @@ impl Shadow {
             Op::Prefetch => return None,
         };
         let mut seen: Option<InitSeen> = None;
-        if reads {
-            for lane in lanes(mask) {
-                let a = addrs[lane];
-                if let Some(b) = (a..a.saturating_add(width as u64)).find(|&b| !self.is_written(b))
-                {
-                    let s = seen.get_or_insert(InitSeen {
-                        lanes: 0,
-                        offset: b,
-                    });
-                    s.lanes |= 1 << lane;
-                }
+        let n = width as u64;
+        // An access of 1, 2, 4, 8 or 16 bytes (aligned to its width, as the executor checked):
+        // its bits lie in one word of the bitmap, one test or one bit-or per lane.
+        if width.is_power_of_two() && width <= 16 && op != Op::Atomic {
+            let m = (1u64 << n) - 1;
+            if writes {
+                each_lane(mask, |lane| {
+                    let a = addrs[lane];
+                    if let Some(bits) = self.written.get_mut((a / 64) as usize) {
+                        *bits |= m << (a % 64);
+                    }
+                });
+                return None;
             }
+            let mut missing = 0u32;
+            each_lane(mask, |lane| {
+                let a = addrs[lane];
+                let bits = self
+                    .written
+                    .get((a / 64) as usize)
+                    .copied()
+                    .unwrap_or(u64::MAX);
+                let lm = m << (a % 64);
+                missing |= ((bits & lm != lm) as u32) << lane;
+            });
+            if missing == 0 {
+                return None;
+            }
+            let lane = missing.trailing_zeros() as usize;
+            let a = addrs[lane];
+            let first = (a..a + n).find(|&b| !self.is_written(b)).unwrap_or(a);
+            return Some(InitSeen {
+                lanes: missing,
+                offset: first,
+            });
         }
-        if writes {
-            for lane in lanes(mask) {
-                self.mark(addrs[lane], width as u64);
+        for lane in lanes(mask) {
+            let a = addrs[lane];
+            let (word, bit) = ((a / 64) as usize, a % 64);
+            match self.written.get_mut(word) {
+                // The bytes lie in one word of the bitmap (every aligned access of up to
+                // 16 bytes): one test and one set.
+                Some(bits) if bit + n <= 64 && n < 64 => {
+                    let m = ((1u64 << n) - 1) << bit;
+                    if reads && *bits & m != m {
+                        let first = (!*bits & m).trailing_zeros() as u64;
+                        let s = seen.get_or_insert(InitSeen {
+                            lanes: 0,
+                            offset: word as u64 * 64 + first,
+                        });
+                        s.lanes |= 1 << lane;
+                    }
+                    if writes {
+                        *bits |= m;
+                    }
+                }
+                _ => {
+                    if reads {
+                        if let Some(b) = (a..a.saturating_add(n)).find(|&b| !self.is_written(b)) {
+                            let s = seen.get_or_insert(InitSeen {
+                                lanes: 0,
+                                offset: b,
+                            });
+                            s.lanes |= 1 << lane;
+                        }
+                    }
+                    if writes {
+                        self.mark(a, n);
+                    }
+                }
             }
         }
         seen

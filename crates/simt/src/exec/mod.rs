@@ -758,7 +758,7 @@ impl Program {
             }
         }
         if let (Some(ch), Some(f)) = (checks, &launch.findings) {
-            ch.into_inner().flush(self, f);
+            checks::Checks::flush(ch, self, f);
         }
         Ok(())
     }

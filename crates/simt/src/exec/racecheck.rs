@@ -8,9 +8,10 @@
 //! model calls two conflicting accesses that no synchronization orders a data race, whose
 //! values are undefined [PTX ISA §8.2 "Memory consistency model", "Data race"].
 //!
-//! How: every shared byte holds its last write and up to two reads by different warps, each
-//! with its *interval*: the number of block barriers (`bar.sync`/`barrier.sync` without a
-//! thread count) the accessing warp had passed. All threads of the block take part in such a
+//! How: every 4-byte word of shared memory holds its last write and up to two reads by
+//! different warps, each with the bytes it touched (overlap is decided byte by byte) and its
+//! *interval*: the number of block barriers (`bar.sync`/`barrier.sync` without a thread
+//! count) the accessing warp had passed. All threads of the block take part in such a
 //! barrier, so two accesses are ordered exactly when their warps had passed a different
 //! number of barriers: the k-th barrier each warp passes is one and the same. Two accesses
 //! in one interval by different warps race.
@@ -33,6 +34,7 @@
 //! with a thread count, `bar.arrive`, the cluster barrier) are not checked: their order is
 //! not the barrier count ([`racecheck_skip_reason`]).
 
+use super::checks::each_lane;
 use super::lanes;
 use crate::decode::Program;
 use crate::instr::Instr;
@@ -104,7 +106,7 @@ pub(super) struct RaceSeen {
     pub offset: u64,
 }
 
-/// One access as a shared byte remembers it. `epoch` 0: none.
+/// One access as a shared word remembers it. `epoch` 0: none.
 #[derive(Clone, Copy, Default)]
 struct Acc {
     /// The block's first interval is [`Shadow::base`]; each barrier a warp passes adds one.
@@ -114,10 +116,16 @@ struct Acc {
     time: u32,
     warp: u16,
     atomic: bool,
+    /// The bytes of the word it touched (bit i: byte i).
+    bytes: u8,
 }
 
-/// A shared byte: its last write and up to two reads of the last write's interval or later,
-/// by different warps (two are enough to know whether a warp other than a writer read it).
+/// A 4-byte word of shared memory: its last write and up to two reads of the last write's
+/// interval or later, by different warps (two are enough to know whether a warp other than
+/// a writer read it), each with the bytes it touched, so overlap is decided byte by byte.
+/// Accesses of one warp in one interval merge into one record; when two warps touch
+/// disjoint bytes of one word in one interval, the word keeps the later (a race with the
+/// earlier can then be missed, never made up).
 #[derive(Clone, Copy, Default)]
 struct Cell {
     write: Acc,
@@ -128,7 +136,9 @@ struct Cell {
 /// The racecheck state of a worker's running block, reused from block to block: stale
 /// cells are those of an older block, told apart by their interval numbers.
 pub(super) struct Shadow {
+    /// One per 4-byte word.
     cells: Vec<Cell>,
+    bytes: usize,
     /// The absolute interval number of the running block's first interval.
     base: u32,
     /// Per warp of the block: barriers passed.
@@ -143,12 +153,18 @@ impl Shadow {
     /// A shadow of `bytes` bytes of shared memory.
     pub fn new(bytes: usize) -> Shadow {
         Shadow {
-            cells: vec![Cell::default(); bytes],
+            cells: vec![Cell::default(); bytes.div_ceil(4)],
+            bytes,
             base: 0,
             passed: Vec::new(),
             since: Vec::new(),
             turn: None,
         }
+    }
+
+    /// Bytes of shared memory the shadow covers.
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// Starts a block of `warps` warps: its intervals are numbered after every earlier
@@ -226,6 +242,7 @@ impl Shadow {
             time: time.min(u32::MAX as u64) as u32,
             warp: w as u16,
             atomic: kind == AccessKind::Atomic,
+            bytes: 0,
         };
         // The races of this access, by key, each reported once.
         let mut seen: [Option<RaceKey>; 4] = [None; 4];
@@ -250,42 +267,145 @@ impl Shadow {
                 },
             );
         };
+        // Whole words when every lane is word-aligned and inside (the common case).
+        let (mut bits, mut top) = (width as u64, 0u64);
+        each_lane(mask, |lane| {
+            bits |= addrs[lane];
+            top = top.max(addrs[lane]);
+        });
+        let words = (width / 4) as usize;
+        if bits % 4 == 0 && (top as usize / 4).saturating_add(words) <= self.cells.len() {
+            let whole = Acc { bytes: 0xF, ..me };
+            let mut left = mask;
+            while left != 0 {
+                let lane = left.trailing_zeros() as usize;
+                left &= left - 1;
+                let a = addrs[lane];
+                let first = (a / 4) as usize;
+                for (k, cell) in self.cells[first..first + words].iter_mut().enumerate() {
+                    if !remember_if_quiet(cell, whole, kind) {
+                        hazards(cell, &whole, kind, a + 4 * k as u64, &mut report);
+                        remember(cell, whole, kind);
+                    }
+                }
+            }
+            return;
+        }
+        // Word by word, with the bytes each lane touches.
         for lane in lanes(mask) {
-            let a = addrs[lane];
-            for off in a..a.saturating_add(width as u64) {
-                let Some(cell) = self.cells.get_mut(off as usize) else {
+            let (a, end) = (addrs[lane], addrs[lane].saturating_add(width as u64));
+            let mut word = a / 4;
+            while word * 4 < end {
+                let lo = (word * 4).max(a) - word * 4;
+                let hi = (word * 4 + 4).min(end) - word * 4;
+                let m = ((1u8 << hi) - 1) & !((1u8 << lo) - 1);
+                let Some(cell) = self.cells.get_mut(word as usize) else {
                     break;
                 };
-                let mut hits: [Option<(RaceKey, bool, Acc)>; 3] = [None; 3];
-                let w_ = &cell.write;
-                let conflicts =
-                    |o: &Acc| o.epoch == me.epoch && o.warp != me.warp && !(o.atomic && me.atomic);
-                if conflicts(w_) {
-                    let other_kind = if w_.atomic {
-                        AccessKind::Atomic
-                    } else {
-                        AccessKind::Write
-                    };
-                    let (key, me_first) = ordered(&me, kind, w_, other_kind);
-                    hits[0] = Some((key, me_first, *w_));
-                }
-                if kind != AccessKind::Read {
-                    for (i, r) in [&cell.read, &cell.read2].into_iter().enumerate() {
-                        if conflicts(r) {
-                            let (key, me_first) = ordered(&me, kind, r, AccessKind::Read);
-                            hits[1 + i] = Some((key, me_first, *r));
-                        }
-                    }
-                    cell.write = me;
-                } else if cell.read.epoch != me.epoch {
-                    cell.read = me;
-                    cell.read2 = Acc::default();
-                } else if cell.read.warp != me.warp && cell.read2.epoch != me.epoch {
-                    cell.read2 = me;
-                }
-                for (key, me_first, other) in hits.iter().flatten() {
-                    report(*key, *me_first, other, off);
-                }
+                visit(cell, Acc { bytes: m, ..me }, kind, word * 4, &mut report);
+                word += 1;
+            }
+        }
+    }
+}
+
+/// Access `me` (`kind`, its bytes of the word in `me.bytes`) of the word at byte `at`:
+/// checked against what the word remembers, then remembered.
+#[inline(always)]
+fn visit(
+    cell: &mut Cell,
+    me: Acc,
+    kind: AccessKind,
+    at: u64,
+    report: &mut dyn FnMut(RaceKey, bool, &Acc, u64),
+) {
+    if !remember_if_quiet(cell, me, kind) {
+        hazards(cell, &me, kind, at, report);
+        remember(cell, me, kind);
+    }
+}
+
+/// The common case: the word holds nothing of another warp in this interval that `me`
+/// could race with; then `me` is remembered and the answer is `true`.
+#[inline(always)]
+fn remember_if_quiet(cell: &mut Cell, me: Acc, kind: AccessKind) -> bool {
+    let quiet = |o: &Acc| o.epoch != me.epoch || o.warp == me.warp || o.bytes & me.bytes == 0;
+    let q = if kind == AccessKind::Read {
+        quiet(&cell.write)
+    } else {
+        quiet(&cell.write) && quiet(&cell.read) && quiet(&cell.read2)
+    };
+    if q {
+        remember(cell, me, kind);
+    }
+    q
+}
+
+/// Remembers access `me` (`kind`) in its word.
+#[inline(always)]
+fn remember(cell: &mut Cell, me: Acc, kind: AccessKind) {
+    if kind == AccessKind::Read {
+        if cell.read.epoch != me.epoch {
+            cell.read = me;
+            cell.read2.epoch = 0;
+        } else if cell.read.warp == me.warp {
+            merge_into(&mut cell.read, &me);
+        } else if cell.read2.epoch != me.epoch {
+            cell.read2 = me;
+        } else if cell.read2.warp == me.warp {
+            merge_into(&mut cell.read2, &me);
+        }
+    } else if cell.write.epoch == me.epoch
+        && cell.write.warp == me.warp
+        && cell.write.atomic == me.atomic
+    {
+        merge_into(&mut cell.write, &me);
+    } else {
+        cell.write = me;
+    }
+}
+
+/// Folds a later access of the same warp, interval and kind into `acc`: the bytes of both,
+/// the later's instruction and time.
+fn merge_into(acc: &mut Acc, later: &Acc) {
+    let bytes = acc.bytes | later.bytes;
+    *acc = Acc { bytes, ..*later };
+}
+
+/// The races between access `me` (`kind`, its bytes of the word at byte `word`) and what
+/// `cell` remembers of the other warps, handed to `report(key, me first, other access,
+/// byte)`.
+#[cold]
+#[inline(never)]
+fn hazards(
+    cell: &Cell,
+    me: &Acc,
+    kind: AccessKind,
+    word: u64,
+    report: &mut dyn FnMut(RaceKey, bool, &Acc, u64),
+) {
+    let conflicts = |o: &Acc| {
+        o.epoch == me.epoch
+            && o.warp != me.warp
+            && !(o.atomic && me.atomic)
+            && o.bytes & me.bytes != 0
+    };
+    let byte = |o: &Acc| word + (o.bytes & me.bytes).trailing_zeros() as u64;
+    let w = &cell.write;
+    if conflicts(w) {
+        let other_kind = if w.atomic {
+            AccessKind::Atomic
+        } else {
+            AccessKind::Write
+        };
+        let (key, me_first) = ordered(me, kind, w, other_kind);
+        report(key, me_first, w, byte(w));
+    }
+    if kind != AccessKind::Read {
+        for r in [&cell.read, &cell.read2] {
+            if conflicts(r) {
+                let (key, me_first) = ordered(me, kind, r, AccessKind::Read);
+                report(key, me_first, r, byte(r));
             }
         }
     }
@@ -410,6 +530,30 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].hazard, Hazard::Raw);
         assert_eq!((out[0].first.pc, out[0].second.pc), (9, 7));
+    }
+
+    #[test]
+    fn neighbouring_bytes_of_two_warps_do_not_race() {
+        let mut s = Shadow::new(16);
+        s.begin_block(2);
+        let mut addrs = [0u64; WARP_SIZE];
+        let mut out = Vec::new();
+        // Warp 0 writes byte 1, warp 1 bytes 2-3 of the same word: no byte in common.
+        addrs[0] = 1;
+        s.turn(0, 0);
+        s.access(0, 1, Op::Store, 1, 1, &addrs, 0, &mut |k, _| out.push(k));
+        addrs[0] = 2;
+        s.turn(1, 1);
+        s.access(1, 2, Op::Store, 2, 1, &addrs, 1, &mut |k, _| out.push(k));
+        assert!(out.is_empty());
+        // Warp 0 reads byte 3: warp 1 wrote it.
+        addrs[0] = 3;
+        s.turn(0, 2);
+        s.access(0, 3, Op::Load, 1, 1, &addrs, 2, &mut |k, s| {
+            out.push((k, s).0)
+        });
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].first.pc, 2);
     }
 
     #[test]
