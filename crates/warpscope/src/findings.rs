@@ -2,17 +2,67 @@
 //! [`Finding`] per site, located on the source line (the PTX line when no `.loc` names one),
 //! with a message that says what happened, where, and what to do.
 
-use warpscope_report::{Finding, Lanes, OtherAccess};
+use warpscope_report::{Finding, Lanes, OtherAccess, SiteInfo};
 use warpscope_simt::{AccessKind, At, Findings, Hazard, InitFinding, RaceFinding, SyncFinding};
 
 use crate::AnalyzeRequest;
 
+/// The report's sites and the executor's: `sites` as [`crate::load::Loaded::sites`] gives
+/// them, `map` per executor site its report site.
+struct Sites<'a> {
+    req: &'a AnalyzeRequest,
+    sites: &'a [SiteInfo],
+    map: &'a [Option<usize>],
+}
+
+impl Sites<'_> {
+    /// (file, line, column) of executor site `s`, as the report names its site; `None` for
+    /// data movement that is no access of the source.
+    fn place(&self, s: u32) -> Option<(String, u32, u32)> {
+        let i = (*self.map.get(s as usize)?)?;
+        let site = self.sites.get(i)?;
+        let file = site.file.clone().unwrap_or_else(|| self.req.file.clone());
+        Some((file, site.line, site.column))
+    }
+}
+
+/// Per executor site, its line as the report names it, for
+/// [`warpscope_simt::Findings::group_sites`]: (file number, line); sites that are no access
+/// of the source each their own.
+pub(crate) fn lines(
+    req: &AnalyzeRequest,
+    sites: &[SiteInfo],
+    map: &[Option<usize>],
+) -> Vec<(u32, u32)> {
+    let mut files: Vec<&str> = Vec::new();
+    map.iter()
+        .enumerate()
+        .map(|(k, m)| match m.and_then(|i| sites.get(i)) {
+            Some(s) => {
+                let f = s.file.as_deref().unwrap_or(&req.file);
+                let n = files.iter().position(|x| *x == f).unwrap_or_else(|| {
+                    files.push(f);
+                    files.len() - 1
+                });
+                (n as u32, s.line)
+            }
+            None => (u32::MAX, k as u32),
+        })
+        .collect()
+}
+
 /// The findings of a run (synccheck, then racecheck, then initcheck) and the checks' notes
-/// (what they could not check).
-pub(crate) fn report(req: &AnalyzeRequest, f: &Findings) -> (Vec<Finding>, Vec<String>) {
+/// (what they could not check). `sites` and `map` as for [`lines`].
+pub(crate) fn report(
+    req: &AnalyzeRequest,
+    f: &Findings,
+    sites: &[SiteInfo],
+    map: &[Option<usize>],
+) -> (Vec<Finding>, Vec<String>) {
+    let s = Sites { req, sites, map };
     let mut out: Vec<Finding> = f.sync().into_iter().map(|x| sync(req, x)).collect();
-    out.extend(f.races().into_iter().map(|x| race(req, x)));
-    out.extend(f.uninitialized().into_iter().map(|x| init(req, x)));
+    out.extend(f.races().into_iter().filter_map(|x| race(&s, x)));
+    out.extend(f.uninitialized().into_iter().filter_map(|x| init(&s, x)));
     (out, f.notes())
 }
 
@@ -28,16 +78,23 @@ fn place(req: &AnalyzeRequest, at: &At) -> (String, u32, u32) {
     }
 }
 
-/// A finding with the fields every check gives; the check-specific ones empty.
-fn base(req: &AnalyzeRequest, kind: &str, at: &At, block: [u32; 3], warp: u32) -> Finding {
-    let (file, line, column) = place(req, at);
+/// A finding at `(file, line, column)` (PTX line `ptx_line`) with the fields every check
+/// gives; the check-specific ones empty.
+fn base(
+    req: &AnalyzeRequest,
+    kind: &str,
+    (file, line, column): (String, u32, u32),
+    ptx_line: u32,
+    block: [u32; 3],
+    warp: u32,
+) -> Finding {
     Finding {
         kind: kind.into(),
         kernel: req.kernel.clone(),
         file,
         line,
         column,
-        ptx_line: at.ptx_line,
+        ptx_line,
         block,
         warp,
         lanes_arrived: None,
@@ -65,14 +122,23 @@ fn sync(req: &AnalyzeRequest, f: SyncFinding) -> Finding {
         warps: f.warps,
         blocks: f.blocks,
         message,
-        ..base(req, "synccheck", &f.at, f.block, f.warp)
+        ..base(
+            req,
+            "synccheck",
+            place(req, &f.at),
+            f.at.ptx_line,
+            f.block,
+            f.warp,
+        )
     }
 }
 
-/// A racecheck finding, on the later access of the two, naming both.
-fn race(req: &AnalyzeRequest, f: RaceFinding) -> Finding {
-    let (file, line, _) = place(req, &f.at);
-    let (ofile, oline, ocol) = place(req, &f.other);
+/// A racecheck finding, on the later access of the two, naming both; `None` when either is
+/// no access of the source.
+fn race(s: &Sites, f: RaceFinding) -> Option<Finding> {
+    let at = s.place(f.site)?;
+    let (file, line) = (at.0.clone(), at.1);
+    let (ofile, oline, ocol) = s.place(f.other_site)?;
     // "line 12", or "other.cu:12" when the other access is in another file.
     let at_line = |fl: &str, l: u32| {
         if fl == file {
@@ -125,14 +191,14 @@ fn race(req: &AnalyzeRequest, f: RaceFinding) -> Finding {
         capital(b),
         capital(a),
     );
-    Finding {
+    Some(Finding {
         hazard: Some(f.hazard.name().into()),
         access: Some(a.into()),
         other: Some(OtherAccess {
             file: ofile,
             line: oline,
             column: ocol,
-            ptx_line: f.other.ptx_line,
+            ptx_line: f.other_ptx_line,
             warp: f.other_warp,
             access: b.into(),
         }),
@@ -140,32 +206,38 @@ fn race(req: &AnalyzeRequest, f: RaceFinding) -> Finding {
         warps: f.warps,
         blocks: f.blocks,
         message,
-        ..base(req, "racecheck", &f.at, f.block, f.warp)
-    }
+        ..base(s.req, "racecheck", at, f.ptx_line, f.block, f.warp)
+    })
 }
 
-/// An initcheck finding: the read, the lanes and the first unwritten byte.
-fn init(req: &AnalyzeRequest, f: InitFinding) -> Finding {
+/// An initcheck finding: the read, the lanes and the first unwritten byte; `None` when the
+/// read is no access of the source.
+fn init(s: &Sites, f: InitFinding) -> Option<Finding> {
+    let at = s.place(f.site)?;
     let message = format!(
-        "read of uninitialized shared memory: in block ({}, {}, {}) warp {} lanes {} read shared byte {} (offset in the block's shared memory), which no thread of the block had written ({} warp access(es) in {} block(s)). Shared memory holds no defined value when a block starts: write every element the block reads before the __syncthreads() that precedes the read (check the loop or condition that fills it)",
+        "read of uninitialized shared memory: in block ({}, {}, {}) warp {} lanes {} {} shared byte {} (offset in the block's shared memory), which no thread of the block had written ({} warp access(es) in {} block(s)). Shared memory holds no defined value when a block starts: write every element the block reads before the __syncthreads() that precedes the read (check the loop or condition that fills it; a counter must be set before the first atomic)",
         f.block[0],
         f.block[1],
         f.block[2],
         f.warp,
         lane_ranges(f.lanes),
+        match f.access {
+            AccessKind::Atomic => "update atomically",
+            _ => "read",
+        },
         f.offset,
         f.warps,
         f.blocks,
     );
-    Finding {
+    Some(Finding {
         lanes: Some(Lanes(f.lanes)),
-        access: Some("read".into()),
+        access: Some(f.access.name().into()),
         shared_offset: Some(f.offset),
         warps: f.warps,
         blocks: f.blocks,
         message,
-        ..base(req, "initcheck", &f.at, f.block, f.warp)
-    }
+        ..base(s.req, "initcheck", at, f.ptx_line, f.block, f.warp)
+    })
 }
 
 /// `Read`, `Write`, `Atomic`: compute-sanitizer's word for an access.

@@ -89,6 +89,15 @@ impl Loaded {
         }
     }
 
+    /// Per site of the executor's program (the sites the checks' findings name): the
+    /// report's site ([`Loaded::sites`]) it is, `None` for data movement that is no access.
+    pub(crate) fn executor_sites(&self) -> Vec<Option<usize>> {
+        match self {
+            Loaded::Source(k, _) => k.executor_sites().to_vec(),
+            Loaded::Compiled(k) => (0..k.prog.sites.len()).map(Some).collect(),
+        }
+    }
+
     /// What the checks (synccheck, racecheck, initcheck) found in the last run; `None` when
     /// none were asked for (see [`warpscope_simt::Findings`]).
     pub(crate) fn findings(&self) -> Option<&warpscope_simt::Findings> {

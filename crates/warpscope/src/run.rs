@@ -31,6 +31,12 @@ pub(crate) fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Ana
             )
         })
         .collect();
+    // The checks report per line of the user's source, as the report's sites name them.
+    let report_sites = kernel.sites();
+    let executor_sites = kernel.executor_sites();
+    if let Some(f) = kernel.findings() {
+        f.group_sites(crate::findings::lines(req, &report_sites, &executor_sites));
+    }
     let grid = req.grid.map(u64::from);
     let (archs, config) = (p.archs.clone(), req.config);
     // No cache model to feed in order: the accesses are summed on the threads that run the
@@ -92,7 +98,7 @@ pub(crate) fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Ana
     let mut analysis = agg.finish(header, &sites);
     analysis.resources = crate::resources::of(req, p);
     if let Some(f) = kernel.findings() {
-        let (found, notes) = crate::findings::report(req, f);
+        let (found, notes) = crate::findings::report(req, f, &report_sites, &executor_sites);
         analysis.findings = found;
         analysis.notes.extend(notes);
     }

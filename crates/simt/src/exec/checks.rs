@@ -18,7 +18,6 @@ use super::racecheck::{self, AccessKind, Hazard, RaceKey, RaceSeen};
 use super::sync::SyncFinding;
 use super::{BlockCtx, Launch};
 use crate::decode::Program;
-use crate::error::At;
 use warpscope_model::{Space, WarpAccess};
 
 /// What the checks of a run found, filled by the threads that run blocks: one entry per
@@ -34,33 +33,46 @@ pub struct Findings {
     /// Workers' states put back after their blocks, reused by the next chunk of blocks
     /// (a shadow is allocated once per worker, not per chunk).
     spare: Mutex<Vec<Box<RefCell<Checks>>>>,
+    /// The line of each site, as the caller reports it ([`Findings::group_sites`]).
+    site_lines: std::sync::OnceLock<Vec<Line>>,
 }
 
-/// A source line: (`.file` index, line) of its `.loc`, or (`u32::MAX`, PTX line) without one.
+/// A line: any pair of numbers that is equal for the sites of one reported line; by
+/// default (`.file` index, line) of the site's `.loc`, or (`u32::MAX`, PTX line).
 type Line = (u32, u32);
 
-/// A race as reported: per pair of source lines, their access kinds and the hazard.
+/// A race as reported: per pair of lines, their access kinds and the hazard.
 type LineRace = (Hazard, Line, AccessKind, Line, AccessKind);
 
-fn line_of(prog: &Program, pc: u32) -> Line {
-    let i = &prog.insts[pc as usize];
-    i.loc.map_or((u32::MAX, i.ptx_line), |(f, l, _)| (f, l))
+/// The line of `site`: the caller's grouping, else its `.loc` line, else its PTX line.
+fn line_of(prog: &Program, lines: Option<&Vec<Line>>, site: u32) -> Line {
+    if let Some(l) = lines.and_then(|v| v.get(site as usize)) {
+        return *l;
+    }
+    match prog.sites.get(site as usize) {
+        Some(s) => s.loc.map_or((u32::MAX, s.ptx_line), |(f, l, _)| (f, l)),
+        None => (u32::MAX, u32::MAX),
+    }
 }
 
-/// A shared-memory race (racecheck) summed over the run: two source lines (PTX lines
-/// without `.loc`) whose accesses to one shared byte by two warps of a block had no block
-/// barrier between them.
+/// A shared-memory race (racecheck) summed over the run: two lines (see
+/// [`Findings::group_sites`]) whose accesses to one shared byte by two warps of a block had
+/// no block barrier between them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RaceFinding {
     /// RAW, WAR or WAW: the order the two warps would meet the accesses in lockstep
     /// (`exec/racecheck.rs`).
     pub hazard: Hazard,
-    /// The later access of the two (the read of a RAW, the write of a WAR).
-    pub at: At,
+    /// The later access of the two (the read of a RAW, the write of a WAR): its site (an
+    /// index into [`crate::Program::sites`], the first seen of its line) and what it did.
+    pub site: u32,
     pub access: AccessKind,
+    /// Its instruction's 1-based line in the PTX.
+    pub ptx_line: u32,
     /// The earlier access.
-    pub other: At,
+    pub other_site: u32,
     pub other_access: AccessKind,
+    pub other_ptx_line: u32,
     /// The first block (in run order) where it happened (x, y, z).
     pub block: [u32; 3],
     /// That block's warps that made the later and the earlier access.
@@ -76,11 +88,15 @@ pub struct RaceFinding {
 }
 
 /// A read of shared memory that no instruction of the block had written (initcheck),
-/// summed over the run: one per source line (PTX line without `.loc`).
+/// summed over the run: one per line (see [`Findings::group_sites`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InitFinding {
-    /// The reading instruction.
-    pub at: At,
+    /// The reading access's site (an index into [`crate::Program::sites`], the first seen
+    /// of its line), and its instruction's 1-based line in the PTX.
+    pub site: u32,
+    pub ptx_line: u32,
+    /// A plain read, or an atomic (which reads before it writes).
+    pub access: AccessKind,
     /// The first block (in run order) where it happened (x, y, z), and the warp.
     pub block: [u32; 3],
     pub warp: u32,
@@ -117,6 +133,15 @@ impl Findings {
     /// What the checks could not check (a kernel racecheck leaves out, and why), each once.
     pub fn notes(&self) -> Vec<String> {
         self.notes.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Reports the sites whose entries of `lines` (one per site, [`crate::Program::sites`]
+    /// order) are equal as one line: the user's source line a front end attributes each
+    /// site to (code inlined from a header counts for the line that called it). Without
+    /// it, a site's line is its `.loc` line, or its PTX line. Takes effect once, before
+    /// the run; later calls are ignored.
+    pub fn group_sites(&self, lines: Vec<(u32, u32)>) {
+        let _ = self.site_lines.set(lines);
     }
 
     fn note(&self, text: String) {
@@ -177,7 +202,8 @@ pub(super) struct Checks {
     race: Option<racecheck::Shadow>,
     /// Keyed by source lines; the first sight keeps the instructions.
     races: Tally<LineRace, (RaceKey, RaceSeen)>,
-    uninit: Tally<Line, (u32, u32, InitSeen)>,
+    uninit: Tally<Line, (u32, u32, AccessKind, InitSeen)>,
+    findings: std::sync::Arc<Findings>,
     /// The running block: its run-order slot and coordinates.
     slot: u64,
     block: [u32; 3],
@@ -226,6 +252,7 @@ impl Checks {
             race,
             races: Tally::new(),
             uninit: Tally::new(),
+            findings: findings.clone(),
             slot: 0,
             block: [0; 3],
         })))
@@ -270,18 +297,23 @@ impl Checks {
     }
 
     /// A warp access to the block's own shared memory (offsets in `a.addrs`) by warp `w`,
-    /// instruction `pc` of `prog`, at step `steps`.
-    pub fn shared(&mut self, prog: &Program, w: u32, pc: u32, a: &WarpAccess, steps: u64) {
+    /// site `site` of `prog`, at step `steps`.
+    pub fn shared(&mut self, prog: &Program, w: u32, site: u32, a: &WarpAccess, steps: u64) {
         let (slot, block) = (self.slot, self.block);
+        let lines = self.findings.site_lines.get();
         if let Some(seen) = self.init.access(a.op, a.width, a.mask, &a.addrs) {
-            self.uninit
-                .hit(line_of(prog, pc), slot, block, (pc, w, seen));
+            let line = line_of(prog, lines, site);
+            let kind = match a.op {
+                warpscope_model::Op::Atomic => AccessKind::Atomic,
+                _ => AccessKind::Read,
+            };
+            self.uninit.hit(line, slot, block, (site, w, kind, seen));
         }
         if let Some(r) = &mut self.race {
             let races = &mut self.races;
             r.access(
                 w,
-                pc,
+                site,
                 a.op,
                 a.width,
                 a.mask,
@@ -290,9 +322,9 @@ impl Checks {
                 &mut |k, s| {
                     let line = (
                         k.hazard,
-                        line_of(prog, k.first.pc),
+                        line_of(prog, lines, k.first.site),
                         k.first.kind,
-                        line_of(prog, k.second.pc),
+                        line_of(prog, lines, k.second.site),
                         k.second.kind,
                     );
                     races.hit(line, slot, block, (k, s))
@@ -301,22 +333,26 @@ impl Checks {
         }
     }
 
-    /// Hands this worker's findings to `findings`, keeping the lowest slot's first sight,
+    /// Hands this worker's findings to the run's, keeping the lowest slot's first sight,
     /// and puts the state back for the next chunk of blocks.
-    pub fn flush(mut state: Box<RefCell<Checks>>, prog: &Program, findings: &Findings) {
+    pub fn flush(mut state: Box<RefCell<Checks>>, prog: &Program) {
+        let ptx_line = |site: u32| prog.sites.get(site as usize).map_or(0, |s| s.ptx_line);
         let this = state.get_mut();
         let races = std::mem::take(&mut this.races.map);
         let uninit = std::mem::take(&mut this.uninit.map);
+        let findings = this.findings.clone();
         {
             let mut m = findings.race.lock().unwrap_or_else(|e| e.into_inner());
             for (line, s) in races {
                 let (k, seen) = s.first;
                 let f = RaceFinding {
                     hazard: k.hazard,
-                    at: prog.at(k.second.pc),
+                    site: k.second.site,
                     access: k.second.kind,
-                    other: prog.at(k.first.pc),
+                    ptx_line: ptx_line(k.second.site),
+                    other_site: k.first.site,
                     other_access: k.first.kind,
+                    other_ptx_line: ptx_line(k.first.site),
                     block: s.block,
                     warp: seen.second_warp,
                     other_warp: seen.first_warp,
@@ -333,9 +369,11 @@ impl Checks {
         {
             let mut m = findings.init.lock().unwrap_or_else(|e| e.into_inner());
             for (line, s) in uninit {
-                let (pc, warp, seen) = s.first;
+                let (site, warp, access, seen) = s.first;
                 let f = InitFinding {
-                    at: prog.at(pc),
+                    site,
+                    ptx_line: ptx_line(site),
+                    access,
                     block: s.block,
                     warp,
                     lanes: seen.lanes,
@@ -398,10 +436,10 @@ fn merge<K: Ord, F>(
 impl BlockCtx<'_> {
     /// The checks' hook for a warp access handed to the sink: a shared one is checked.
     #[inline]
-    pub(super) fn check_access(&self, w: u32, pc: u32, a: &WarpAccess) {
+    pub(super) fn check_access(&self, w: u32, site: u32, a: &WarpAccess) {
         if let Some(c) = &self.checks {
             if a.space == Space::Shared {
-                c.borrow_mut().shared(self.prog, w, pc, a, self.steps);
+                c.borrow_mut().shared(self.prog, w, site, a, self.steps);
             }
         }
     }

@@ -757,8 +757,8 @@ impl Program {
                 local[rank] = ctx.local;
             }
         }
-        if let (Some(ch), Some(f)) = (checks, &launch.findings) {
-            checks::Checks::flush(ch, self, f);
+        if let Some(ch) = checks {
+            checks::Checks::flush(ch, self);
         }
         Ok(())
     }

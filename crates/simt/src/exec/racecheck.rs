@@ -82,10 +82,10 @@ impl AccessKind {
     }
 }
 
-/// One side of a race: the instruction and the warp (of the block) that ran it.
+/// One side of a race: the access's site ([`crate::Program::sites`]) and what it did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(super) struct Side {
-    pub pc: u32,
+    pub site: u32,
     pub kind: AccessKind,
 }
 
@@ -111,7 +111,8 @@ pub(super) struct RaceSeen {
 struct Acc {
     /// The block's first interval is [`Shadow::base`]; each barrier a warp passes adds one.
     epoch: u32,
-    pc: u32,
+    /// The access's site ([`crate::Program::sites`]).
+    site: u32,
     /// The warp's instructions since its last barrier (saturated).
     time: u32,
     warp: u16,
@@ -207,7 +208,7 @@ impl Shadow {
         }
     }
 
-    /// The shared access of warp `w` (instruction `pc`, `op`, `width` bytes at each lane of
+    /// The shared access of warp `w` (site `site`, `op`, `width` bytes at each lane of
     /// `mask`'s offset in `addrs`) at step `steps`: the races it closes, each once (the first
     /// byte found), handed to `found`. Bytes outside the shadow are left alone (the access
     /// was checked against the block's shared memory before).
@@ -215,7 +216,7 @@ impl Shadow {
     pub fn access(
         &mut self,
         w: u32,
-        pc: u32,
+        site: u32,
         op: Op,
         width: u32,
         mask: u32,
@@ -238,7 +239,7 @@ impl Shadow {
         let time = since.wrapping_add(steps.wrapping_sub(start));
         let me = Acc {
             epoch: self.base.saturating_add(passed),
-            pc,
+            site,
             time: time.min(u32::MAX as u64) as u32,
             warp: w as u16,
             atomic: kind == AccessKind::Atomic,
@@ -415,9 +416,12 @@ fn hazards(
 /// `okind`) in one interval: ordered by time, the run order (`o` first) breaking ties; and
 /// whether `me` is the first.
 fn ordered(me: &Acc, kind: AccessKind, o: &Acc, okind: AccessKind) -> (RaceKey, bool) {
-    let mine = Side { pc: me.pc, kind };
+    let mine = Side {
+        site: me.site,
+        kind,
+    };
     let other = Side {
-        pc: o.pc,
+        site: o.site,
         kind: okind,
     };
     let me_first = me.time < o.time;
@@ -465,12 +469,12 @@ pub(super) fn racecheck_skip_reason(prog: &Program) -> Option<&'static str> {
 mod tests {
     use super::*;
 
-    fn run(shadow: &mut Shadow, w: u32, pc: u32, op: Op, off: u64, steps: u64) -> Vec<RaceKey> {
+    fn run(shadow: &mut Shadow, w: u32, site: u32, op: Op, off: u64, steps: u64) -> Vec<RaceKey> {
         let mut addrs = [0u64; WARP_SIZE];
         addrs[0] = off;
         let mut out = Vec::new();
         shadow.turn(w, steps);
-        shadow.access(w, pc, op, 4, 1, &addrs, steps, &mut |k, _| out.push(k));
+        shadow.access(w, site, op, 4, 1, &addrs, steps, &mut |k, _| out.push(k));
         out
     }
 
@@ -483,7 +487,7 @@ mod tests {
         let r = run(&mut s, 1, 20, Op::Load, 0, 1);
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].hazard, Hazard::Raw);
-        assert_eq!((r[0].first.pc, r[0].second.pc), (10, 20));
+        assert_eq!((r[0].first.site, r[0].second.site), (10, 20));
         // After both pass a barrier, warp 1 writes it: ordered after warp 1's read, and
         // warp 0's write was in the interval before.
         s.barrier(1, 1);
@@ -493,7 +497,7 @@ mod tests {
         // Warp 0 reads byte 2 (one of the four) in the same interval: RAW again.
         let r = run(&mut s, 0, 40, Op::Load, 2, 4);
         assert_eq!(r.len(), 1);
-        assert_eq!((r[0].first.pc, r[0].second.pc), (30, 40));
+        assert_eq!((r[0].first.site, r[0].second.site), (30, 40));
         // Byte-accurate: byte 4 was never written, nothing races.
         assert!(run(&mut s, 0, 40, Op::Load, 4, 5).is_empty());
     }
@@ -529,7 +533,7 @@ mod tests {
         s.access(1, 9, Op::Store, 4, 1, &addrs, 12, &mut |k, _| out.push(k));
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].hazard, Hazard::Raw);
-        assert_eq!((out[0].first.pc, out[0].second.pc), (9, 7));
+        assert_eq!((out[0].first.site, out[0].second.site), (9, 7));
     }
 
     #[test]
@@ -553,7 +557,7 @@ mod tests {
             out.push((k, s).0)
         });
         assert_eq!(out.len(), 1);
-        assert_eq!(out[0].first.pc, 2);
+        assert_eq!(out[0].first.site, 2);
     }
 
     #[test]
