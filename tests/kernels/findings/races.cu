@@ -126,3 +126,13 @@ __global__ void warp_leaves(float *out)
     __syncthreads();
     out[threadIdx.x] = s[31 - threadIdx.x];
 }
+
+// Thread t stores byte t + 2: warp 0 bytes 2-33, warp 1 bytes 34-65, so the word of bytes
+// 32-35 holds bytes of both warps, none of them the same: no race (byte-accurate).
+__global__ void bytes_apart(char *out)
+{
+    __shared__ char c[128];
+    c[threadIdx.x + 2] = (char)threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = c[threadIdx.x + 2];
+}

@@ -225,8 +225,7 @@ impl Checks {
         let cluster: u32 = launch.cluster.iter().product();
         if cluster > 1 {
             findings.note(format!(
-                "racecheck and initcheck did not check {}: its launch has clusters of {cluster} blocks, whose blocks read and write each other's shared memory, which the checks do not follow",
-                prog.name
+                "racecheck and initcheck did not run: the launch has clusters of {cluster} blocks, whose blocks read and write each other's shared memory, which the checks do not follow"
             ));
             return None;
         }
@@ -240,8 +239,7 @@ impl Checks {
         let race = match racecheck::racecheck_skip_reason(prog) {
             Some(why) => {
                 findings.note(format!(
-                    "racecheck did not check {}: {why}, an order racecheck does not follow (it orders shared accesses by block barriers only); initcheck did",
-                    prog.name
+                    "racecheck did not run: {why}, an order racecheck does not follow (it orders shared accesses by block barriers only); initcheck did run"
                 ));
                 None
             }

@@ -31,8 +31,11 @@
 //!   may change the value before it is read), two writes WAW; equal times keep the run order.
 //!
 //! Kernels that synchronize otherwise (mbarriers, `cp.async.bulk`/TMA completion, barriers
-//! with a thread count, `bar.arrive`, the cluster barrier) are not checked: their order is
-//! not the barrier count ([`racecheck_skip_reason`]).
+//! with a thread count, `bar.arrive`, the cluster barrier, or memory itself: fences,
+//! acquire/release operations and `nanosleep` back-offs, as software barriers, flags and
+//! locks use them, `cuda::barrier` before CC 8.0 among them) are not checked: their order
+//! is not the barrier count, and a race reported there could be none
+//! ([`racecheck_skip_reason`]).
 
 use super::checks::each_lane;
 use super::lanes;
@@ -447,11 +450,11 @@ fn ordered(me: &Acc, kind: AccessKind, o: &Acc, okind: AccessKind) -> (RaceKey, 
 
 /// Why racecheck cannot check `prog`, or `None` when it can: the kernel orders shared
 /// accesses by other means than block barriers (see the module's notes).
-pub(super) fn racecheck_skip_reason(prog: &Program) -> Option<&'static str> {
+pub(super) fn racecheck_skip_reason(prog: &Program) -> Option<String> {
     if !prog.counted_bars.is_empty() {
-        return Some("it uses barriers with a thread count or bar.arrive (named barriers for part of the block)");
+        return Some("it uses barriers with a thread count or bar.arrive (named barriers for part of the block)".into());
     }
-    prog.insts.iter().find_map(|i| match &i.instr {
+    let found = prog.insts.iter().find_map(|i| match &i.instr {
         Instr::Mbarrier { .. } | Instr::MbarrierWait { .. } => {
             Some("it synchronizes through mbarriers (cuda::barrier, TMA or cp.async.bulk completion)")
         }
@@ -462,6 +465,12 @@ pub(super) fn racecheck_skip_reason(prog: &Program) -> Option<&'static str> {
             Some("it synchronizes through the cluster barrier")
         }
         _ => None,
+    });
+    if let Some(why) = found {
+        return Some(why.into());
+    }
+    prog.memory_sync.map(|line| {
+        format!("it may synchronize its warps through memory (PTX line {line} has a fence, an acquire/release operation or a nanosleep: a software barrier, flag or lock, as cuda::barrier is before CC 8.0)")
     })
 }
 
