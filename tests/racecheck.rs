@@ -334,3 +334,47 @@ fn a_kernel_with_a_counted_barrier_is_not_race_checked_and_a_note_says_so() {
         "{notes:?}"
     );
 }
+
+/// `check --format sarif`: each finding a warning result under its own rule (racecheck,
+/// initcheck), located on its line; the budgets are met, so the exit status is 0.
+#[test]
+fn check_reports_races_and_unwritten_reads_in_sarif_under_their_rules() {
+    let (ok, out, err) = warpscope(&[
+        "check",
+        "--launches",
+        "tests/kernels/findings/races.toml",
+        "--format",
+        "sarif",
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("races.cu:46:5: racecheck: "), "{err}");
+    assert!(err.contains("races.cu:83:"), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let run = &v["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    let results = run["results"].as_array().unwrap();
+    let found: Vec<(String, u64, String)> = results
+        .iter()
+        .map(|r| {
+            let rule = &rules[r["ruleIndex"].as_u64().unwrap() as usize]["id"];
+            assert_eq!(rule, &r["ruleId"], "{r}");
+            assert_eq!(r["level"], "warning");
+            (
+                r["ruleId"].as_str().unwrap().to_string(),
+                r["locations"][0]["physicalLocation"]["region"]["startLine"]
+                    .as_u64()
+                    .unwrap(),
+                r["message"]["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!((found[0].0.as_str(), found[0].1), ("racecheck", 46));
+    assert!(
+        found[0]
+            .2
+            .starts_with("launch swap_war: shared-memory race (WAR"),
+        "{found:?}"
+    );
+    assert_eq!((found[1].0.as_str(), found[1].1), ("initcheck", 83));
+}

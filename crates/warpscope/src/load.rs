@@ -306,6 +306,9 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
     cfg.max_memory = req.max_memory;
     cfg.progress = req.progress.clone();
     cfg.sample = sample_of(req);
+    if !req.checks {
+        cfg.findings = None;
+    }
     Ok(Loaded::Source(kernel, cfg))
 }
 
