@@ -14,9 +14,9 @@
 // array with a unit-stride loop (those STS instructions count as shared *store* wavefronts:
 // 1 per 4-byte store instruction, 2 per 8-byte, 4 per 16-byte) and synchronises; with
 // fill = 0 no shared store executes and the load reads whatever shared memory holds
-// (warpscope: zeros).  Then ONE measured shared load per thread.  `store`: with store = 1 the
-// loaded value is stored to out[global thread id] (a coalesced 4-byte store, 4 sectors per
-// request); with store = 0 it is stored only if it equals -1.0f, which nothing ever writes,
+// (warpscope: zeros, and a true initcheck warning).  Then ONE measured shared load per thread.
+// `store`: with store = 1 the loaded value is stored to out[global thread id] (coalesced, 4
+// sectors per request); with store = 0 only if it equals -1.0f, which nothing ever writes,
 // so no global store executes but the load cannot be optimised away.
 //
 // Measured on the H100 (tests/data/h100/examples-noisy.csv): shared_ld_instructions and

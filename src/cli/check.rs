@@ -283,6 +283,13 @@ fn uri(path: &str) -> String {
     p.strip_prefix("./").unwrap_or(&p).to_string()
 }
 
+/// The SARIF rules of findings (bugs in the kernel), after the budget limits' rules.
+const FINDING_RULES: [(&str, &str); 3] = [
+    ("synccheck", "a block barrier reached by only part of a warp's non-exited lanes (divergent __syncthreads()/bar.sync)"),
+    ("racecheck", "two warps of a block access one shared-memory byte, at least one writing, with no __syncthreads() between them (RAW, WAR or WAW hazard)"),
+    ("initcheck", "a read of shared memory that no thread of the block has written"),
+];
+
 /// SARIF 2.1.0: a rule per budget limit and a result per violation, located on the
 /// access's source line and column, or on the budget's line in the launch file for a
 /// launch's total sectors.
@@ -300,13 +307,15 @@ fn sarif(outcomes: &[Outcome]) -> Result<String> {
         .collect();
     // Findings (bugs in the kernel) follow the budget limits' rules (listed when any).
     if outcomes.iter().any(|o| !o.analysis.findings.is_empty()) {
-        rules.push(
-        sarif::ReportingDescriptor::builder()
-            .id("synccheck")
-            .name("synccheck")
-            .short_description(&"a block barrier reached by only part of a warp's non-exited lanes (divergent __syncthreads()/bar.sync)".to_string())
-            .build(),
-        );
+        for (id, text) in FINDING_RULES {
+            rules.push(
+                sarif::ReportingDescriptor::builder()
+                    .id(id)
+                    .name(id)
+                    .short_description(&text.to_string())
+                    .build(),
+            );
+        }
     }
     let mut results = Vec::new();
     for o in outcomes {
@@ -360,7 +369,13 @@ fn sarif(outcomes: &[Outcome]) -> Result<String> {
             results.push(
                 sarif::Result::builder()
                     .rule_id(f.kind.as_str())
-                    .rule_index(Limit::ALL.len() as i64)
+                    .rule_index(
+                        (Limit::ALL.len()
+                            + FINDING_RULES
+                                .iter()
+                                .position(|(id, _)| *id == f.kind)
+                                .unwrap_or(0)) as i64,
+                    )
                     .level(sarif::ResultLevel::Warning)
                     .message(&format!("launch {}: {}", o.launch.name, f.message))
                     .locations(vec![location])

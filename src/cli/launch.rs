@@ -546,6 +546,8 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
     }
     req.cluster = l.cluster;
     req.cluster_non_portable = l.cluster_non_portable;
+    // A -e pattern is one access, not a kernel: no bug to find in it.
+    req.checks = quick.is_none();
     req.dynamic_shared_bytes = l
         .dynamic_smem
         .or(host.as_ref().map(|h| h.dynamic_smem))

@@ -15,7 +15,35 @@ pub fn warpscope(args: &[&str]) -> (bool, String, String) {
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!stderr.contains("panicked"), "panic for {args:?}: {stderr}");
+    no_false_findings(args, &stderr);
     (out.status.success(), stdout, stderr)
+}
+
+/// The checks that find bugs in a kernel (racecheck, initcheck) find none in the
+/// repository's correct kernels: any there is a false positive. The kernels made to have
+/// one live in tests/kernels/findings/; examples/shared_banks.cu with `fill=0` reads shared
+/// memory it never wrote by design (a bank-conflict benchmark: initcheck is right there).
+fn no_false_findings(args: &[&str], stderr: &str) {
+    let made_to_find = args
+        .iter()
+        .any(|a| a.contains("kernels/findings/") || a.contains("findings/check.toml"));
+    let reads_unwritten_by_design = args.iter().any(|a| a.contains("shared_banks.cu"))
+        && args.iter().any(|a| a.contains("fill=0"));
+    if made_to_find || reads_unwritten_by_design {
+        return;
+    }
+    let found: Vec<&str> = stderr
+        .lines()
+        .filter(|l| {
+            l.starts_with("warning: ")
+                && (l.contains(": racecheck: ") || l.contains(": initcheck: "))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "a racecheck/initcheck finding in a kernel of the repository that is correct (a false positive?) for {args:?}:\n{}",
+        found.join("\n")
+    );
 }
 
 /// `warpscope ARGS --format json`, parsed; fails the test when the command fails.

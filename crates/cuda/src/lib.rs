@@ -424,6 +424,13 @@ impl Kernel {
         &self.prog.sites
     }
 
+    /// Per site of the executor's program (`warpscope_simt::Program::sites`, the indices
+    /// the checks' findings name): the site of [`Kernel::sites`] it is, `None` for data
+    /// movement that is no access of the source.
+    pub fn executor_sites(&self) -> &[Option<usize>] {
+        &self.exe.site_map
+    }
+
     /// The header site `site` is in (as found on the include path), `None` when it is in
     /// the kernel's own file.
     pub fn site_file(&self, site: usize) -> Option<&str> {

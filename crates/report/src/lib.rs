@@ -463,17 +463,23 @@ pub struct Analysis {
     pub findings: Vec<Finding>,
 }
 
-/// A bug the run found in the kernel: one per instruction site and check, summed over the
-/// blocks and warps where it happened.
+/// A bug the run found in the kernel, as compute-sanitizer would report it: one per site
+/// (synccheck: per barrier instruction; racecheck: per pair of source lines and hazard;
+/// initcheck: per source line), summed over the blocks and warps where it happened. The
+/// fields after `warp` that a check does not give are left out of the JSON.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Finding {
     /// The check, as compute-sanitizer names its tool: `synccheck` (a block barrier that a
     /// warp reaches with only part of its non-exited lanes: `__syncthreads()` in divergent
-    /// code) [PTX ISA §9.7.13.1; CUDA C++ Programming Guide §10.6].
+    /// code) [PTX ISA §9.7.13.1; CUDA C++ Programming Guide §10.6]; `racecheck` (two warps
+    /// of a block access one shared byte, at least one writing, with no block barrier
+    /// between them) [CUDA C++ Programming Guide "Synchronization Functions"; PTX ISA §8.2];
+    /// `initcheck` (a read of shared memory that no instruction of the block has written).
     pub kind: String,
     /// The kernel.
     pub kernel: String,
-    /// The source file of the site (the PTX file when no `.loc` names one).
+    /// The source file of the site (the PTX file when no `.loc` names one); racecheck: of
+    /// the later access of the two (the read of a RAW, the write of a WAR).
     pub file: String,
     /// 1-based line and column of the site in `file`.
     pub line: u32,
@@ -482,23 +488,66 @@ pub struct Finding {
     pub ptx_line: u32,
     /// The first block (in run order) where it happened (x, y, z).
     pub block: [u32; 3],
-    /// The warp of that block (threads `32·warp … 32·warp + 31`).
+    /// The warp of that block (threads `32·warp … 32·warp + 31`) that ran the site.
     pub warp: u32,
-    /// Lanes of that warp that reached the barrier (bit i: lane i).
-    #[serde(with = "warpscope_model::mask")]
-    #[schemars(with = "warpscope_model::mask::LaneMask")]
-    pub lanes_arrived: u32,
-    /// Non-exited lanes of that warp that did not (bit i: lane i).
-    #[serde(with = "warpscope_model::mask")]
-    #[schemars(with = "warpscope_model::mask::LaneMask")]
-    pub lanes_missing: u32,
-    /// Warp executions with lanes missing, over the run (the sampled blocks' with
-    /// `--sample-blocks`).
+    /// synccheck: lanes of that warp that reached the barrier (bit i: lane i).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lanes_arrived: Option<Lanes>,
+    /// synccheck: non-exited lanes of that warp that did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lanes_missing: Option<Lanes>,
+    /// initcheck: lanes of that warp whose read touched an unwritten byte.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lanes: Option<Lanes>,
+    /// racecheck: `RAW` (a write, then a read of its bytes by another warp), `WAR` (a read,
+    /// then a write) or `WAW` (two writes), in the order the two warps would meet the
+    /// accesses running in lockstep.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hazard: Option<String>,
+    /// racecheck and initcheck: what the site did to shared memory: `read`, `write` or
+    /// `atomic`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access: Option<String>,
+    /// racecheck: the other access of the race (the earlier one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other: Option<OtherAccess>,
+    /// racecheck and initcheck: the first shared byte found, as an offset in bytes from the
+    /// start of the block's shared memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_offset: Option<u64>,
+    /// Warp executions where it happened, over the run (the sampled blocks' with
+    /// `--sample-blocks`): synccheck, with lanes missing; racecheck, accesses that closed a
+    /// race (the later of the two in run order); initcheck, reads of an unwritten byte.
     pub warps: u64,
     /// Blocks where it happened at least once.
     pub blocks: u64,
     /// What happened and what to do, in words.
     pub message: String,
+}
+
+/// A lane mask (bit i: lane i), written as `"0x0000ffff"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Lanes(
+    #[serde(with = "warpscope_model::mask")]
+    #[schemars(with = "warpscope_model::mask::LaneMask")]
+    pub u32,
+);
+
+/// The other access of a racecheck finding: where it is, the warp of the finding's block
+/// that made it, and what it did.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct OtherAccess {
+    /// Its source file, 1-based line and column (the PTX's when no `.loc` names one).
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    /// 1-based line of its instruction in the PTX.
+    pub ptx_line: u32,
+    /// The warp of the finding's block that made it.
+    pub warp: u32,
+    /// `read`, `write` or `atomic`.
+    pub access: String,
 }
 
 impl Finding {

@@ -127,6 +127,12 @@ pub struct Program {
     /// The special registers some instruction reads (`%ctaid.x`, …): a reused warp sets only
     /// these again (`BlockCtx::new_warp`).
     pub(crate) read_specials: Vec<bool>,
+    /// PTX line of the first instruction that orders memory between threads otherwise than
+    /// a block barrier: a fence (`membar`, `fence`), an `ld`/`st`/`atom`/`red` with
+    /// `.acquire`, `.release` or `.acq_rel`, a `nanosleep` (a spin wait's back-off). Such a
+    /// kernel may synchronize its warps through memory (a software barrier, flag or lock),
+    /// which racecheck does not follow.
+    pub(crate) memory_sync: Option<u32>,
 }
 
 struct FuncInfo {
@@ -148,6 +154,8 @@ struct Decoder<'m> {
     shared_top: u64,
     /// See [`Program::counted_bars`].
     counted_bars: Vec<u32>,
+    /// See [`Program::memory_sync`].
+    memory_sync: Option<u32>,
     /// Where extern (dynamic) shared arrays start: after every static one, 16-byte aligned.
     extern_shared_base: u64,
     /// Addresses of function-scope static shared variables: (function, name) → address.
@@ -298,6 +306,7 @@ impl Program {
             shared_top: 0,
             extern_shared_base: 0,
             counted_bars: Vec::new(),
+            memory_sync: None,
             function_shared: HashMap::new(),
             local_top: 0,
             const_image: Vec::new(),
@@ -389,6 +398,7 @@ impl Program {
             spill_at: Vec::new(),
             spills: Vec::new(),
             counted_bars: d.counted_bars,
+            memory_sync: d.memory_sync,
         })
     }
 
@@ -947,6 +957,15 @@ impl<'m> Decoder<'m> {
             && (i.mods.iter().any(|m| m == "arrive") || i.operands.len() > 1)
         {
             self.counted_bars.push(self.insts.len() as u32);
+        }
+        let ordered = |m: &String| matches!(m.as_str(), "acquire" | "release" | "acq_rel");
+        let memory_sync = match i.opcode.as_str() {
+            "membar" | "fence" | "nanosleep" => true,
+            "ld" | "st" | "atom" | "red" => i.mods.iter().any(ordered),
+            _ => false,
+        };
+        if memory_sync && self.memory_sync.is_none() {
+            self.memory_sync = Some(i.pos.line);
         }
         self.push(instr, guard, i.pos, ctx.loc);
         Ok(label)

@@ -29,10 +29,10 @@ pub use error::RunawayLimit;
 pub use error::{At, Error, Result};
 pub use exec::{
     decode_tensor_map, replace_field, sample_blocks, tensormap_layout, texref_handle,
-    texture_handle, Findings, Im2col, Launch, Progress, Swizzle, SyncFinding, TensorMap,
-    TensorMapBinding, TextureBinding, WarpOrigin, DEFAULT_MAX_MEMORY, DEFAULT_MAX_STEPS,
-    MAX_CLUSTER_BLOCKS, MIN_STEPS_FOR_TIME, PARAM_ADDRESS_BASE, PARAM_ADDRESS_SPACING, RANK_SHIFT,
-    TEXTURE_BASE, TEXTURE_SPACING,
+    texture_handle, AccessKind, Findings, Hazard, Im2col, InitFinding, Launch, Progress,
+    RaceFinding, Swizzle, SyncFinding, TensorMap, TensorMapBinding, TextureBinding, WarpOrigin,
+    DEFAULT_MAX_MEMORY, DEFAULT_MAX_STEPS, MAX_CLUSTER_BLOCKS, MIN_STEPS_FOR_TIME,
+    PARAM_ADDRESS_BASE, PARAM_ADDRESS_SPACING, RANK_SHIFT, TEXTURE_BASE, TEXTURE_SPACING,
 };
 pub use instr::Site;
 pub use memory::Alloc;

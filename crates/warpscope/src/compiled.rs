@@ -1061,7 +1061,7 @@ fn build_launch(
         sample: crate::sample_of(req),
         cluster: [1, 1, 1],
         explicit_cluster: prog.explicit_cluster,
-        findings: Some(Default::default()),
+        findings: req.checks.then(Default::default),
     };
     // The cluster shape: the kernel's `__cluster_dims__` (`.reqnctapercluster`), which the
     // GPU enforces, or --cluster; both must agree.

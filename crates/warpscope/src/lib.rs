@@ -43,6 +43,7 @@ pub mod budget;
 pub mod compiled;
 pub mod diff;
 mod explain;
+mod findings;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 mod load;
@@ -143,6 +144,10 @@ pub struct AnalyzeRequest {
     /// Called once the front end has read the kernel, with one line saying what is analyzed
     /// (front end, compiler and version, PTX target, the CCs); `None` by default.
     pub on_loaded: Option<OnLoaded>,
+    /// Run the checks that find bugs in the kernel (synccheck, racecheck, initcheck:
+    /// `Analysis::findings`); `true` by default. A `-e` pattern is one access, not a
+    /// kernel: it reads shared memory nothing wrote by design, so it runs without them.
+    pub checks: bool,
 }
 
 /// A GPU of the table and the rates to predict with (datasheet or calibrated).
@@ -204,6 +209,7 @@ impl AnalyzeRequest {
             cluster: None,
             cluster_non_portable: false,
             on_loaded: None,
+            checks: true,
         }
     }
 

@@ -89,13 +89,23 @@ impl Loaded {
         }
     }
 
-    /// What synccheck found in the last run (see [`warpscope_simt::Findings`]).
-    pub(crate) fn sync_findings(&self) -> Vec<warpscope_simt::SyncFinding> {
+    /// Per site of the executor's program (the sites the checks' findings name): the
+    /// report's site ([`Loaded::sites`]) it is, `None` for data movement that is no access.
+    pub(crate) fn executor_sites(&self) -> Vec<Option<usize>> {
+        match self {
+            Loaded::Source(k, _) => k.executor_sites().to_vec(),
+            Loaded::Compiled(k) => (0..k.prog.sites.len()).map(Some).collect(),
+        }
+    }
+
+    /// What the checks (synccheck, racecheck, initcheck) found in the last run; `None` when
+    /// none were asked for (see [`warpscope_simt::Findings`]).
+    pub(crate) fn findings(&self) -> Option<&warpscope_simt::Findings> {
         let f = match self {
             Loaded::Source(_, cfg) => &cfg.findings,
             Loaded::Compiled(k) => &k.launch.findings,
         };
-        f.as_ref().map(|f| f.sync()).unwrap_or_default()
+        f.as_deref()
     }
 
     /// Runs `sample` (linear block indices, ascending) from now on; `None`: every block.
@@ -315,6 +325,9 @@ fn load(req: &AnalyzeRequest, archs: &[&'static Arch], notes: &mut Vec<String>) 
     cfg.max_memory = req.max_memory;
     cfg.progress = req.progress.clone();
     cfg.sample = sample_of(req);
+    if !req.checks {
+        cfg.findings = None;
+    }
     Ok(Loaded::Source(kernel, cfg))
 }
 

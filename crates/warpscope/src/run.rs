@@ -5,9 +5,7 @@
 
 use anyhow::Result;
 use warpscope_model::Space;
-use warpscope_report::{
-    Aggregator, Analysis, Finding, Header, SiteInfo, SiteTraffic, TrafficReport,
-};
+use warpscope_report::{Aggregator, Analysis, Header, SiteInfo, SiteTraffic, TrafficReport};
 use warpscope_traffic::{AccessTraffic, TrafficModel};
 
 use crate::load::Prepared;
@@ -33,6 +31,7 @@ pub(crate) fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Ana
             )
         })
         .collect();
+    group_findings(req, p);
     let grid = req.grid.map(u64::from);
     // No cache model to feed in order: the accesses are summed on the threads that run the
     // blocks, and the parts merged in block order.
@@ -88,6 +87,15 @@ pub(crate) fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Ana
         });
     }
     Ok(analysis)
+}
+
+/// Tells the checks (racecheck, initcheck) which line of the user's source each executor
+/// site reports as, so that findings are grouped as the report's sites are; before a run.
+pub(crate) fn group_findings(req: &AnalyzeRequest, p: &Prepared) {
+    if let Some(f) = p.kernel.findings() {
+        let (report_sites, executor_sites) = (p.kernel.sites(), p.kernel.executor_sites());
+        f.group_sites(crate::findings::lines(req, &report_sites, &executor_sites));
+    }
 }
 
 /// Runs `p` with its accesses summed on the threads that run the blocks (no cache model).
@@ -148,11 +156,12 @@ pub(crate) fn analysis_of(
     };
     let mut analysis = agg.finish(header, &sites);
     analysis.resources = crate::resources::of(req, p);
-    analysis.findings = kernel
-        .sync_findings()
-        .into_iter()
-        .map(|f| sync_finding(req, f))
-        .collect();
+    if let Some(f) = kernel.findings() {
+        let (report_sites, executor_sites) = (kernel.sites(), kernel.executor_sites());
+        let (found, notes) = crate::findings::report(req, f, &report_sites, &executor_sites);
+        analysis.findings = found;
+        analysis.notes.extend(notes);
+    }
     if let Some(n) = sample {
         analysis.notes.push(format!(
             "sampled {} of {} blocks ({:.2} %): the totals are extrapolated to the whole grid (×{:.1}); per-access figures (sectors per request, efficiency) are those of the sampled blocks",
@@ -160,68 +169,4 @@ pub(crate) fn analysis_of(
         ));
     }
     Ok(analysis)
-}
-
-/// The report's form of a synccheck finding: the barrier's source position (the PTX's when
-/// no `.loc` names one) and a message naming the lanes.
-fn sync_finding(req: &AnalyzeRequest, f: warpscope_simt::SyncFinding) -> Finding {
-    let (file, line, column) = match (&f.at.source, f.at.loc) {
-        // `source` is `file:line:col`.
-        (Some(s), Some((_, l, c))) => {
-            let file = s.rsplitn(3, ':').nth(2).unwrap_or(s).to_string();
-            (file, l, c)
-        }
-        _ => (req.file.clone(), f.at.ptx_line, f.at.ptx_col),
-    };
-    let lanes = |m: u32| lane_ranges(m);
-    let message = format!(
-        "barrier reached by only part of a warp (divergent __syncthreads()/bar.sync): in block ({}, {}, {}) warp {} lanes {} arrived and lanes {} did not ({} warp(s) in {} block(s)); every non-exited thread of the block must reach it, or the behaviour is undefined (compute-sanitizer synccheck: \"Divergent thread(s) in warp\"): make the condition around it uniform across the block, or move the barrier out of it",
-        f.block[0], f.block[1], f.block[2], f.warp, lanes(f.arrived), lanes(f.missing), f.warps, f.blocks
-    );
-    Finding {
-        kind: "synccheck".into(),
-        kernel: req.kernel.clone(),
-        file,
-        line,
-        column,
-        ptx_line: f.at.ptx_line,
-        block: f.block,
-        warp: f.warp,
-        lanes_arrived: f.arrived,
-        lanes_missing: f.missing,
-        warps: f.warps,
-        blocks: f.blocks,
-        message,
-    }
-}
-
-/// The set bits of a lane mask as ranges: `0-15`, `0,2,4-7`.
-fn lane_ranges(mask: u32) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < 32 {
-        if mask >> i & 1 == 1 {
-            let start = i;
-            while i + 1 < 32 && mask >> (i + 1) & 1 == 1 {
-                i += 1;
-            }
-            out.push(if start == i {
-                format!("{i}")
-            } else {
-                format!("{start}-{i}")
-            });
-        }
-        i += 1;
-    }
-    out.join(",")
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn lane_ranges_name_runs_of_lanes() {
-        assert_eq!(super::lane_ranges(0x0000_ffff), "0-15");
-        assert_eq!(super::lane_ranges(0b1111_0101), "0,2,4-7");
-        assert_eq!(super::lane_ranges(u32::MAX), "0-31");
-    }
 }

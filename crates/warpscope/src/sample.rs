@@ -16,7 +16,7 @@ use anyhow::{bail, Result};
 use warpscope_report::Analysis;
 
 use crate::load::Prepared;
-use crate::run::{aggregate, analysis_of};
+use crate::run::{aggregate, analysis_of, group_findings};
 use crate::AnalyzeRequest;
 
 /// Blocks of the pilot run that measures warp instructions per block.
@@ -67,6 +67,7 @@ pub(crate) fn analyze_auto(req: &AnalyzeRequest, p: &mut Prepared) -> Result<Ana
         bail!("--sample-blocks auto with a thread-block cluster is not supported yet (a sample must hold whole clusters): drop --sample-blocks");
     }
     let total: u64 = req.grid.iter().map(|&x| x as u64).product();
+    group_findings(req, p);
     // The pilot: its blocks' warp instructions, counted by a progress of its own.
     let pilot = Arc::new(warpscope_simt::Progress::default());
     p.kernel.set_progress(Some(pilot.clone()));

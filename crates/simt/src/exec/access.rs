@@ -319,6 +319,7 @@ impl<'a> BlockCtx<'a> {
                 )?;
             }
         }
+        self.check_access(warp.index, site, a);
         let origin = WarpOrigin {
             block: self.block,
             warp: warp.index,

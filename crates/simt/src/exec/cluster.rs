@@ -222,6 +222,9 @@ pub(super) fn run(
                 }
                 any = true;
                 live += 1;
+                if let Some(c) = &ctx.checks {
+                    c.borrow_mut().turn(w as u32, ctx.steps);
+                }
                 match ctx.run_warp(warp, global, sink) {
                     Ok(Yield::Done) => block.done[w] = true,
                     Ok(Yield::Barrier | Yield::Spin) => {}

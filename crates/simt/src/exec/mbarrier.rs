@@ -113,6 +113,9 @@ impl BlockCtx<'_> {
     }
 
     fn set_mbar_state(&mut self, (rank, off): Mbar, s: State) {
+        if rank.is_none() {
+            self.check_raw_write(off, 8);
+        }
         crate::memory::write_flat(self.image_mut(rank), off, 8, s.encode());
     }
 

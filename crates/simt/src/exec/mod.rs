@@ -8,11 +8,14 @@ use warpscope_model::{Space, WarpAccess, WARP_SIZE};
 
 mod access;
 mod bulk;
+mod checks;
 mod cluster;
+mod initcheck;
 mod mbarrier;
 pub(crate) mod mma;
 pub(crate) mod mma_sp;
 mod packed;
+mod racecheck;
 mod step;
 mod sync;
 mod tcgen05;
@@ -21,8 +24,10 @@ mod texture;
 mod tma;
 mod wgmma;
 
+pub use checks::{Findings, InitFinding, RaceFinding};
 pub use cluster::{MAX_CLUSTER_BLOCKS, RANK_SHIFT};
-pub use sync::{Findings, SyncFinding};
+pub use racecheck::{AccessKind, Hazard};
+pub use sync::SyncFinding;
 pub use tensormap::{decode_tensor_map, layout as tensormap_layout, replace_field};
 pub use texture::{texref_handle, texture_handle, TextureBinding, TEXTURE_BASE, TEXTURE_SPACING};
 pub use tma::{
@@ -87,7 +92,8 @@ pub struct Launch {
     /// the indices are those of clusters in the grid of clusters (`grid / cluster`): a
     /// cluster runs whole or not at all.
     pub sample: Option<Arc<Vec<u64>>>,
-    /// Where the run records what synccheck finds (`exec/sync.rs`); `None`: no check.
+    /// Where the run records what synccheck, racecheck and initcheck find
+    /// (`exec/checks.rs`); `None`: no check (and no cost but a test per shared access).
     pub findings: Option<Arc<Findings>>,
 }
 
@@ -337,9 +343,30 @@ struct BlockCtx<'a> {
     divergent_bars: Vec<u32>,
     /// The previous block's warps, by index: their storage is reused (`new_warp`).
     spare_warps: Vec<Warp>,
+    /// The worker's racecheck and initcheck state while this block runs (`exec/checks.rs`).
+    checks: Option<Box<std::cell::RefCell<checks::Checks>>>,
 }
 
 impl Program {
+    /// Where instruction `pc` is: its PTX line and column, and its `.loc` source position.
+    pub(crate) fn at(&self, pc: u32) -> At {
+        let i = &self.insts[pc as usize];
+        At {
+            ptx_line: i.ptx_line,
+            ptx_col: i.ptx_col,
+            source: i.loc.map(|(f, l, c)| {
+                let file = self
+                    .files
+                    .iter()
+                    .find(|(k, _)| *k == f)
+                    .map(|(_, p)| p.as_str())
+                    .unwrap_or("?");
+                format!("{file}:{l}:{c}")
+            }),
+            loc: i.loc,
+        }
+    }
+
     /// The NUL-terminated string at a (generic or global) address of a module-scope
     /// `.global` variable (nvcc's `$str` constants), at most 4 KiB.
     fn c_string(&self, addr: u64) -> Option<String> {
@@ -688,6 +715,7 @@ impl Program {
                 .map_err(Error::Memory)?,
             );
         }
+        let mut checks = checks::Checks::new(self, launch, shared_bytes);
         let [gx, gy, _] = launch.grid.map(|x| x as u64);
         let [ux, uy] = [gx / c[0] as u64, gy / c[1] as u64];
         for slot in range {
@@ -728,9 +756,16 @@ impl Program {
                     tmem: None,
                     divergent_bars: Vec::new(),
                     spare_warps: std::mem::take(&mut spare[rank as usize]),
+                    checks: None,
                 });
             }
+            if let (Some(mut ch), Some(ctx)) = (checks.take(), ctxs.first_mut()) {
+                let warps = threads.div_ceil(WARP_SIZE as u32) as usize;
+                ch.get_mut().begin_block(slot, ctx.block, warps);
+                ctx.checks = Some(ch);
+            }
             let r = cluster::run(&mut ctxs, global, sink);
+            checks = ctxs.first_mut().and_then(|ctx| ctx.checks.take());
             if let Err(e) = r {
                 if !matches!(e, Error::Stopped) {
                     failed.fetch_min(slot, Ordering::Relaxed);
@@ -745,6 +780,9 @@ impl Program {
                 local[rank] = ctx.local;
                 spare[rank] = ctx.spare_warps;
             }
+        }
+        if let Some(ch) = checks {
+            checks::Checks::flush(ch, self);
         }
         Ok(())
     }
@@ -973,22 +1011,7 @@ impl<'a> BlockCtx<'a> {
     }
 
     fn at(&self, pc: u32) -> At {
-        let i = &self.prog.insts[pc as usize];
-        At {
-            ptx_line: i.ptx_line,
-            ptx_col: i.ptx_col,
-            source: i.loc.map(|(f, l, c)| {
-                let file = self
-                    .prog
-                    .files
-                    .iter()
-                    .find(|(k, _)| *k == f)
-                    .map(|(_, p)| p.as_str())
-                    .unwrap_or("?");
-                format!("{file}:{l}:{c}")
-            }),
-            loc: i.loc,
-        }
+        self.prog.at(pc)
     }
 
     fn thread(&self, warp: &Warp, lane: usize) -> [u32; 3] {

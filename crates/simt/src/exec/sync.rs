@@ -7,9 +7,6 @@
 //! reports it as "Barrier error detected. Divergent thread(s) in warp". Exited lanes do not
 //! count, nor lanes that skipped the barrier on their way out (an early `return`).
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-
 use super::{BlockCtx, Warp};
 use crate::error::At;
 use crate::instr::Instr;
@@ -33,23 +30,6 @@ pub struct SyncFinding {
     pub blocks: u64,
 }
 
-/// The synccheck findings of a run, filled by the threads that run blocks; one entry per
-/// barrier instruction. Give one in [`super::Launch::findings`] and read it after the run.
-#[derive(Debug, Default)]
-pub struct Findings {
-    /// Instruction index → (run-order slot of the first block, finding).
-    sync: Mutex<BTreeMap<u32, (u64, SyncFinding)>>,
-}
-
-impl Findings {
-    /// The divergent-barrier findings, by instruction order (deterministic: the first
-    /// block is the lowest in run order whatever thread ran it).
-    pub fn sync(&self) -> Vec<SyncFinding> {
-        let m = self.sync.lock().unwrap_or_else(|e| e.into_inner());
-        m.values().map(|(_, f)| f.clone()).collect()
-    }
-}
-
 /// A barrier a warp reached with lanes missing: judged by what the missing lanes do next.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Pending {
@@ -66,6 +46,9 @@ impl BlockCtx<'_> {
     pub(super) fn check_barrier(&mut self, warp: &mut Warp, pc: u32, exec: u32) {
         if self.launch.findings.is_none() {
             return;
+        }
+        if let Some(c) = &self.checks {
+            c.borrow_mut().barrier(warp.index, self.steps);
         }
         let missing = warp.live & !warp.exited & !exec;
         if missing == 0 || self.prog.counted_bars.binary_search(&pc).is_ok() {

@@ -534,6 +534,7 @@ impl<'a> BlockCtx<'a> {
                         self.shared.len()
                     )));
                 }
+                self.check_raw_write(a, 4);
                 crate::memory::write_flat(&mut self.shared, a, 4, (32 * s) as u64);
             }
             Tc5Op::Dealloc { taddr, ncols, pair } => {
