@@ -75,12 +75,18 @@ pub(crate) fn load(path: &Path, elem: &ElemType) -> Result<Loaded, String> {
         ));
     }
     let data = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    from_bytes(data, elem).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Reads a file's bytes `data` for a parameter whose elements are `elem`: a `.npy` array when
+/// it starts with NumPy's magic string, raw little-endian elements otherwise. Errors as
+/// [`load`]'s, without the path.
+pub(crate) fn from_bytes(data: Vec<u8>, elem: &ElemType) -> Result<Loaded, String> {
     if data.starts_with(NPY_MAGIC) {
         npy(&data, elem)
     } else {
         raw(data, elem)
     }
-    .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn raw(bytes: Vec<u8>, elem: &ElemType) -> Result<Loaded, String> {
