@@ -8,6 +8,12 @@
 #
 #   scripts/fuzz.sh                 every target, 600 s each
 #   scripts/fuzz.sh 60 ptx npy      two targets, 60 s each
+#   scripts/fuzz.sh --minimize [TARGET...]   shrink the corpora before committing them
+#
+# --minimize keeps, of each corpus, the smallest inputs of at most MAX_INPUT bytes (default
+# 12288) that together reach every edge those inputs reach (libFuzzer -merge=1 on edges,
+# -use_counters=0: hit counts make nearly every input "new", and the corpora grew to tens of
+# MB); the checked-in corpora stay at a few MB.
 #
 # Prints, per target, the executions, libFuzzer's coverage (cov: edges, ft: features) and
 # corpus size from its final lines, and whether it ended clean. Needs `cargo install
@@ -17,6 +23,12 @@ set -uo pipefail
 
 cd "$(dirname "$0")/../fuzz"
 ALL=(preprocess frontend ptx launches npy diff_json)
+MINIMIZE=0
+if [ "${1:-}" = "--minimize" ]; then
+    MINIMIZE=1
+    shift
+    set -- 0 "$@"
+fi
 SECONDS_EACH=${1:-600}
 shift || true
 TARGETS=("$@")
@@ -28,6 +40,20 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     exit 2
 fi
 nice -n "$NICE" cargo +nightly fuzz build || exit 2
+
+if [ $MINIMIZE -eq 1 ]; then
+    bin=target/x86_64-unknown-linux-gnu/release
+    for t in "${TARGETS[@]}"; do
+        small=$(mktemp -d) && kept=$(mktemp -d) || exit 2
+        find "corpus/$t" -type f -size -"$(( ${MAX_INPUT:-12288} + 1 ))"c -exec cp {} "$small/" \;
+        nice -n "$NICE" "$bin/$t" -merge=1 -use_counters=0 -timeout=60 -rss_limit_mb=4096 \
+            "$kept" "$small" >"logs-minimize-$t.txt" 2>&1 || { echo "$t: merge failed (fuzz/logs-minimize-$t.txt)" >&2; exit 1; }
+        rm -rf "corpus/$t" && mv "$kept" "corpus/$t" && chmod 755 "corpus/$t" && rm -rf "$small"
+        echo "$t: $(ls "corpus/$t" | wc -l) inputs, $(du -sh --apparent-size "corpus/$t" | cut -f1); $(grep -o '[0-9]* new coverage edges' "logs-minimize-$t.txt" | tail -1)"
+        rm -f "logs-minimize-$t.txt"
+    done
+    exit 0
+fi
 
 mkdir -p logs
 summary=()
