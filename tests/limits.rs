@@ -416,7 +416,8 @@ fn static_shared_memory_over_48_kb_is_refused() {
 
 /// A PTX kernel declaring a million registers, launched with 1,024 threads, would need 8 GB
 /// of register images (8 bytes × 32 lanes × 32 warps per register): refused against the
-/// memory cap before any warp is made (it aborted on the allocation before).
+/// memory cap before any warp is made (it aborted on the allocation before). The cap is
+/// given (4 GiB, the old default): the default depends on the machine.
 #[test]
 fn a_million_registers_per_thread_are_refused_against_the_cap() {
     let f = ptx(
@@ -425,14 +426,85 @@ fn a_million_registers_per_thread_are_refused_against_the_cap() {
     );
     let err = fails(
         &[
-            "analyze", &f, "--kernel", "k", "--grid", "1", "--block", "1024",
+            "analyze",
+            &f,
+            "--kernel",
+            "k",
+            "--grid",
+            "1",
+            "--block",
+            "1024",
+            "--max-memory",
+            "4G",
         ],
         &["PTX registers per thread", "--max-memory"],
     );
-    assert!(err.contains("and 8"), "{err}");
-    // 32 threads of it: 256 MB, within the default cap of 4 GiB.
+    // 1,000,050 registers (the declared ones and the specials) × 8 bytes × 1,024 threads.
+    assert!(
+        err.contains("8192409600 bytes for its 1000050 PTX registers per thread: more than the memory cap of 4294967296 bytes"),
+        "{err}"
+    );
+    // 32 threads of it: 256 MB, within the cap of 4 GiB.
     let (ok, _, err) = warpscope(&[
-        "analyze", &f, "--kernel", "k", "--grid", "1", "--block", "32", "-q",
+        "analyze",
+        &f,
+        "--kernel",
+        "k",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "-q",
+        "--max-memory",
+        "4G",
     ]);
     assert!(ok, "{err}");
+}
+
+/// `--max-memory`'s default is half the memory available when warpscope starts, at least
+/// 256 MiB (sysinfo; Linux's MemAvailable here): a block of 16,000,000 registers per thread
+/// (131 GB of register images) is refused against it, and the cap it names is within a
+/// factor of 1.5 of half of what /proc/meminfo said just before (other processes come and
+/// go). An explicit --max-memory wins, however large the default.
+#[test]
+fn the_default_memory_cap_is_half_the_available_memory_and_a_given_one_wins() {
+    let f = ptx(
+        "",
+        ".reg .b32 %r<16000000>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r15999999;\nret;",
+    );
+    let base = [
+        "analyze", &f, "--kernel", "k", "--grid", "1", "--block", "1024", "-q",
+    ];
+    let needed: u64 = 131_072_409_600; // 16,000,050 registers × 8 bytes × 1,024 threads
+    let cap_named = |err: &str| -> u64 {
+        let at = err.find("memory cap of ").expect(err) + "memory cap of ".len();
+        err[at..].split(' ').next().unwrap().parse().expect(err)
+    };
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let available = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024);
+    match available {
+        Some(a) if a / 2 < needed / 2 => {
+            let err = fails(&base, &[&format!("and {needed} bytes for its 16000050 PTX registers per thread: more than the memory cap of ")]);
+            let cap = cap_named(&err);
+            let half = (a / 2).max(256 << 20);
+            assert!(
+                cap as f64 >= half as f64 / 1.5 && cap as f64 <= half as f64 * 1.5,
+                "default cap {cap}, half the available memory {half}"
+            );
+        }
+        _ => eprintln!(
+            "SKIPPED the default cap's check: no /proc/meminfo, or more than 131 GB available (the launch would fit)"
+        ),
+    }
+    let mut given = base.to_vec();
+    given.extend(["--max-memory", "1G"]);
+    let err = fails(
+        &given,
+        &["more than the memory cap of 1073741824 bytes (--max-memory)"],
+    );
+    assert_eq!(cap_named(&err), 1 << 30);
 }

@@ -108,8 +108,11 @@ pub struct LaunchArgs {
     #[arg(long, value_name = "N")]
     max_steps: Option<u64>,
     /// Memory the executor may hold for the launch's memory images: global memory written
-    /// (kept when loaded values reach addresses or branches) and each running block's shared
-    /// and local memory. Bytes, or with K, M, G, T (powers of 1024): 512M, 4G [default: 4G].
+    /// (kept when loaded values reach addresses or branches), each running block's shared
+    /// and local memory and its warps' registers; a launch that needs more is refused. Bytes,
+    /// or with K, M, G, T (powers of 1024): 512M, 4G [default: half the memory available when
+    /// warpscope starts (the OS's, or a container's limit less its use when lower), at least
+    /// 256M].
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     max_memory: Option<u64>,
     /// Run only a sample of the grid's blocks and extrapolate the totals: N blocks, or a
@@ -553,7 +556,9 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
         .or(host.as_ref().map(|h| h.dynamic_smem))
         .unwrap_or(0);
     req.max_steps = l.max_steps.unwrap_or(warpscope::cuda::DEFAULT_MAX_STEPS);
-    req.max_memory = l.max_memory.unwrap_or(warpscope::DEFAULT_MAX_MEMORY);
+    req.max_memory = l
+        .max_memory
+        .unwrap_or_else(super::memory::default_max_memory);
     let blocks: u64 = req.grid.iter().map(|&x| x as u64).product();
     req.sample_auto = matches!(l.sample_blocks, Some(SampleArg::Auto));
     req.sample_blocks = l.sample_blocks.and_then(|s| match s {

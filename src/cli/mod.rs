@@ -16,6 +16,7 @@ mod input;
 mod launch;
 mod launches;
 mod lists;
+mod memory;
 mod progress;
 mod project;
 use warpscope::quick;

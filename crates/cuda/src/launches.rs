@@ -231,6 +231,11 @@ fn parse(text: &str) -> Option<Tree> {
     crate::parse_bounded(&mut parser, text)
 }
 
+/// Macro bodies one launch expression's outermost macro may evaluate, nested uses included:
+/// real launch macros (`#define BLOCKS ((N + THREADS - 1) / THREADS)`) use a handful, and each
+/// use is a parse.
+pub const MAX_MACRO_USES: usize = 4_096;
+
 /// Syntax-tree levels the host-code walk descends at most: its recursion (statements,
 /// expressions, `#if` blocks) must fit the stack. Brackets nested 512 deep, the source front
 /// end's limit, make about 1,000 levels.
@@ -880,12 +885,24 @@ impl<'a> Walker<'a> {
     /// Evaluates text (a macro's body) as an expression.
     fn eval_text(&self, body: &str, name: &str) -> std::result::Result<Value, String> {
         thread_local!(static DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) });
+        // Macro bodies evaluated for the outermost macro use: `#define M1 (M0 + M0)` … `M29`
+        // doubles at each level (2^29 parses before this bound).
+        thread_local!(static USES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) });
         if body.trim().is_empty() {
             return Err(format!("the macro `{name}` is empty"));
         }
         let depth = DEPTH.with(|d| d.get());
         if depth > 32 {
             return Err(format!("the macro `{name}` expands too deeply"));
+        }
+        let uses = if depth == 0 {
+            1
+        } else {
+            USES.with(|u| u.get()) + 1
+        };
+        USES.with(|u| u.set(uses));
+        if uses > MAX_MACRO_USES {
+            return Err(String::new()); // the outermost use names itself below
         }
         let snippet = format!("auto warpscope_value = ({body});");
         let tree = parse(&snippet).ok_or_else(|| format!("the macro `{name}` does not parse"))?;
@@ -899,6 +916,11 @@ impl<'a> Walker<'a> {
         DEPTH.with(|d| d.set(depth + 1));
         let r = self.eval_in(value, &snippet, false);
         DEPTH.with(|d| d.set(depth));
+        if depth == 0 && USES.with(|u| u.get()) > MAX_MACRO_USES {
+            return Err(format!(
+                "the macro `{name}` expands to more than {MAX_MACRO_USES} macro uses (a #define chain that doubles at each level?)"
+            ));
+        }
         r
     }
 }

@@ -10,6 +10,7 @@
 
 mod codegen;
 pub mod error;
+pub mod fuzzing;
 pub mod ir;
 pub mod launches;
 mod lower;

@@ -325,9 +325,13 @@ pub fn run(ncu: &Path, ncu_args: &[String], program: &Path, args: &[String]) -> 
 }
 
 /// [`run`] without [`check_output`]: the output of a run that reported errors (a profiled
-/// program that stopped part way), for the caller to read what it measured.
+/// program that stopped part way), for the caller to read what it measured. ncu runs as
+/// nvcc does ([`warpscope_toolkit::run_tool`]): in its own process group, killed whole
+/// (the profiled program too) after `--tool-timeout` ([`warpscope_toolkit::tool_timeout`]),
+/// past `--max-input-bytes` of output, or when warpscope is stopped (SIGINT, SIGTERM).
 ///
-/// Errors: [`Error::Ncu`] when ncu cannot be started; [`Error::NcuPermission`].
+/// Errors: [`Error::Ncu`] when ncu cannot be started, does not finish in time or prints
+/// too much (the message names the limit and the command); [`Error::NcuPermission`].
 pub fn run_unchecked(
     ncu: &Path,
     ncu_args: &[String],
@@ -340,9 +344,13 @@ pub fn run_unchecked(
     command.extend(ncu_args.iter().cloned());
     command.push(program.display().to_string());
     command.extend(args.iter().cloned());
-    let out = cmd
-        .output()
-        .map_err(|e| Error::Ncu(format!("cannot run {}: {e}", ncu.display())))?;
+    let out =
+        warpscope_toolkit::run_tool(&mut cmd, "ncu", &command.join(" ")).map_err(|e| match e {
+            warpscope_toolkit::ToolkitError::Spawn { source, .. } => {
+                Error::Ncu(format!("cannot run {}: {source}", ncu.display()))
+            }
+            other => Error::Ncu(other.to_string()),
+        })?;
     let run = Run {
         command,
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

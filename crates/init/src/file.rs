@@ -21,6 +21,37 @@ const NPY_MAGIC: &[u8] = b"\x93NUMPY";
 /// allocated for it.
 pub const MAX_NPY_HEADER: u64 = 1 << 20;
 
+/// Deepest nesting of brackets (`()`, `[]`, `{}`, outside quotes) read in a `.npy` header:
+/// npyz parses the header's Python literal with backtracking that triples with each level
+/// (`({{{{{{{{{{{{3,)` took 26 s; found by the `npy` fuzz target). A plain array's header
+/// nests 2 (the dict, the shape tuple); a structured dtype 3 or more, refused anyway.
+pub const MAX_NPY_HEADER_DEPTH: usize = 4;
+
+/// Refuses a header (its bytes after the preamble) nesting brackets deeper than
+/// [`MAX_NPY_HEADER_DEPTH`], naming the byte where it does.
+fn check_header_depth(header: &[u8]) -> Result<(), String> {
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    for (i, &b) in header.iter().enumerate() {
+        match (quote, b) {
+            (Some(q), _) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(b),
+            (None, b'(' | b'[' | b'{') => {
+                depth += 1;
+                if depth > MAX_NPY_HEADER_DEPTH {
+                    return Err(format!(
+                        "the .npy header nests brackets more than {MAX_NPY_HEADER_DEPTH} deep (at byte {i} of the header); a NumPy header nests 2 (a structured dtype more): the file is damaged or not written by NumPy"
+                    ));
+                }
+            }
+            (None, b')' | b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The header's length as the preamble gives it [NumPy format: 6-byte magic, major and
 /// minor version, then a little-endian u16 (v1) or u32 (v2, v3) length], checked against
 /// [`MAX_NPY_HEADER`] and against the bytes the file holds.
@@ -75,12 +106,18 @@ pub(crate) fn load(path: &Path, elem: &ElemType) -> Result<Loaded, String> {
         ));
     }
     let data = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    from_bytes(data, elem).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Reads a file's bytes `data` for a parameter whose elements are `elem`: a `.npy` array when
+/// it starts with NumPy's magic string, raw little-endian elements otherwise. Errors as
+/// [`load`]'s, without the path.
+pub(crate) fn from_bytes(data: Vec<u8>, elem: &ElemType) -> Result<Loaded, String> {
     if data.starts_with(NPY_MAGIC) {
         npy(&data, elem)
     } else {
         raw(data, elem)
     }
-    .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn raw(bytes: Vec<u8>, elem: &ElemType) -> Result<Loaded, String> {
@@ -114,7 +151,9 @@ fn matches(scalar: Scalar, kind: TypeChar, bytes: u64) -> bool {
 }
 
 fn npy(data: &[u8], elem: &ElemType) -> Result<Loaded, String> {
-    npy_header_len(data)?;
+    let len = npy_header_len(data)?;
+    let at = if data[6] == 1 { 10 } else { 12 };
+    check_header_depth(&data[at..at + len as usize])?;
     let mut cursor = std::io::Cursor::new(data);
     let header = NpyHeader::from_reader(&mut cursor)
         .map_err(|e| format!("not a readable .npy file: {e}"))?;

@@ -28,6 +28,7 @@
 
 mod elem;
 mod file;
+pub mod fuzzing;
 
 pub use elem::{ElemType, Scalar};
 
@@ -502,6 +503,20 @@ pub fn contents(
             Ok((Contents::Bytes(loaded.bytes.into()), Some(loaded.elements)))
         }
     }
+}
+
+/// The contents of a `file:` data file from its bytes `data`, for a parameter whose elements
+/// are `elem`: a NumPy `.npy` array (told apart by its magic string; its dtype must be the
+/// element type) or raw little-endian elements. Returns the little-endian bytes and their
+/// count in elements of `elem`.
+///
+/// Errors: a malformed or truncated `.npy` (a header over 1 MiB, a
+/// shape whose element or byte count passes 2^64, fewer data bytes than the shape says), a
+/// dtype other than the element type, a size that is not whole elements; the message names
+/// no path (the caller adds it, as [`contents`] does).
+pub fn read_data(data: Vec<u8>, elem: &ElemType) -> Result<(Vec<u8>, u64)> {
+    let loaded = file::from_bytes(data, elem).map_err(Error)?;
+    Ok((loaded.bytes, loaded.elements))
 }
 
 /// The bits of `const:V` in scalar `s`, if V is a value of it.

@@ -376,3 +376,56 @@ fn npy_headers_and_shapes_are_bounded_before_allocating() {
     let e = load_err("v9.npy", &npy_bytes(9, f4, None, &data));
     assert!(e.contains("the .npy format version 9 is unknown"), "{e}");
 }
+
+/// Found by the `npy` fuzz target (fuzz/regressions/npy/): npyz parses the header's Python
+/// literal with backtracking that triples with each nested bracket, so a shape of `({{{{{{{{{{{{3,)`
+/// took 26 s and 20 levels would take hours. Headers nesting brackets deeper than 4 (a plain
+/// array's header nests 2) are refused before npyz reads them, at once.
+#[test]
+fn deeply_nested_npy_header_is_refused_at_once() {
+    let h = format!(
+        "{{'descr': '|b1', 'fortran_order': False, 'shape': ({}3,)unsigned   rtran_order': False,    ,   # @   ",
+        "{".repeat(20)
+    );
+    let t = std::time::Instant::now();
+    let e = read_data(
+        npy_bytes(1, &h, None, &[0u8; 4]),
+        &ElemType::of_pointer("bool*", 1),
+    )
+    .unwrap_err()
+    .0;
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        t.elapsed()
+    );
+    // The dict's `{` is byte 0, the shape's `(` byte 50; bytes 51, 52, 53 are `{`: the third
+    // of them is the fifth level.
+    assert_eq!(
+        e,
+        "the .npy header nests brackets more than 4 deep (at byte 53 of the header); a NumPy header nests 2 (a structured dtype more): the file is damaged or not written by NumPy"
+    );
+    // The fuzzer's own input, as it found it.
+    let found = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/regressions/npy/timeout-nested-braces-in-shape.npy"
+    ))
+    .unwrap();
+    let e = read_data(found, &ElemType::of_pointer("bool*", 1))
+        .unwrap_err()
+        .0;
+    assert!(
+        e.starts_with("the .npy header nests brackets more than 4 deep"),
+        "{e}"
+    );
+    // Nesting 4 deep still reaches the structured-dtype message.
+    let structured =
+        "{'descr': [('x', '<f4'), ('y', [('a', '<i4')])], 'fortran_order': False, 'shape': (2,), }";
+    let e = read_data(
+        npy_bytes(1, structured, None, &[0u8; 16]),
+        &ElemType::of_pointer("float*", 4),
+    )
+    .unwrap_err()
+    .0;
+    assert!(e.contains("structured dtype"), "{e}");
+}

@@ -18,6 +18,7 @@ pub mod decode;
 mod decode_inst;
 pub mod error;
 mod exec;
+pub mod fuzzing;
 pub mod instr;
 pub mod memory;
 pub mod minifloat;

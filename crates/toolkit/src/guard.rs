@@ -144,17 +144,15 @@ fn kill_group(pgid: u32) {
 fn kill_group(_pgid: u32) {}
 
 /// Runs `cmd` (the tool `tool`, shell-quoted as `command` for messages) with no standard
-/// input, in its own process group, and collects its output.
+/// input, in its own process group, and collects its output. Every external program
+/// warpscope runs goes through it: nvcc, ptxas, nvdisasm here, Nsight Compute's `ncu` in
+/// `warpscope verify` and `calibrate` (warpscope-gpu).
 ///
 /// Errors: [`ToolkitError::Spawn`] if it does not start; [`ToolkitError::Timeout`] after
 /// [`tool_timeout`]; [`ToolkitError::OutputTooLarge`] past [`max_output_bytes`]. In the
 /// last two cases the whole process group is killed first. A tool that exits with a failure
 /// is not an error here: the caller reads the status.
-pub(crate) fn run_tool(
-    cmd: &mut Command,
-    tool: &str,
-    command: &str,
-) -> Result<Output, ToolkitError> {
+pub fn run_tool(cmd: &mut Command, tool: &str, command: &str) -> Result<Output, ToolkitError> {
     run_tool_within(cmd, tool, command, tool_timeout())
 }
 

@@ -39,7 +39,7 @@ pub use compile::{CompileOptions, Compiled};
 pub use error::{ToolkitError, PIP_INSTALL};
 pub use find::{find, Source};
 pub use guard::{
-    max_output_bytes, set_max_output_bytes, set_tool_timeout, stop_all, tool_timeout,
+    max_output_bytes, run_tool, set_max_output_bytes, set_tool_timeout, stop_all, tool_timeout,
     DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TOOL_TIMEOUT,
 };
 pub use sass::{

@@ -44,6 +44,7 @@ pub mod compiled;
 pub mod diff;
 mod explain;
 mod findings;
+pub mod fuzzing;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 mod load;
@@ -105,8 +106,9 @@ pub struct AnalyzeRequest {
     /// instructions. Default [`warpscope_cuda::DEFAULT_MAX_STEPS`]; no time limit applies.
     pub max_steps: u64,
     /// Bytes the executor's memory images may hold (global memory written, each running
-    /// block's shared and local memory): `--max-memory`, default [`DEFAULT_MAX_MEMORY`]
-    /// (4 GiB).
+    /// block's shared and local memory, its warps' registers): `--max-memory`. Default
+    /// [`DEFAULT_MAX_MEMORY`] (4 GiB) here and in the Python package; the command line's
+    /// default is half the memory available when it starts, at least 256 MiB.
     pub max_memory: u64,
     /// Counters of the running launch (blocks done of total) for a progress bar on another
     /// thread; the compiled path fills them.

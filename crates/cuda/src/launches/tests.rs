@@ -284,3 +284,29 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         assert_eq!(found.unwrap(), 1);
     }
 }
+
+/// A `#define` chain that doubles at each level (`M1` is `(M0 + M0)`, …, `M29`: 2^29 uses of
+/// `M0`) hung `warpscope launches` for minutes, each use a parse; it stops at
+/// [`MAX_MACRO_USES`] with the outermost macro named, and the launch is still listed.
+#[test]
+fn doubling_macro_chain_stops_at_the_use_limit() {
+    let mut src = String::from("#define M0 1\n");
+    for k in 1..30 {
+        src.push_str(&format!("#define M{k} (M{} + M{})\n", k - 1, k - 1));
+    }
+    src.push_str("__global__ void k(int n) {}\nint main() { k<<<M29, M3>>>(1); }\n");
+    let t = std::time::Instant::now();
+    let l = launches(&src, &[]);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(l.len(), 1);
+    assert_eq!(
+        l[0].grid.why.as_deref(),
+        Some("the macro `M29` expands to more than 4096 macro uses (a #define chain that doubles at each level?)")
+    );
+    // A chain under the limit still folds: M3 is 2^3 ones.
+    assert_eq!(l[0].block.value, Some(Value::Int(8)));
+}

@@ -43,8 +43,14 @@ pub struct Define {
     pub body: Vec<PTok>,
 }
 
-/// Upper bound on tokens produced by one expansion: stops runaway (exponential) macros.
-const MAX_TOKENS: usize = 1 << 18;
+/// Upper bound on tokens produced by macros in one run of text (the lines between two
+/// directives, or one `#if` condition): stops runaway (exponential) macros, `#define A B B`,
+/// `#define B C C`, … The largest expansion in the corpus's headers is under 2,000 tokens.
+pub const MAX_TOKENS: usize = 1 << 18;
+
+/// Upper bound on tokens produced by macros in a whole file, its headers included: a macro
+/// of [`MAX_TOKENS`] tokens used on every other line would otherwise produce gigabytes.
+pub const MAX_TOTAL_TOKENS: usize = 1 << 22;
 
 /// Deepest nesting of macro uses inside macro arguments (`F(F(F(x)))`): arguments are
 /// expanded recursively, so this bounds the stack.
@@ -56,23 +62,47 @@ pub struct Expander<'d> {
     /// The files tokens come from, for `__LINE__` and `__FILE__`.
     pub files: &'d [File],
     produced: usize,
+    /// Tokens macros may still produce in the whole file ([`MAX_TOTAL_TOKENS`] less what
+    /// earlier runs produced).
+    total_left: usize,
     depth: usize,
 }
 
 impl<'d> Expander<'d> {
-    pub fn new(defs: &'d HashMap<String, Define>, files: &'d [File]) -> Self {
+    /// An expander of one run of text; `total_left` is what macros may still produce in the
+    /// whole file ([`MAX_TOTAL_TOKENS`] less [`Expander::produced`] of earlier runs).
+    pub fn new(defs: &'d HashMap<String, Define>, files: &'d [File], total_left: usize) -> Self {
         Expander {
             defs,
             files,
             produced: 0,
+            total_left,
             depth: 0,
+        }
+    }
+
+    /// Tokens macros produced so far in this run.
+    pub fn produced(&self) -> usize {
+        self.produced
+    }
+
+    /// The error for a run whose macros produced more than they may, if this one did.
+    fn over_limit(&self, name: &str, more: usize) -> Option<String> {
+        let n = self.produced.saturating_add(more);
+        if n > MAX_TOKENS {
+            Some(format!("macro {name} expands to more than {MAX_TOKENS} tokens (the limit of one expansion: a macro that doubles at each level?)"))
+        } else if n > self.total_left {
+            Some(format!("macros expand to more than {MAX_TOTAL_TOKENS} tokens in all in this file and its headers (the limit of one file), reached at this use of {name}: a large macro used many times?"))
+        } else {
+            None
         }
     }
 
     /// Replaces every macro use in `input` (white-space tokens pass through).
     ///
-    /// Errors: a function-like macro use without its `)`, a wrong argument count, or more
-    /// than 2^18 tokens produced by macros; the message names the macro.
+    /// Errors: a function-like macro use without its `)`, a wrong argument count, more than
+    /// [`MAX_TOKENS`] tokens produced by macros in this run or more than the file's
+    /// `total_left`; the message names the macro and the limit.
     pub fn expand(&mut self, input: Vec<PTok>) -> Result<Vec<PTok>, (PTok, String)> {
         let mut queue: VecDeque<PTok> = input.into();
         let mut out = Vec::new();
@@ -145,14 +175,13 @@ impl<'d> Expander<'d> {
                 }
                 None => Vec::new(),
             };
-            let mut body = self.substitute(def, &args).map_err(|m| (t.clone(), m))?;
-            self.produced += body.len();
-            if self.produced > MAX_TOKENS {
-                return Err((
-                    t,
-                    format!("macro {name} expands to more than {MAX_TOKENS} tokens"),
-                ));
+            let mut body = self
+                .substitute(&name, def, &args)
+                .map_err(|m| (t.clone(), m))?;
+            if let Some(m) = self.over_limit(&name, body.len()) {
+                return Err((t, m));
             }
+            self.produced += body.len();
             for (k, b) in body.iter_mut().enumerate() {
                 for h in &hide {
                     if !b.hide.contains(h) {
@@ -175,7 +204,12 @@ impl<'d> Expander<'d> {
     }
 
     /// The replacement list of `def` with `args` substituted, stringized and pasted.
-    fn substitute(&mut self, def: &Define, args: &[Vec<PTok>]) -> Result<Vec<PTok>, String> {
+    fn substitute(
+        &mut self,
+        name: &str,
+        def: &Define,
+        args: &[Vec<PTok>],
+    ) -> Result<Vec<PTok>, String> {
         let params: &[String] = def.params.as_deref().unwrap_or(&[]);
         let param = |t: &PTok| {
             (t.kind == Kind::Ident)
@@ -226,6 +260,10 @@ impl<'d> Expander<'d> {
                     vec![b.clone()]
                 };
             i += 1;
+            // A long argument substituted many times is bounded before it is built.
+            if let Some(m) = self.over_limit(name, res.len() + seq.len()) {
+                return Err(m);
+            }
             if paste_next && !seq.is_empty() && !last_empty {
                 if let Some(lhs) = res.pop() {
                     let joined = format!("{}{}", lhs.text, seq[0].text);

@@ -14,10 +14,16 @@ pub mod lex;
 pub mod map;
 pub mod run;
 #[cfg(test)]
+mod tests_limits;
+#[cfg(test)]
 mod tests_pp;
 
+pub use expand::{MAX_TOKENS, MAX_TOTAL_TOKENS};
 pub use map::{Origin, SourceMap};
-pub use run::{is_system_header, preprocess, Output, MAX_INCLUDE_DEPTH, SYSTEM_HEADERS};
+pub use run::{
+    is_system_header, preprocess, Output, MAX_INCLUDES, MAX_INCLUDE_DEPTH, MAX_OUTPUT_BYTES,
+    SYSTEM_HEADERS,
+};
 
 use std::collections::HashMap;
 

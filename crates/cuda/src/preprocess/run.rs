@@ -1,7 +1,7 @@
 //! Phase 4 (C17 §6.10): directives, conditional inclusion, `#include`, and the output text
 //! with its [`SourceMap`].
 
-use super::expand::{Define, Expander, PTok};
+use super::expand::{Define, Expander, PTok, MAX_TOTAL_TOKENS};
 use super::expr::evaluate;
 use super::lex::{tokenize, Kind};
 use super::map::{File, Piece, SourceMap};
@@ -11,6 +11,17 @@ use std::path::{Path, PathBuf};
 
 /// Deepest `#include` nesting accepted (an include cycle without a guard stops here).
 pub const MAX_INCLUDE_DEPTH: usize = 200;
+
+/// Headers read in one file, counting each time one is read again (a header skipped by
+/// `#pragma once` or its include guard is not read, and does not count): a header included
+/// 10,000 times without a guard, or a tree of headers that each include the next twice
+/// (2^20 reads), stops here. Real kernels read tens; CUTLASS's largest units a few hundred.
+pub const MAX_INCLUDES: usize = 4_096;
+
+/// Bytes of preprocessed text one file may become, its headers and macros included, and the
+/// largest header read: 64 MiB, a hundred times the largest kernel file in the corpus. The
+/// output keeps a position map entry per token, several times its own size.
+pub const MAX_OUTPUT_BYTES: usize = 64 << 20;
 
 /// Headers the source path never reads: the C and C++ standard library and the CUDA
 /// runtime, whose declarations the interpreter knows itself (or which hold host code).
@@ -135,16 +146,27 @@ struct Pp<'a> {
     pieces: Vec<Piece>,
     include_dirs: &'a [PathBuf],
     once: HashSet<PathBuf>,
+    /// Headers whose whole text is inside `#ifndef GUARD` … `#endif`: their guard macro. A
+    /// header is not read again while its guard is defined (GCC's multiple-include
+    /// optimization), so guarded headers count once toward [`MAX_INCLUDES`].
+    guards: HashMap<PathBuf, String>,
+    /// Headers read so far ([`MAX_INCLUDES`]).
+    includes: usize,
+    /// Tokens macros produced so far ([`MAX_TOTAL_TOKENS`]).
+    macro_tokens: usize,
 }
 
 /// Preprocesses `text` (the contents of `file`) with `defines` (`-D NAME`, `NAME=VALUE`,
 /// `NAME(a,b)=BODY`) and `include_dirs` (`-I`, searched after the including file's folder
 /// for `"…"`, alone for `<…>`).
 ///
-/// Errors ([`Error::Semantic`] at the directive's file:line:col, [`Error::Argument`] for a
-/// bad `-D`): a `"…"` header found nowhere (the message lists the folders searched), an
-/// include cycle deeper than [`MAX_INCLUDE_DEPTH`], `#error`, an unterminated `#if`, a bad
-/// `#if` expression or macro use.
+/// Errors ([`Error::Semantic`] at the directive's or macro use's file:line:col,
+/// [`Error::Argument`] for a bad `-D`): a `"…"` header found nowhere (the message lists the
+/// folders searched), an include cycle deeper than [`MAX_INCLUDE_DEPTH`], more than
+/// [`MAX_INCLUDES`] headers read, a header or an output over [`MAX_OUTPUT_BYTES`], macros
+/// producing more than [`super::expand::MAX_TOKENS`] tokens in one run of text or
+/// [`MAX_TOTAL_TOKENS`] in the file, `#error`, an unterminated `#if`, a bad `#if` expression
+/// or macro use. Each message names the limit passed.
 pub fn preprocess(
     file: &str,
     text: &str,
@@ -158,6 +180,9 @@ pub fn preprocess(
         pieces: Vec::new(),
         include_dirs,
         once: HashSet::new(),
+        guards: HashMap::new(),
+        includes: 0,
+        macro_tokens: 0,
     };
     let mut builtin =
         String::from("#define __CUDACC__ 1\n#define __NVCC__ 1\n#define __cplusplus 201703L\n");
@@ -278,9 +303,7 @@ impl Pp<'_> {
             return Ok(());
         }
         let run = std::mem::take(pending);
-        let expanded = Expander::new(&self.defs, &self.files)
-            .expand(run)
-            .map_err(|(t, m)| self.err(t.file, t.start, m))?;
+        let expanded = self.expand(run)?;
         for t in expanded {
             // A macro's tokens keep their spacing, and a space where two would fuse (`- -x`).
             let after_space = self.out.is_empty() || self.out.ends_with(char::is_whitespace);
@@ -295,8 +318,27 @@ impl Pp<'_> {
                 verbatim: t.verbatim,
             });
             self.out.push_str(&t.text);
+            if self.out.len() > MAX_OUTPUT_BYTES {
+                return Err(self.err(
+                    t.file,
+                    t.start,
+                    format!("the preprocessed text passes {MAX_OUTPUT_BYTES} bytes (64 MiB, the limit of one file with its headers and macros) here: headers included many times, or a large macro used many times?"),
+                ));
+            }
         }
         Ok(())
+    }
+
+    /// Expands the macros of `run`, counting what they produce toward [`MAX_TOTAL_TOKENS`].
+    fn expand(&mut self, run: Vec<PTok>) -> Result<Vec<PTok>> {
+        let mut ex = Expander::new(
+            &self.defs,
+            &self.files,
+            MAX_TOTAL_TOKENS.saturating_sub(self.macro_tokens),
+        );
+        let expanded = ex.expand(run);
+        self.macro_tokens += ex.produced();
+        expanded.map_err(|(t, m)| self.err(t.file, t.start, m))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -431,9 +473,7 @@ impl Pp<'_> {
                         k += 1;
                     }
                 }
-                let expanded = Expander::new(&self.defs, &self.files)
-                    .expand(toks)
-                    .map_err(|(t, m)| self.err(t.file, t.start, m))?;
+                let expanded = self.expand(toks)?;
                 let v = evaluate(&expanded).map_err(|m| self.err(name.file, name.start, m))?;
                 Ok(v != 0)
             }
@@ -563,8 +603,35 @@ impl Pp<'_> {
                 format!("#include nested more than {MAX_INCLUDE_DEPTH} deep (an include cycle? guard the header with #pragma once or #ifndef)"),
             ));
         }
-        if std::fs::canonicalize(&path).is_ok_and(|p| self.once.contains(&p)) {
+        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if self.once.contains(&key) {
             return Ok(());
+        }
+        if self
+            .guards
+            .get(&key)
+            .is_some_and(|g| self.defs.contains_key(g))
+        {
+            return Ok(());
+        }
+        self.includes += 1;
+        if self.includes > MAX_INCLUDES {
+            return Err(self.err(
+                idx,
+                hash.start,
+                format!("more than {MAX_INCLUDES} headers read (the limit of one file; {} is read again here): a header included many times without a guard? Guard it with #pragma once or #ifndef", path.display()),
+            ));
+        }
+        let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+        if size > MAX_OUTPUT_BYTES as u64 {
+            return Err(self.err(
+                idx,
+                hash.start,
+                format!(
+                    "header {} holds {size} bytes, over the limit of {MAX_OUTPUT_BYTES} bytes (64 MiB) for a header",
+                    path.display()
+                ),
+            ));
         }
         let bytes = std::fs::read(&path).map_err(|e| {
             self.err(
@@ -584,9 +651,80 @@ impl Pp<'_> {
         self.files.push(File::new(shown, text));
         let h = self.files.len() - 1;
         self.run_file(h, header_dir, depth + 1, false)?;
+        if let Some(g) = include_guard(&self.files[h].text) {
+            self.guards.insert(key, g);
+        }
         if !self.out.ends_with('\n') {
             self.out.push('\n');
         }
         Ok(())
     }
+}
+
+/// The macro of `text`'s include guard, when the whole file is `#ifndef NAME` (or `#if
+/// !defined(NAME)`, `#if !defined NAME`) … its matching `#endif`, with nothing but white space
+/// and comments outside, and no `#else` or `#elif` of that `#if` (C17 §6.10.1; GCC's
+/// multiple-include optimization reads the same pattern).
+fn include_guard(text: &str) -> Option<String> {
+    let toks = tokenize(text);
+    let mut guard = None;
+    let mut depth = 0usize;
+    let mut closed = false;
+    let mut at_line_start = true;
+    let mut i = 0;
+    while i < toks.len() {
+        let t = &toks[i];
+        if matches!(t.kind, Kind::Space) {
+            i += 1;
+            continue;
+        }
+        if t.kind == Kind::Newline {
+            at_line_start = true;
+            i += 1;
+            continue;
+        }
+        if closed {
+            return None; // something after the guard's #endif
+        }
+        if !(at_line_start && t.kind == Kind::Punct && t.text == "#") {
+            if guard.is_none() {
+                return None; // code before the guard
+            }
+            at_line_start = false;
+            i += 1;
+            continue;
+        }
+        let words: Vec<&str> = toks[i + 1..]
+            .iter()
+            .take_while(|w| w.kind != Kind::Newline)
+            .filter(|w| w.kind != Kind::Space)
+            .map(|w| w.text.as_str())
+            .collect();
+        match words.first().copied() {
+            Some("if" | "ifdef" | "ifndef") if guard.is_none() => {
+                let name = match words.as_slice() {
+                    ["ifndef", n] => *n,
+                    ["if", "!", "defined", "(", n, ")"] | ["if", "!", "defined", n] => *n,
+                    _ => return None,
+                };
+                guard = Some(name.to_string());
+                depth = 1;
+            }
+            None if guard.is_none() => {}
+            _ if guard.is_none() => return None,
+            Some("if" | "ifdef" | "ifndef") => depth += 1,
+            Some("else" | "elif" | "elifdef" | "elifndef") if depth == 1 => return None,
+            Some("endif") => {
+                depth = depth.saturating_sub(1);
+                closed = depth == 0;
+            }
+            _ => {}
+        }
+        // On to the directive's newline.
+        i += toks[i..]
+            .iter()
+            .position(|w| w.kind == Kind::Newline)
+            .unwrap_or(toks.len() - i);
+    }
+    guard.filter(|_| closed)
 }
