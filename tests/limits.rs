@@ -373,7 +373,7 @@ fn static_shared_memory_over_48_kb_is_refused() {
     let kernel = |floats: u32| {
         temp(
             &format!("smem{floats}.cu"),
-            &format!("__global__ void k(float* a) {{ __shared__ float s[{floats}]; s[threadIdx.x] = 1; __syncthreads(); a[threadIdx.x] = s[threadIdx.x + 1]; }}\n"),
+            &format!("__global__ void k(float* a) {{ __shared__ float s[{floats}]; s[threadIdx.x] = 1; __syncthreads(); a[threadIdx.x] = s[31 - threadIdx.x]; }}\n"),
         )
     };
     let big = kernel(16384);

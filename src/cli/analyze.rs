@@ -47,7 +47,8 @@ pub struct AnalyzeArgs {
     #[arg(long, conflicts_with = "launches")]
     watch: bool,
     /// Exit with status 1 when the run finds a bug in the kernel (a finding, shown as a
-    /// `warning:` line: synccheck's divergent barrier), after writing the output.
+    /// `warning:` line: synccheck's divergent barrier, racecheck's shared-memory race,
+    /// initcheck's read of unwritten shared memory), after writing the output.
     #[arg(long, conflicts_with = "launches")]
     strict: bool,
     #[command(flatten)]

@@ -457,8 +457,8 @@ pub struct Analysis {
     /// occupancy per CC (compiled path with the SASS check only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<resources::KernelResources>,
-    /// Bugs the run found in the kernel, as compute-sanitizer reports them (synccheck); empty
-    /// (and left out of the JSON) when none.
+    /// Bugs the run found in the kernel, as compute-sanitizer reports them (synccheck,
+    /// racecheck, initcheck); empty (and left out of the JSON) when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
 }
