@@ -378,3 +378,19 @@ fn check_reports_races_and_unwritten_reads_in_sarif_under_their_rules() {
     );
     assert_eq!((found[1].0.as_str(), found[1].1), ("initcheck", 83));
 }
+
+/// `--no-checks` skips the checks: the racing reduction gives no finding, and the same
+/// figures as with them.
+#[test]
+fn no_checks_skips_the_findings_and_keeps_the_figures() {
+    for fe in frontends() {
+        let (ok, with, _) = analyze("reduce_race", "4", "256", fe, &[]);
+        assert!(ok);
+        assert_eq!(findings(&with).len(), 1, "{fe}");
+        let (ok, without, err) = analyze("reduce_race", "4", "256", fe, &["--no-checks"]);
+        assert!(ok, "{err}");
+        assert!(findings(&without).is_empty(), "{fe}");
+        assert!(!err.contains("racecheck"), "{err}");
+        assert_eq!(with["architectures"], without["architectures"], "{fe}");
+    }
+}

@@ -123,6 +123,11 @@ pub struct LaunchArgs {
     /// from two interleaved half-samples.
     #[arg(long, value_name = "N|FRACTION|auto", value_parser = parse_sample)]
     sample_blocks: Option<SampleArg>,
+    /// Skip the checks that find bugs in the kernel (synccheck, racecheck, initcheck): their
+    /// shadow of shared memory costs time on kernels that use it much (the 512³ tiled matmul:
+    /// about twice the CPU time); the figures are the same either way.
+    #[arg(long)]
+    no_checks: bool,
     /// How a .cu file is read: 'auto' compiles it to PTX when a CUDA compiler is found
     /// (nvcc from --nvcc, CUDA_HOME, CUDA_PATH, PATH or the pip wheels), else interprets the
     /// source; 'ptx' always compiles; 'source' never does. A .ptx file is always run as PTX.
@@ -550,7 +555,7 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
     req.cluster = l.cluster;
     req.cluster_non_portable = l.cluster_non_portable;
     // A -e pattern is one access, not a kernel: no bug to find in it.
-    req.checks = quick.is_none();
+    req.checks = quick.is_none() && !l.no_checks;
     req.dynamic_shared_bytes = l
         .dynamic_smem
         .or(host.as_ref().map(|h| h.dynamic_smem))
