@@ -6,6 +6,14 @@
 //! [CUDA C++ Programming Guide "Synchronization Functions"]; compute-sanitizer's synccheck
 //! reports it as "Barrier error detected. Divergent thread(s) in warp". Exited lanes do not
 //! count, nor lanes that skipped the barrier on their way out (an early `return`).
+//!
+//! Whole warps that exit while the others wait at a barrier are no finding: `bar.sync`
+//! waits for "all non-exited threads" [PTX ISA §9.7.13.1], and on hardware
+//! `__syncthreads()` waits for every warp "to either call `__syncthreads()` or terminate"
+//! (Wong et al., *Demystifying GPU Microarchitecture through Microbenchmarking*, ISPASS
+//! 2010); compute-sanitizer reports no error for it. The executor does the same: a block's
+//! barrier holds a warp until every unfinished warp has run up to a barrier or ended
+//! (`exec/cluster.rs`).
 
 use super::{BlockCtx, Warp};
 use crate::error::At;
