@@ -11,7 +11,8 @@
 //! waits for "all non-exited threads" [PTX ISA §9.7.13.1], and on hardware
 //! `__syncthreads()` waits for every warp "to either call `__syncthreads()` or terminate"
 //! (Wong et al., *Demystifying GPU Microarchitecture through Microbenchmarking*, ISPASS
-//! 2010); compute-sanitizer reports no error for it. The executor does the same: a block's
+//! 2010), so `if (threadIdx.x >= n) return;` before a barrier is correct. The executor does
+//! the same: a block's
 //! barrier holds a warp until every unfinished warp has run up to a barrier or ended
 //! (`exec/cluster.rs`).
 
