@@ -8,7 +8,8 @@
 //! count, nor lanes that skipped the barrier on their way out (an early `return`).
 //!
 //! Whole warps that exit while the others wait at a barrier are no finding: `bar.sync`
-//! waits for "all non-exited threads" [PTX ISA §9.7.13.1], and on hardware
+//! makes a thread "wait for non-exited threads of all other warps participating in the
+//! barrier to arrive" [PTX ISA §9.7.13.1], and on hardware
 //! `__syncthreads()` waits for every warp "to either call `__syncthreads()` or terminate"
 //! (Wong et al., *Demystifying GPU Microarchitecture through Microbenchmarking*, ISPASS
 //! 2010), so `if (threadIdx.x >= n) return;` before a barrier is correct. The executor does
