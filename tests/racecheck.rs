@@ -222,7 +222,7 @@ fn an_atomic_on_a_counter_never_set_is_an_initcheck_finding_and_no_race() {
 
 /// The fixed kernels, two warps storing neighbouring bytes of one word, and a warp that
 /// leaves before a barrier the other passes alone (exited threads do not take part in a
-/// barrier on CC 7.0+: no finding, as compute-sanitizer gives none) run clean under
+/// barrier on CC 7.0+: PTX ISA §9.7.13.1: no finding) run clean under
 /// --strict.
 #[test]
 fn the_fixed_kernels_give_no_finding() {

@@ -31,7 +31,9 @@ pub struct Findings {
     init: Mutex<BTreeMap<Line, (u64, InitFinding)>>,
     notes: Mutex<Vec<String>>,
     /// Workers' states put back after their blocks, reused by the next chunk of blocks
-    /// (a shadow is allocated once per worker, not per chunk).
+    /// (a shadow is allocated once per worker, not per chunk). Boxed as a block holds them
+    /// (`BlockCtx::checks`): they move between here and the blocks without a copy.
+    #[allow(clippy::vec_box)]
     spare: Mutex<Vec<Box<RefCell<Checks>>>>,
     /// The line of each site, as the caller reports it ([`Findings::group_sites`]).
     site_lines: std::sync::OnceLock<Vec<Line>>,

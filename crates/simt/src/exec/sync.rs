@@ -6,6 +6,16 @@
 //! [CUDA C++ Programming Guide "Synchronization Functions"]; compute-sanitizer's synccheck
 //! reports it as "Barrier error detected. Divergent thread(s) in warp". Exited lanes do not
 //! count, nor lanes that skipped the barrier on their way out (an early `return`).
+//!
+//! Whole warps that exit while the others wait at a barrier are no finding: `bar.sync`
+//! makes a thread "wait for non-exited threads of all other warps participating in the
+//! barrier to arrive" [PTX ISA §9.7.13.1], and on hardware
+//! `__syncthreads()` waits for every warp "to either call `__syncthreads()` or terminate"
+//! (Wong et al., *Demystifying GPU Microarchitecture through Microbenchmarking*, ISPASS
+//! 2010), so `if (threadIdx.x >= n) return;` before a barrier is correct. The executor does
+//! the same: a block's
+//! barrier holds a warp until every unfinished warp has run up to a barrier or ended
+//! (`exec/cluster.rs`).
 
 use super::{BlockCtx, Warp};
 use crate::error::At;
