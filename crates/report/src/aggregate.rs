@@ -157,12 +157,6 @@ impl Aggregator {
         }
     }
 
-    /// The same as [`Aggregator::new`]: an aggregator for a part of a launch summed on a
-    /// worker thread (see [`Aggregator::merge`]). Kept for callers of the earlier API.
-    pub fn on_this_thread(archs: Vec<&'static Arch>, config: Config) -> Self {
-        Aggregator::new(archs, config)
-    }
-
     /// The row of `key`, made when new.
     fn row(&mut self, key: RowKey) -> usize {
         if let Some(Some((k, row))) = self.last_row.get(key.site) {
@@ -207,24 +201,14 @@ impl Aggregator {
         let seq = self.seen;
         self.seen += 1;
         if let Some(shape) = Shape::of(a) {
-            let next = self.tallies.len();
-            let key = (row as u32, shape);
-            let i = if next < TALLY_CAP {
-                let i = *self.tally_of.entry(key).or_insert(next as u32) as usize;
-                if i == next {
-                    self.tallies.push(Tally {
-                        row: row as u32,
-                        stride: LaneStrides::stride_of(a),
-                        count: 0,
-                        first: seq,
-                        access: *a,
-                    });
-                }
-                Some(i)
-            } else {
-                self.tally_of.get(&key).map(|&i| i as usize)
+            let new = || Tally {
+                row: row as u32,
+                stride: LaneStrides::stride_of(a),
+                count: 0,
+                first: seq,
+                access: *a,
             };
-            if let Some(i) = i {
+            if let Some(i) = self.tally_index(row, shape, new) {
                 let t = &mut self.tallies[i];
                 t.count += 1;
                 if let (Some(stride), Some(first)) = (t.stride, first) {
@@ -235,6 +219,26 @@ impl Aggregator {
         }
         self.strides[row].record(a);
         self.cost_into_totals(row, 1, seq, a);
+    }
+
+    /// The tally of (`row`, `shape`), made by `new` when the pair is new and the table has
+    /// room; `None` when it is new and the table is full (the caller costs the access).
+    fn tally_index(
+        &mut self,
+        row: usize,
+        shape: Shape,
+        new: impl FnOnce() -> Tally,
+    ) -> Option<usize> {
+        let key = (row as u32, shape);
+        let next = self.tallies.len();
+        if next >= TALLY_CAP {
+            return self.tally_of.get(&key).map(|&i| i as usize);
+        }
+        let i = *self.tally_of.entry(key).or_insert(next as u32) as usize;
+        if i == next {
+            self.tallies.push(new());
+        }
+        Some(i)
     }
 
     /// Adds `count` accesses like `a` (the first numbered `seq`) to `row`'s sums on every CC.
@@ -312,24 +316,13 @@ impl Aggregator {
         for t in later.tallies {
             let row = map[t.row as usize];
             let first = t.first + offset;
-            let next = self.tallies.len();
-            let shape = Shape::of(&t.access);
-            let i = shape.and_then(|shape| {
-                let key = (row as u32, shape);
-                if next < TALLY_CAP {
-                    let i = *self.tally_of.entry(key).or_insert(next as u32) as usize;
-                    if i == next {
-                        self.tallies.push(Tally {
-                            row: row as u32,
-                            count: 0,
-                            first,
-                            ..t
-                        });
-                    }
-                    Some(i)
-                } else {
-                    self.tally_of.get(&key).map(|&i| i as usize)
-                }
+            let i = Shape::of(&t.access).and_then(|shape| {
+                self.tally_index(row, shape, || Tally {
+                    row: row as u32,
+                    count: 0,
+                    first,
+                    ..t
+                })
             });
             match i {
                 Some(i) => self.tallies[i].count += t.count,
@@ -575,7 +568,7 @@ mod merge_tests {
         }
         let mut merged = Aggregator::new(archs.clone(), config);
         for chunk in stream.chunks(37) {
-            let mut part = Aggregator::on_this_thread(archs.clone(), config);
+            let mut part = Aggregator::new(archs.clone(), config);
             for (s, a) in chunk {
                 part.add(*s, a);
             }

@@ -57,8 +57,8 @@ pub(crate) fn analyze_prepared(req: &AnalyzeRequest, p: &Prepared) -> Result<Ana
             }
         })?;
     }
-    let mut analysis = analysis_of(req, p, agg, kernel.sampled_blocks())?;
     let sites = &analysis_sites(req, p);
+    let mut analysis = analysis_of(req, p, agg, sites, kernel.sampled_blocks())?;
     for ((t, per_row), g) in traffic.into_iter().zip(&req.gpus) {
         let launch = t.finish();
         let mut rows: Vec<SiteTraffic> = per_row
@@ -105,7 +105,7 @@ pub(crate) fn aggregate(p: &Prepared, config: warpscope_model::Config) -> Result
     let mut agg = Aggregator::new(p.archs.clone(), config);
     let archs = p.archs.clone();
     p.kernel.run_parts(
-        &|| Aggregator::on_this_thread(archs.clone(), config),
+        &|| Aggregator::new(archs.clone(), config),
         &|part, site, a| part.add(site, a),
         &mut |part| agg.merge(part),
     )?;
@@ -113,7 +113,7 @@ pub(crate) fn aggregate(p: &Prepared, config: warpscope_model::Config) -> Result
 }
 
 /// The sites of `p`, each naming its file (the analyzed one included).
-fn analysis_sites(req: &AnalyzeRequest, p: &Prepared) -> Vec<SiteInfo> {
+pub(crate) fn analysis_sites(req: &AnalyzeRequest, p: &Prepared) -> Vec<SiteInfo> {
     p.kernel
         .sites()
         .into_iter()
@@ -124,14 +124,16 @@ fn analysis_sites(req: &AnalyzeRequest, p: &Prepared) -> Vec<SiteInfo> {
         .collect()
 }
 
-/// The analysis of the sums `agg` of a run of `p`: extrapolated to the grid when `sample`
-/// blocks ran, with the header, resources, findings and the sample's note.
+/// The analysis of the sums `agg` of a run of `p` (its `sites`, from [`analysis_sites`]):
+/// extrapolated to the grid when `sample` blocks ran, with the header, resources, findings
+/// and the sample's note.
 ///
 /// Errors: extrapolated totals over 2^64.
 pub(crate) fn analysis_of(
     req: &AnalyzeRequest,
     p: &Prepared,
     mut agg: Aggregator,
+    sites: &[SiteInfo],
     sample: Option<u64>,
 ) -> Result<Analysis> {
     let kernel = &p.kernel;
@@ -144,7 +146,6 @@ pub(crate) fn analysis_of(
             );
         }
     }
-    let sites = analysis_sites(req, p);
     let local_arrays = kernel.local_arrays();
     let header = Header {
         kernel: req.kernel.clone(),
@@ -154,7 +155,7 @@ pub(crate) fn analysis_of(
         local_arrays,
         notes: p.notes.clone(),
     };
-    let mut analysis = agg.finish(header, &sites);
+    let mut analysis = agg.finish(header, sites);
     analysis.resources = crate::resources::of(req, p);
     if let Some(f) = kernel.findings() {
         let (report_sites, executor_sites) = (kernel.sites(), kernel.executor_sites());

@@ -16,7 +16,7 @@ use anyhow::{bail, Result};
 use warpscope_report::Analysis;
 
 use crate::load::Prepared;
-use crate::run::{aggregate, analysis_of, group_findings};
+use crate::run::{aggregate, analysis_of, analysis_sites, group_findings};
 use crate::AnalyzeRequest;
 
 /// Blocks of the pilot run that measures warp instructions per block.
@@ -80,7 +80,7 @@ pub(crate) fn analyze_auto(req: &AnalyzeRequest, p: &mut Prepared) -> Result<Ana
     if ran >= total {
         // The pilot was the whole grid.
         p.kernel.set_sample(None);
-        let mut a = analysis_of(req, p, pilot_agg, None)?;
+        let mut a = analysis_of(req, p, pilot_agg, &analysis_sites(req, p), None)?;
         a.notes.push(format!(
             "--sample-blocks auto: every block ran (the grid has {total}): exact"
         ));
@@ -92,7 +92,7 @@ pub(crate) fn analyze_auto(req: &AnalyzeRequest, p: &mut Prepared) -> Result<Ana
     if n >= total {
         p.kernel.set_sample(None);
         let agg = aggregate(p, req.config)?;
-        let mut a = analysis_of(req, p, agg, None)?;
+        let mut a = analysis_of(req, p, agg, &analysis_sites(req, p), None)?;
         a.notes.push(format!(
             "--sample-blocks auto: every block ran ({} blocks × {} warp instructions fit the budget of {} warp instructions): exact",
             warpscope_report::thousands(total),
@@ -102,18 +102,14 @@ pub(crate) fn analyze_auto(req: &AnalyzeRequest, p: &mut Prepared) -> Result<Ana
         return Ok(a);
     }
     let all = warpscope_simt::sample_blocks(req.grid, n);
-    let (even, odd): (Vec<(usize, u64)>, Vec<(usize, u64)>) = all
-        .iter()
-        .copied()
-        .enumerate()
-        .partition(|(i, _)| i % 2 == 0);
-    let halves = [even, odd].map(|h| h.into_iter().map(|(_, b)| b).collect::<Vec<u64>>());
-    let mut aggs = Vec::new();
-    for h in &halves {
-        p.kernel.set_sample(Some(Arc::new(h.clone())));
-        aggs.push(aggregate(p, req.config)?);
-    }
-    let [mut a, mut b] = <[_; 2]>::try_from(aggs).map_err(|_| anyhow::anyhow!("two halves"))?;
+    // The even and the odd slots of the sample: two interleaved halves.
+    let halves: [Vec<u64>; 2] = [0, 1].map(|k| all.iter().skip(k).step_by(2).copied().collect());
+    let mut run_half = |blocks: &[u64]| {
+        p.kernel.set_sample(Some(Arc::new(blocks.to_vec())));
+        aggregate(p, req.config)
+    };
+    let mut a = run_half(&halves[0])?;
+    let mut b = run_half(&halves[1])?;
     let extrapolate = |units: Vec<u64>, blocks: usize| -> Vec<u64> {
         units
             .into_iter()
@@ -124,9 +120,8 @@ pub(crate) fn analyze_auto(req: &AnalyzeRequest, p: &mut Prepared) -> Result<Ana
     let ub = extrapolate(b.moved_units(), halves[1].len());
     let error = half_sample_error(&ua, &ub);
     a.merge(b);
-    let sampled = (halves[0].len() + halves[1].len()) as u64;
-    p.kernel.set_sample(Some(Arc::new(all)));
-    let mut analysis = analysis_of(req, p, a, Some(sampled))?;
+    let sampled = all.len() as u64;
+    let mut analysis = analysis_of(req, p, a, &analysis_sites(req, p), Some(sampled))?;
     analysis.notes.push(if error == 0.0 {
         format!(
             "--sample-blocks auto: {} of {} blocks (pilot: {} warp instructions a block; budget {}); its two interleaved halves extrapolate to the same totals on every CC (estimated error 0; a grid whose blocks access alike is exact)",

@@ -845,11 +845,11 @@ impl<'a> BlockCtx<'a> {
             sync_pending: Vec::new(),
         };
         let [bx, by, _] = self.launch.block;
-        let lanes = (self.threads - warp.first_thread).min(WARP_SIZE as u32);
-        warp.live = if lanes == 32 {
+        let live_lanes = (self.threads - warp.first_thread).min(WARP_SIZE as u32);
+        warp.live = if live_lanes == 32 {
             u32::MAX
         } else {
-            (1u32 << lanes) - 1
+            (1u32 << live_lanes) - 1
         };
         for lane in 0..WARP_SIZE {
             let t = warp.first_thread + lane as u32;
@@ -885,7 +885,7 @@ impl<'a> BlockCtx<'a> {
         for r in [idx::TID, idx::TID + 1, idx::TID + 2] {
             let base = r as usize * WARP_SIZE;
             let v = warp.regs[base];
-            if lanes_of(warp.live).all(|l| warp.regs[base + l] == v) {
+            if lanes(warp.live).all(|l| warp.regs[base + l] == v) {
                 splat(&mut warp, r, v);
             }
         }
@@ -1244,11 +1244,6 @@ impl<'a> BlockCtx<'a> {
         }
     }
 }
-/// The lanes set in a mask, lowest first (for code where `lanes` names a count).
-fn lanes_of(m: u32) -> impl Iterator<Item = usize> {
-    lanes(m)
-}
-
 /// The lanes set in a mask, lowest first.
 #[inline]
 fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
