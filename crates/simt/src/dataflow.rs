@@ -202,6 +202,9 @@ pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {
     let mut tainted = vec![false; nregs as usize];
     for i in insts {
         match &i.instr {
+            // Parameters and constant memory are known without a memory image: their loads
+            // yield values either way (`exec/step.rs`).
+            Instr::Ld { space, .. } if space.is_known_without_image() => {}
             Instr::Ld { ds, .. } => ds
                 .iter()
                 .flatten()

@@ -352,6 +352,14 @@ pub enum MemSpace {
     Generic,
 }
 
+impl MemSpace {
+    /// Whether a load from this space reads what the launch set (kernel parameters, the
+    /// constant bank), so that its values are known even when no memory image is kept.
+    pub fn is_known_without_image(self) -> bool {
+        matches!(self, MemSpace::Param | MemSpace::Const)
+    }
+}
+
 /// What a texture/surface instruction does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TexOp {

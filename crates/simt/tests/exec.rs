@@ -72,6 +72,24 @@ fn copy_needs_no_memory_image_and_skips_its_arithmetic() {
     );
 }
 
+/// An index read from constant memory (`ld.const`, a `__constant__` table) reaches the
+/// store's address: the constant bank is known without a memory image, so none is kept, and
+/// the loaded value (5) is used: lane i stores at word 5 + i.
+#[test]
+fn a_constant_memory_index_needs_no_memory_image() {
+    let text = ".version 8.0\n.target sm_90\n.address_size 64\n.const .align 4 .u32 tbl[1] = {5};\n\
+.visible .entry k(.param .u64 p0)\n{\n.reg .b32 %r<4>;\n.reg .b64 %rd<6>;\n\
+ld.param.u64 %rd1, [p0];\nmov.u64 %rd2, tbl;\nld.const.u32 %r1, [%rd2];\nmov.u32 %r2, %tid.x;\n\
+add.s32 %r3, %r1, %r2;\nmul.wide.u32 %rd3, %r3, 4;\nadd.s64 %rd4, %rd1, %rd3;\nst.global.u32 [%rd4], 1;\nret;\n}\n";
+    let m = warpscope_ptx::parse(text).unwrap();
+    let p = Program::decode(&m, warpscope_ptx::find_entry(&m, "k").unwrap()).unwrap();
+    assert!(!p.needs_memory);
+    let v = accesses(&p, &launch(&p, 1, 32, 1));
+    let st = v.iter().find(|(_, a, _)| a.op == Op::Store).unwrap().1;
+    assert_eq!(st.addrs[0], window::ALLOC_BASE + 5 * 4);
+    assert_eq!(st.addrs[31], window::ALLOC_BASE + 36 * 4);
+}
+
 /// out[idx[i]] = 1: a loaded index reaches an address, so memory is kept and the index's
 /// value (written by the launch's initial bytes) decides the store's address.
 #[test]

@@ -345,6 +345,8 @@ struct BlockCtx<'a> {
     spare_warps: Vec<Warp>,
     /// The worker's racecheck and initcheck state while this block runs (`exec/checks.rs`).
     checks: Option<Box<std::cell::RefCell<checks::Checks>>>,
+    /// wgmma's operand rows by descriptor, computed once per block (`exec/wgmma.rs`).
+    core_memo: wgmma::CoreMemo,
 }
 
 impl Program {
@@ -757,6 +759,7 @@ impl Program {
                     divergent_bars: Vec::new(),
                     spare_warps: std::mem::take(&mut spare[rank as usize]),
                     checks: None,
+                    core_memo: Default::default(),
                 });
             }
             if let (Some(mut ch), Some(ctx)) = (checks.take(), ctxs.first_mut()) {
@@ -1071,13 +1074,21 @@ impl<'a> BlockCtx<'a> {
                 None => mask,
                 Some((p, neg)) => {
                     let base = p as usize * WARP_SIZE;
-                    let mut m = 0u32;
-                    for lane in lanes(mask) {
-                        if (warp.regs[base + lane] != 0) != neg {
-                            m |= 1 << lane;
+                    if warp.uni[p as usize] {
+                        // A warp-uniform predicate (a loop's test): all lanes or none.
+                        if (warp.regs[base] != 0) != neg {
+                            mask
+                        } else {
+                            0
                         }
+                    } else {
+                        // Branch-free over the 32 lanes, then the active ones kept.
+                        let mut m = 0u32;
+                        for (lane, &v) in warp.regs[base..base + WARP_SIZE].iter().enumerate() {
+                            m |= (((v != 0) != neg) as u32) << lane;
+                        }
+                        m & mask
                     }
-                    m
                 }
             };
             if !warp.sync_pending.is_empty() && exec != 0 {
@@ -1288,6 +1299,14 @@ fn write(warp: &mut Warp, d: Reg, a: Src, exec: u32, full: bool, f: impl Fn(u64)
     if full && is_uni(warp, a) {
         let v = f(get(warp, a, 0));
         splat(warp, d, v);
+    } else if exec == u32::MAX {
+        // A whole warp: a loop the compiler vectorizes.
+        let x = step::all_lanes(warp, a);
+        let base = d as usize * WARP_SIZE;
+        for (o, v) in warp.regs[base..base + WARP_SIZE].iter_mut().zip(x) {
+            *o = f(v);
+        }
+        warp.uni[d as usize] = false;
     } else {
         let base = d as usize * WARP_SIZE;
         for lane in lanes(exec) {

@@ -36,7 +36,7 @@ impl<'a> BlockCtx<'a> {
                 ds,
                 addr,
                 site,
-            } if !values => {
+            } if !values && !space.is_known_without_image() => {
                 let addrs = self.addresses(warp, *addr, exec);
                 let width = ty.bytes as u32 * ds.len() as u32;
                 self.emit(
@@ -163,18 +163,27 @@ impl<'a> BlockCtx<'a> {
                     }
                 } else {
                     let base = *d as usize * WARP_SIZE;
-                    for lane in lanes(exec) {
-                        let v = alu::alu(
-                            op,
-                            ty,
-                            dty,
-                            get(warp, a, lane),
-                            get(warp, b, lane),
-                            get(warp, c, lane),
-                            get(warp, e, lane),
-                            sat,
-                        );
-                        warp.regs[base + lane] = v;
+                    if exec == u32::MAX {
+                        let (x, y) = (all_lanes(warp, a), all_lanes(warp, b));
+                        let (z, w) = (all_lanes(warp, c), all_lanes(warp, e));
+                        for lane in 0..WARP_SIZE {
+                            warp.regs[base + lane] =
+                                alu::alu(op, ty, dty, x[lane], y[lane], z[lane], w[lane], sat);
+                        }
+                    } else {
+                        for lane in lanes(exec) {
+                            let v = alu::alu(
+                                op,
+                                ty,
+                                dty,
+                                get(warp, a, lane),
+                                get(warp, b, lane),
+                                get(warp, c, lane),
+                                get(warp, e, lane),
+                                sat,
+                            );
+                            warp.regs[base + lane] = v;
+                        }
                     }
                     warp.uni[*d as usize] = false;
                 }
@@ -932,6 +941,20 @@ fn int_fast(op: Alu, ty: Ty, sat: bool) -> bool {
         )
 }
 
+/// The 32 lanes of an operand (an immediate's value in each).
+#[inline(always)]
+pub(super) fn all_lanes(warp: &Warp, s: Src) -> [u64; WARP_SIZE] {
+    match s {
+        Src::Reg(r) => {
+            let base = r as usize * WARP_SIZE;
+            (&warp.regs[base..base + WARP_SIZE])
+                .try_into()
+                .expect("a register holds WARP_SIZE lanes")
+        }
+        Src::Imm(x) => [x; WARP_SIZE],
+    }
+}
+
 /// `d = f(a, b, c) & mask` on the executing lanes; `f` is inlined into the lane loop.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -946,9 +969,20 @@ fn map_lanes(
     f: impl Fn(u64, u64, u64) -> u64,
 ) {
     let base = d as usize * WARP_SIZE;
-    for lane in lanes(exec) {
-        let v = f(get(warp, a, lane), get(warp, b, lane), get(warp, c, lane));
-        warp.regs[base + lane] = v & mask;
+    if exec == u32::MAX {
+        // A whole warp: the operands' lanes gathered once, a loop the compiler vectorizes.
+        let (x, y, z) = (all_lanes(warp, a), all_lanes(warp, b), all_lanes(warp, c));
+        let out: &mut [u64; WARP_SIZE] = (&mut warp.regs[base..base + WARP_SIZE])
+            .try_into()
+            .expect("a register holds WARP_SIZE lanes");
+        for i in 0..WARP_SIZE {
+            out[i] = f(x[i], y[i], z[i]) & mask;
+        }
+    } else {
+        for lane in lanes(exec) {
+            let v = f(get(warp, a, lane), get(warp, b, lane), get(warp, c, lane));
+            warp.regs[base + lane] = v & mask;
+        }
     }
     warp.uni[d as usize] = false;
 }

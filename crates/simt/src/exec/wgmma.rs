@@ -203,6 +203,48 @@ impl Desc {
     }
 }
 
+/// What one operand's core-matrix rows depend on: the raw matrix descriptor, the
+/// transpose, the element size (bytes) and the MN rows and K elements read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct CoreKey([u64; 6]);
+
+impl CoreKey {
+    fn new(raw: u64, mn_major: bool, size: u64, mn0: u64, rows: u64, k: u64) -> CoreKey {
+        CoreKey([raw, mn_major as u64, size, mn0, rows, k])
+    }
+}
+
+/// An operand's core-matrix rows ([`Desc::cores`]) and the end of the highest (byte
+/// address + 16), shared by the instructions that read the same operand.
+pub(super) struct Cores {
+    pub rows: Vec<[u64; 8]>,
+    pub end: u64,
+}
+
+/// The core-matrix rows of the descriptors a block has used, most recent first (at most
+/// [`CoreMemo::CAPACITY`]): a pipelined matmul cycles through a few per stage.
+#[derive(Default)]
+pub(super) struct CoreMemo(Vec<(CoreKey, std::rc::Rc<Cores>)>);
+
+impl CoreMemo {
+    const CAPACITY: usize = 64;
+
+    /// The rows for `key`, computed by `make` when not remembered.
+    fn get(&mut self, key: CoreKey, make: impl FnOnce() -> Vec<[u64; 8]>) -> std::rc::Rc<Cores> {
+        if let Some(i) = self.0.iter().position(|(k, _)| *k == key) {
+            return self.0[i].1.clone();
+        }
+        let rows = make();
+        let end = rows.iter().flatten().map(|&a| a + 16).max().unwrap_or(0);
+        let c = std::rc::Rc::new(Cores { rows, end });
+        if self.0.len() == Self::CAPACITY {
+            self.0.pop();
+        }
+        self.0.insert(0, (key, c.clone()));
+        c
+    }
+}
+
 /// Bytes of one element of `e` (the 8-, 16- and 32-bit multiplicand types).
 fn size(e: MmaElem) -> u64 {
     (e.bits() / 8).max(1) as u64
@@ -256,7 +298,7 @@ impl<'a> BlockCtx<'a> {
         }
         let wq = (warp.index % 4) as u64;
         let shared_len = self.shared.len() as u64;
-        let desc = |ctx: &Self, s: Src, which: &str| -> Result<Desc> {
+        let desc = |ctx: &Self, s: Src, which: &str| -> Result<(u64, Desc)> {
             let raw = get(warp, s, lane0);
             let d = Desc::decode(raw);
             if d.start >= shared_len {
@@ -269,31 +311,42 @@ impl<'a> BlockCtx<'a> {
                     ),
                 ));
             }
-            Ok(d)
+            Ok((raw, d))
         };
         let a_desc = match w.a_desc {
             Some(s) => Some(desc(self, s, "A")?),
             None => None,
         };
-        let b_desc = desc(self, w.b_desc, "B")?;
+        let (b_raw, b_desc) = desc(self, w.b_desc, "B")?;
         let (sa, sb) = (size(w.a), size(w.b));
         let k = w.k as u64;
         // A's core matrices of this warp's 16 rows (one access), then every fourth access of
-        // B's.
-        let mut accesses: Vec<Vec<[u64; 8]>> = Vec::new();
-        if let Some(d) = &a_desc {
-            accesses.push(d.cores(w.trans_a, sa, 16 * wq, 16, k));
-        }
-        let b_cores = b_desc.cores(w.trans_b, sb, 0, w.n as u64, k);
+        // B's; each list computed once per block for its descriptor (the warps of a
+        // warpgroup and the stages of a pipeline use the same few).
+        let a_cores = a_desc.map(|(raw, d)| {
+            self.core_memo
+                .get(CoreKey::new(raw, w.trans_a, sa, 16 * wq, 16, k), || {
+                    d.cores(w.trans_a, sa, 16 * wq, 16, k)
+                })
+        });
+        let b_cores = self
+            .core_memo
+            .get(CoreKey::new(b_raw, w.trans_b, sb, 0, w.n as u64, k), || {
+                b_desc.cores(w.trans_b, sb, 0, w.n as u64, k)
+            });
         // Every row the warpgroup reads must lie in the block's shared memory (checked for
         // all of B in each warp: each computes with all of it).
-        let own_a = accesses.first().map_or(&[][..], |a| &a[..]);
         for (which, d, cores) in [
-            ("A", a_desc.as_ref(), own_a),
-            ("B", Some(&b_desc), &b_cores[..]),
+            ("A", a_desc.as_ref().map(|(_, d)| d), a_cores.as_ref()),
+            ("B", Some(&b_desc), Some(&b_cores)),
         ] {
-            let Some(d) = d else { continue };
-            if let Some(&end) = cores.iter().flatten().find(|&&a| a + 16 > shared_len) {
+            let (Some(d), Some(cores)) = (d, cores) else {
+                continue;
+            };
+            if cores.end <= shared_len {
+                continue;
+            }
+            if let Some(&end) = cores.rows.iter().flatten().find(|&&a| a + 16 > shared_len) {
                 return Err(fault(
                     self,
                     lane0,
@@ -307,17 +360,18 @@ impl<'a> BlockCtx<'a> {
                 ));
             }
         }
-        for (j, chunk) in b_cores.chunks(4).enumerate() {
-            if j as u64 % 4 == wq {
-                accesses.push(chunk.to_vec());
-            }
+        if let Some(a) = &a_cores {
+            self.emit_core_matrices(warp, pc, w.site, &a.rows, sink)?;
         }
-        for cores in &accesses {
-            self.emit_core_matrices(warp, pc, w.site, cores, sink)?;
+        for (j, chunk) in b_cores.rows.chunks(4).enumerate() {
+            if j as u64 % 4 == wq {
+                self.emit_core_matrices(warp, pc, w.site, chunk, sink)?;
+            }
         }
         if !self.prog.needs_memory {
             return Ok(());
         }
+        let a_desc = a_desc.map(|(_, d)| d);
         self.wgmma_values(warp, exec, global, w, a_desc.as_ref(), &b_desc);
         Ok(())
     }
