@@ -91,8 +91,9 @@ fn bad_sample_sizes_are_refused() {
     }
 }
 
-/// `--sample-blocks auto` on the 16384² transpose (512×512 blocks of 272 warp instructions,
-/// measured by the pilot): 8·10⁶ / 272 → 29,411 blocks plus the corners, run as two
+/// `--sample-blocks auto` on the 16384² transpose (512×512 blocks of 272 warp instructions and
+/// 64 warp accesses, measured by the pilot: 272 + 16 × 64 = 1,296 work units): 24·10⁶ / 1,296
+/// → 18,518 blocks plus the corners, run as two
 /// interleaved halves that agree, so the note states an error of 0 and the totals are the
 /// full grid's: 16 × the 4096² figures, (16,777,216 requests, 301,989,888 sectors).
 #[test]
@@ -123,7 +124,7 @@ fn auto_sample_of_a_regular_grid_is_exact_and_says_so() {
     let notes = v["notes"].to_string();
     assert!(
         notes.contains(
-            "--sample-blocks auto: 29,413 of 262,144 blocks (pilot: 272 warp instructions a block"
+            "--sample-blocks auto: 18,520 of 262,144 blocks (pilot: 272 warp instructions and 64 warp accesses a block, 1,296 work units"
         ),
         "{notes}"
     );

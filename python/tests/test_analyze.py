@@ -184,7 +184,7 @@ def test_explain_html(root):
 
 
 def test_sample_blocks_auto_runs_every_block_of_a_small_launch(root):
-    # 4096 blocks × 8 warps of harris's offset kernel fit the 8·10⁶ warp-instruction budget:
+    # 4096 blocks × 8 warps of harris's offset kernel fit the 24·10⁶ work-unit budget:
     # every block runs, the figures are the full run's, and a note says so.
     r = warpscope.analyze("examples/harris.cu", cc="9.0", sample_blocks="auto", **HARRIS)
     loads = [s for s in r.sites if s.space == "global" and s.op == "load"]

@@ -118,9 +118,9 @@ pub struct LaunchArgs {
     /// Run only a sample of the grid's blocks and extrapolate the totals: N blocks, or a
     /// FRACTION of them (0.01), spread evenly and always with the first, the last and the
     /// last block of each grid dimension. Every output states the fraction. `auto`: a pilot
-    /// of 8 blocks counts warp instructions, then about 8 million warp instructions' worth
-    /// of blocks run (every block when the launch fits) and the note states the error,
-    /// from two interleaved half-samples.
+    /// of 8 blocks counts its work (warp instructions, and 16 for each warp access), then
+    /// about 24 million units' worth of blocks run (every block when the launch fits) and the
+    /// note states the error, from two interleaved half-samples.
     #[arg(long, value_name = "N|FRACTION|auto", value_parser = parse_sample)]
     sample_blocks: Option<SampleArg>,
     /// Skip the checks that find bugs in the kernel (synccheck, racecheck, initcheck): their

@@ -187,6 +187,11 @@ impl Aggregator {
         row
     }
 
+    /// Warp accesses added so far (merged parts' included).
+    pub fn accesses(&self) -> u64 {
+        self.seen
+    }
+
     /// Adds one warp-level access of `site`.
     pub fn add(&mut self, site: usize, a: &WarpAccess) {
         let row = self.row(RowKey {

@@ -117,8 +117,9 @@ pub struct AnalyzeRequest {
     /// grid; `None`: every block.
     pub sample_blocks: Option<u64>,
     /// `--sample-blocks auto`: choose the sample from the launch's cost (a pilot of
-    /// [`sample::PILOT_BLOCKS`] blocks, then blocks for about [`sample::AUTO_SAMPLE_STEPS`]
-    /// warp instructions; every block when the launch fits) and state its error (two
+    /// [`sample::PILOT_BLOCKS`] blocks, then blocks for about [`sample::AUTO_SAMPLE_WORK`]
+    /// work units: warp instructions plus [`sample::ACCESS_WORK`] a warp access; every block
+    /// when the launch fits) and state its error (two
     /// interleaved half-samples compared). Deterministic: counts decide, never the clock.
     /// Overrides `sample_blocks`.
     pub sample_auto: bool,

@@ -1,8 +1,11 @@
 //! `--sample-blocks auto`: a sample sized from the launch's own cost, with its error stated.
 //!
-//! A pilot runs [`PILOT_BLOCKS`] blocks spread over the grid and counts their warp
-//! instructions; the sample then holds as many blocks as [`AUTO_SAMPLE_STEPS`] warp
-//! instructions allow at that rate (every block when the launch fits). The sample runs as two
+//! A pilot runs [`PILOT_BLOCKS`] blocks spread over the grid and counts their work: warp
+//! instructions, plus [`ACCESS_WORK`] for each warp access they made (an access costs far more
+//! than an instruction: its lanes' addresses checked, its shape costed and tallied, and a TMA
+//! copy or a wgmma is one instruction of tens of accesses). The sample then holds as many
+//! blocks as [`AUTO_SAMPLE_WORK`] allows at that rate (every block when the launch fits). The
+//! sample runs as two
 //! interleaved halves (even and odd slots of [`warpscope_simt::sample_blocks`]): each half's
 //! extrapolation of the moved units (sectors, wavefronts, constant requests) is compared with
 //! the other's, and their relative half-difference is the stated error. A grid whose blocks
@@ -22,16 +25,25 @@ use crate::AnalyzeRequest;
 /// Blocks of the pilot run that measures warp instructions per block.
 pub const PILOT_BLOCKS: u64 = 8;
 
-/// Warp instructions the whole sample may run: about one CPU second on a 2-core x86-64
-/// machine of 2026 (the transpose benchmark of `scripts/bench.sh` runs ≈ 9·10⁶ a second per
-/// core). A count, not a time, so that the sample does not depend on the machine's load.
-pub const AUTO_SAMPLE_STEPS: u64 = 8_000_000;
+/// Work units a warp access counts for, against 1 for a warp instruction: measured with
+/// callgrind on this repository's benchmarks (the 4096² naive transpose, 272 warp
+/// instructions and 64 accesses a block, and Triton's TMA + wgmma matmul, 21,248 and 14,528),
+/// whose instruction counts per block fit `instructions + 12 × accesses` to within a few per
+/// cent; 16 leans towards the accesses, which cost more in real time than in instructions
+/// (cache misses).
+pub const ACCESS_WORK: u64 = 16;
 
-/// The blocks the sample holds for a launch of `total` blocks of `steps_per_block` warp
-/// instructions each: [`AUTO_SAMPLE_STEPS`] ÷ `steps_per_block`, at least [`PILOT_BLOCKS`]
-/// (and 2, so that there are two halves), at most `total`.
-pub fn auto_sample_size(total: u64, steps_per_block: u64) -> u64 {
-    (AUTO_SAMPLE_STEPS / steps_per_block.max(1))
+/// Work units ([`ACCESS_WORK`]) the whole sample may hold: about one CPU second on a 2-core
+/// x86-64 machine of 2026 (the transpose benchmark of `scripts/bench.sh` runs ≈ 40·10⁶ units
+/// a second per core, Triton's TMA matmul ≈ 25·10⁶). A count, not a time, so that the sample
+/// does not depend on the machine's load.
+pub const AUTO_SAMPLE_WORK: u64 = 24_000_000;
+
+/// The blocks the sample holds for a launch of `total` blocks of `work_per_block` work units
+/// each: [`AUTO_SAMPLE_WORK`] ÷ `work_per_block`, at least [`PILOT_BLOCKS`] (and 2, so that
+/// there are two halves), at most `total`.
+pub fn auto_sample_size(total: u64, work_per_block: u64) -> u64 {
+    (AUTO_SAMPLE_WORK / work_per_block.max(1))
         .max(PILOT_BLOCKS)
         .max(2)
         .min(total)
@@ -77,6 +89,7 @@ pub(crate) fn analyze_auto(req: &AnalyzeRequest, p: &mut Prepared) -> Result<Ana
     let pilot_result = aggregate(p, req.config);
     p.kernel.set_progress(req.progress.clone());
     let pilot_agg = pilot_result?;
+    let pilot_accesses = pilot_agg.accesses();
     if ran >= total {
         // The pilot was the whole grid.
         p.kernel.set_sample(None);
@@ -88,16 +101,24 @@ pub(crate) fn analyze_auto(req: &AnalyzeRequest, p: &mut Prepared) -> Result<Ana
     }
     let steps = pilot.steps_done.load(std::sync::atomic::Ordering::Relaxed);
     let per_block = steps.div_ceil(ran.max(1));
-    let n = auto_sample_size(total, per_block);
+    let accesses_per_block = pilot_accesses.div_ceil(ran.max(1));
+    let work = steps.saturating_add(pilot_accesses.saturating_mul(ACCESS_WORK));
+    let work_per_block = work.div_ceil(ran.max(1));
+    let n = auto_sample_size(total, work_per_block);
+    let pilot_note = format!(
+        "pilot: {} warp instructions and {} warp accesses a block, {} work units with an access counted {ACCESS_WORK}; budget {}",
+        warpscope_report::thousands(per_block),
+        warpscope_report::thousands(accesses_per_block),
+        warpscope_report::thousands(work_per_block),
+        warpscope_report::thousands(AUTO_SAMPLE_WORK)
+    );
     if n >= total {
         p.kernel.set_sample(None);
         let agg = aggregate(p, req.config)?;
         let mut a = analysis_of(req, p, agg, &analysis_sites(req, p), None)?;
         a.notes.push(format!(
-            "--sample-blocks auto: every block ran ({} blocks × {} warp instructions fit the budget of {} warp instructions): exact",
+            "--sample-blocks auto: every block ran ({} blocks fit the budget; {pilot_note}): exact",
             warpscope_report::thousands(total),
-            warpscope_report::thousands(per_block),
-            warpscope_report::thousands(AUTO_SAMPLE_STEPS)
         ));
         return Ok(a);
     }
@@ -124,19 +145,15 @@ pub(crate) fn analyze_auto(req: &AnalyzeRequest, p: &mut Prepared) -> Result<Ana
     let mut analysis = analysis_of(req, p, a, &analysis_sites(req, p), Some(sampled))?;
     analysis.notes.push(if error == 0.0 {
         format!(
-            "--sample-blocks auto: {} of {} blocks (pilot: {} warp instructions a block; budget {}); its two interleaved halves extrapolate to the same totals on every CC (estimated error 0; a grid whose blocks access alike is exact)",
+            "--sample-blocks auto: {} of {} blocks ({pilot_note}); its two interleaved halves extrapolate to the same totals on every CC (estimated error 0; a grid whose blocks access alike is exact)",
             warpscope_report::thousands(sampled),
             warpscope_report::thousands(total),
-            warpscope_report::thousands(per_block),
-            warpscope_report::thousands(AUTO_SAMPLE_STEPS)
         )
     } else {
         format!(
-            "--sample-blocks auto: {} of {} blocks (pilot: {} warp instructions a block; budget {}); its two interleaved halves' extrapolated sectors+wavefronts differ by up to {} of their mean on one CC: expect the totals within about ±{} (an estimate from the sample's own spread, not a guarantee; run without --sample-blocks for exact figures)",
+            "--sample-blocks auto: {} of {} blocks ({pilot_note}); its two interleaved halves' extrapolated sectors+wavefronts differ by up to {} of their mean on one CC: expect the totals within about ±{} (an estimate from the sample's own spread, not a guarantee; run without --sample-blocks for exact figures)",
             warpscope_report::thousands(sampled),
             warpscope_report::thousands(total),
-            warpscope_report::thousands(per_block),
-            warpscope_report::thousands(AUTO_SAMPLE_STEPS),
             percent(2.0 * error),
             percent(error)
         )
@@ -159,11 +176,11 @@ mod tests {
 
     #[test]
     fn the_sample_fits_the_budget_and_the_grid() {
-        // 16,384 blocks of 320 warp instructions: 8·10⁶ / 320 = 25,000 > the grid.
-        assert_eq!(auto_sample_size(16_384, 320), 16_384);
-        // 262,144 blocks of 320: 25,000 blocks.
-        assert_eq!(auto_sample_size(262_144, 320), 25_000);
-        // A block of 10⁹ warp instructions: the pilot's 8 at least.
+        // 16,384 blocks of 1,200 work units: 24·10⁶ / 1,200 = 20,000 > the grid.
+        assert_eq!(auto_sample_size(16_384, 1_200), 16_384);
+        // 262,144 blocks of 1,200: 20,000 blocks.
+        assert_eq!(auto_sample_size(262_144, 1_200), 20_000);
+        // A block of 10⁹ work units: the pilot's 8 at least.
         assert_eq!(auto_sample_size(1 << 20, 1_000_000_000), 8);
     }
 

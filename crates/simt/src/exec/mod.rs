@@ -345,7 +345,7 @@ struct BlockCtx<'a> {
     spare_warps: Vec<Warp>,
     /// The worker's racecheck and initcheck state while this block runs (`exec/checks.rs`).
     checks: Option<Box<std::cell::RefCell<checks::Checks>>>,
-    /// wgmma's operand rows by descriptor, computed once per block (`exec/wgmma.rs`).
+    /// wgmma's operand rows by descriptor, kept from block to block (`exec/wgmma.rs`).
     core_memo: wgmma::CoreMemo,
 }
 
@@ -700,6 +700,7 @@ impl Program {
         let mut shared: Vec<Vec<u8>> = Vec::new();
         let mut local: Vec<Vec<u8>> = Vec::new();
         let mut spare: Vec<Vec<Warp>> = (0..n).map(|_| Vec::new()).collect();
+        let mut memos: Vec<wgmma::CoreMemo> = (0..n).map(|_| Default::default()).collect();
         for _ in 0..n {
             shared.push(
                 memory::zeroed(shared_bytes, cap, &|| {
@@ -759,7 +760,7 @@ impl Program {
                     divergent_bars: Vec::new(),
                     spare_warps: std::mem::take(&mut spare[rank as usize]),
                     checks: None,
-                    core_memo: Default::default(),
+                    core_memo: std::mem::take(&mut memos[rank as usize]),
                 });
             }
             if let (Some(mut ch), Some(ctx)) = (checks.take(), ctxs.first_mut()) {
@@ -782,6 +783,7 @@ impl Program {
                 shared[rank] = ctx.shared;
                 local[rank] = ctx.local;
                 spare[rank] = ctx.spare_warps;
+                memos[rank] = ctx.core_memo;
             }
         }
         if let Some(ch) = checks {

@@ -205,12 +205,26 @@ impl Desc {
 
 /// What one operand's core-matrix rows depend on: the raw matrix descriptor, the
 /// transpose, the element size (bytes) and the MN rows and K elements read.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) struct CoreKey([u64; 6]);
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct CoreKey {
+    raw: u64,
+    mn0: u64,
+    rows: u64,
+    k: u64,
+    size: u64,
+    mn_major: bool,
+}
 
 impl CoreKey {
     fn new(raw: u64, mn_major: bool, size: u64, mn0: u64, rows: u64, k: u64) -> CoreKey {
-        CoreKey([raw, mn_major as u64, size, mn0, rows, k])
+        CoreKey {
+            raw,
+            mn0,
+            rows,
+            k,
+            size,
+            mn_major,
+        }
     }
 }
 
@@ -221,26 +235,28 @@ pub(super) struct Cores {
     pub end: u64,
 }
 
-/// The core-matrix rows of the descriptors a block has used, most recent first (at most
-/// [`CoreMemo::CAPACITY`]): a pipelined matmul cycles through a few per stage.
+/// The core-matrix rows of the descriptors a worker's blocks have used (at most
+/// [`CoreMemo::CAPACITY`], then forgotten all at once): a pipelined matmul cycles through a
+/// few per stage and warp, the same in every block (a descriptor holds the shared address,
+/// not the block).
 #[derive(Default)]
-pub(super) struct CoreMemo(Vec<(CoreKey, std::rc::Rc<Cores>)>);
+pub(super) struct CoreMemo(rustc_hash::FxHashMap<CoreKey, std::rc::Rc<Cores>>);
 
 impl CoreMemo {
-    const CAPACITY: usize = 64;
+    const CAPACITY: usize = 4096;
 
     /// The rows for `key`, computed by `make` when not remembered.
     fn get(&mut self, key: CoreKey, make: impl FnOnce() -> Vec<[u64; 8]>) -> std::rc::Rc<Cores> {
-        if let Some(i) = self.0.iter().position(|(k, _)| *k == key) {
-            return self.0[i].1.clone();
+        if let Some(c) = self.0.get(&key) {
+            return c.clone();
         }
         let rows = make();
         let end = rows.iter().flatten().map(|&a| a + 16).max().unwrap_or(0);
         let c = std::rc::Rc::new(Cores { rows, end });
         if self.0.len() == Self::CAPACITY {
-            self.0.pop();
+            self.0.clear();
         }
-        self.0.insert(0, (key, c.clone()));
+        self.0.insert(key, c.clone());
         c
     }
 }
