@@ -379,6 +379,92 @@ impl<'a> BlockCtx<'a> {
                 }
                 warp.uni[*d as usize] = false;
             }
+            Instr::Ld {
+                space,
+                ty,
+                ds,
+                addr,
+                site,
+            } => {
+                let w = ty.bytes as u32;
+                let addrs = self.addresses(warp, *addr, exec);
+                let width = w * ds.len() as u32;
+                let mut at = Located::default();
+                self.emit(
+                    warp,
+                    pc,
+                    *site,
+                    *space,
+                    Op::Load,
+                    width,
+                    exec,
+                    &addrs,
+                    sink,
+                    Some(&mut at),
+                )?;
+                for (k, d) in ds.iter().enumerate() {
+                    let Some(d) = d else { continue };
+                    for lane in lanes(exec) {
+                        let off = at.image[lane] + k as u64 * w as u64;
+                        warp.regs[*d as usize * WARP_SIZE + lane] =
+                            self.load(global, at.space[lane], off, w);
+                    }
+                    warp.uni[*d as usize] = false;
+                }
+            }
+            Instr::St {
+                space,
+                ty,
+                srcs,
+                addr,
+                site,
+            } => {
+                let w = ty.bytes as u32;
+                let addrs = self.addresses(warp, *addr, exec);
+                let width = w * srcs.len() as u32;
+                let mut at = Located::default();
+                self.emit(
+                    warp,
+                    pc,
+                    *site,
+                    *space,
+                    Op::Store,
+                    width,
+                    exec,
+                    &addrs,
+                    sink,
+                    Some(&mut at),
+                )?;
+                for (k, s) in srcs.iter().enumerate() {
+                    for lane in lanes(exec) {
+                        let off = at.image[lane] + k as u64 * w as u64;
+                        self.store(global, pc, at.space[lane], off, w, get(warp, *s, lane))?;
+                    }
+                }
+            }
+            // The rest: kept out of this function so that its stack frame, paid on every
+            // instruction, stays small.
+            _ => self.step_more(warp, pc, exec, full, global, sink)?,
+        }
+        Ok(())
+    }
+
+    /// The instructions `step` hands on: half-precision arithmetic, packing, atomics,
+    /// asynchronous copies, warp-level exchange, matrix and barrier instructions.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn step_more(
+        &mut self,
+        warp: &mut Warp,
+        pc: u32,
+        exec: u32,
+        full: bool,
+        global: &mut Global,
+        sink: &mut dyn FnMut(u32, &WarpAccess, WarpOrigin),
+    ) -> Result<()> {
+        let inst = &self.prog.insts[pc as usize];
+        let values = self.prog.needs_memory;
+        match &inst.instr {
             Instr::AluHalf {
                 op,
                 ty,
@@ -472,69 +558,6 @@ impl<'a> BlockCtx<'a> {
                     write(warp, *d, *a, exec, full, |v| {
                         alu::trunc(v >> sh.min(63), bits)
                     });
-                }
-            }
-            Instr::Ld {
-                space,
-                ty,
-                ds,
-                addr,
-                site,
-            } => {
-                let w = ty.bytes as u32;
-                let addrs = self.addresses(warp, *addr, exec);
-                let width = w * ds.len() as u32;
-                let mut at = Located::default();
-                self.emit(
-                    warp,
-                    pc,
-                    *site,
-                    *space,
-                    Op::Load,
-                    width,
-                    exec,
-                    &addrs,
-                    sink,
-                    Some(&mut at),
-                )?;
-                for (k, d) in ds.iter().enumerate() {
-                    let Some(d) = d else { continue };
-                    for lane in lanes(exec) {
-                        let off = at.image[lane] + k as u64 * w as u64;
-                        warp.regs[*d as usize * WARP_SIZE + lane] =
-                            self.load(global, at.space[lane], off, w);
-                    }
-                    warp.uni[*d as usize] = false;
-                }
-            }
-            Instr::St {
-                space,
-                ty,
-                srcs,
-                addr,
-                site,
-            } => {
-                let w = ty.bytes as u32;
-                let addrs = self.addresses(warp, *addr, exec);
-                let width = w * srcs.len() as u32;
-                let mut at = Located::default();
-                self.emit(
-                    warp,
-                    pc,
-                    *site,
-                    *space,
-                    Op::Store,
-                    width,
-                    exec,
-                    &addrs,
-                    sink,
-                    Some(&mut at),
-                )?;
-                for (k, s) in srcs.iter().enumerate() {
-                    for lane in lanes(exec) {
-                        let off = at.image[lane] + k as u64 * w as u64;
-                        self.store(global, pc, at.space[lane], off, w, get(warp, *s, lane))?;
-                    }
                 }
             }
             Instr::Atom {
@@ -926,6 +949,7 @@ impl<'a> BlockCtx<'a> {
                 }
                 warp.uni[*d as usize] = false;
             }
+            _ => {}
         }
         Ok(())
     }
