@@ -133,6 +133,9 @@ pub struct Aggregator {
     /// The tally of each (row, shape) pair not yet settled.
     tally_of: FxHashMap<(u32, Shape), u32>,
     tallies: Vec<Tally>,
+    /// Per row: its last shape and that shape's tally (a regular kernel's warps repeat one
+    /// shape per row: found by one comparison, without hashing).
+    last_tally: Vec<Option<(Shape, u32)>>,
     /// Accesses added so far (the next one's sequence number).
     seen: u64,
 }
@@ -153,6 +156,7 @@ impl Aggregator {
             strides: Vec::new(),
             tally_of: FxHashMap::default(),
             tallies: Vec::new(),
+            last_tally: Vec::new(),
             seen: 0,
         }
     }
@@ -234,15 +238,26 @@ impl Aggregator {
         shape: Shape,
         new: impl FnOnce() -> Tally,
     ) -> Option<usize> {
+        if let Some(Some((last, i))) = self.last_tally.get(row) {
+            if *last == shape {
+                return Some(*i as usize);
+            }
+        }
         let key = (row as u32, shape);
         let next = self.tallies.len();
-        if next >= TALLY_CAP {
-            return self.tally_of.get(&key).map(|&i| i as usize);
+        let i = if next >= TALLY_CAP {
+            self.tally_of.get(&key).map(|&i| i as usize)?
+        } else {
+            let i = *self.tally_of.entry(key).or_insert(next as u32) as usize;
+            if i == next {
+                self.tallies.push(new());
+            }
+            i
+        };
+        if row >= self.last_tally.len() {
+            self.last_tally.resize(row + 1, None);
         }
-        let i = *self.tally_of.entry(key).or_insert(next as u32) as usize;
-        if i == next {
-            self.tallies.push(new());
-        }
+        self.last_tally[row] = Some((shape, i as u32));
         Some(i)
     }
 
@@ -271,6 +286,7 @@ impl Aggregator {
         }
         let tallies = std::mem::take(&mut self.tallies);
         self.tally_of.clear();
+        self.last_tally.clear();
         let config = &self.config;
         self.archs
             .par_iter()
