@@ -22,7 +22,7 @@
 set -uo pipefail
 
 cd "$(dirname "$0")/../fuzz"
-ALL=(preprocess frontend ptx launches npy diff_json)
+ALL=(preprocess preprocess_includes frontend ptx launches npy diff_json launch_file)
 MINIMIZE=0
 if [ "${1:-}" = "--minimize" ]; then
     MINIMIZE=1

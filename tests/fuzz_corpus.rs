@@ -21,6 +21,11 @@ const TARGETS: &[(&str, Entry, usize)] = &[
         20,
     ),
     (
+        "preprocess_includes",
+        |b| warpscope::cuda::fuzzing::preprocess_files(b).is_ok(),
+        15,
+    ),
+    (
         "frontend",
         |b| warpscope::cuda::fuzzing::lower_source(b).is_ok(),
         20,
@@ -44,6 +49,11 @@ const TARGETS: &[(&str, Entry, usize)] = &[
         "diff_json",
         |b| warpscope::fuzzing::diff_json_bytes(b).is_ok(),
         3,
+    ),
+    (
+        "launch_file",
+        |b| warpscope::fuzzing::launch_file_bytes(b).is_ok(),
+        15,
     ),
 ];
 
@@ -116,6 +126,11 @@ fn preprocess_corpus_replays_without_panics() {
 }
 
 #[test]
+fn preprocess_includes_corpus_replays_without_panics() {
+    run("preprocess_includes");
+}
+
+#[test]
 fn frontend_corpus_replays_without_panics() {
     run("frontend");
 }
@@ -138,6 +153,11 @@ fn npy_corpus_replays_without_panics() {
 #[test]
 fn diff_json_corpus_replays_without_panics() {
     run("diff_json");
+}
+
+#[test]
+fn launch_file_corpus_replays_without_panics() {
+    run("launch_file");
 }
 
 /// Every fuzz target has its replay here, and every replay its target.

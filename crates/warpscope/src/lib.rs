@@ -27,7 +27,8 @@
 //! the launch's parameters and allocations), `access_text` (which source access a PTX
 //! memory instruction is), `sass` (ptxas's merges), [`quick`] (`-e`
 //! patterns and `--sweep`), [`sweep`] (Harris's offset and stride experiments), [`budget`]
-//! (limits on an analysis's figures), [`diff`] (two analyses side by side), `explain` (one
+//! (limits on an analysis's figures), [`launch_file`] (the launch file `warpscope.toml`:
+//! launches as `analyze` flags, with budgets), [`diff`] (two analyses side by side), `explain` (one
 //! access, warp by warp), `annotate` (the source with its figures, instructions and
 //! costliest warps), [`schema`] (the JSON Schemas).
 
@@ -47,6 +48,7 @@ mod findings;
 pub mod fuzzing;
 #[cfg(feature = "cuda")]
 pub mod gpu;
+pub mod launch_file;
 mod load;
 pub mod quick;
 mod resources;
