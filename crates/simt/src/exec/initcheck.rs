@@ -32,15 +32,21 @@ pub(super) struct InitSeen {
 pub(super) struct Shadow {
     written: Vec<u64>,
     bytes: usize,
+    /// Bytes of the shadow not written yet: at 0 (a kernel that has filled its tiles) no
+    /// access can read an unwritten byte, and accesses are passed over at once.
+    unwritten: usize,
 }
 
 impl Shadow {
     /// A shadow of `bytes` bytes of shared memory.
     pub fn new(bytes: usize) -> Shadow {
-        Shadow {
+        let mut s = Shadow {
             written: vec![0; bytes.div_ceil(64)],
             bytes,
-        }
+            unwritten: bytes,
+        };
+        s.begin_block();
+        s
     }
 
     /// Bytes of shared memory the shadow covers.
@@ -51,17 +57,33 @@ impl Shadow {
     /// A block starts: nothing written.
     pub fn begin_block(&mut self) {
         self.written.fill(0);
+        // The bits past the last byte stand for no byte: written from the start.
+        if self.bytes % 64 != 0 {
+            if let Some(last) = self.written.last_mut() {
+                *last = !0u64 << (self.bytes % 64);
+            }
+        }
+        self.unwritten = self.bytes;
+    }
+
+    /// Sets the bits `m` of bitmap word `word`, counting the bytes newly written.
+    #[inline(always)]
+    fn set(&mut self, word: usize, m: u64) {
+        if let Some(bits) = self.written.get_mut(word) {
+            let new = m & !*bits;
+            *bits |= m;
+            self.unwritten -= new.count_ones() as usize;
+        }
     }
 
     /// Marks `n` bytes from `off` written (a write that is no warp access: an mbarrier
     /// object, the TMEM address of `tcgen05.alloc`).
     pub fn mark(&mut self, off: u64, n: u64) {
         for b in off..off.saturating_add(n) {
-            if let Some(word) = self.written.get_mut((b / 64) as usize) {
-                *word |= 1 << (b % 64);
-            } else {
+            if (b / 64) as usize >= self.written.len() {
                 break;
             }
+            self.set((b / 64) as usize, 1 << (b % 64));
         }
     }
 
@@ -88,6 +110,9 @@ impl Shadow {
             Op::Atomic => (true, true),
             Op::Prefetch => return None,
         };
+        if self.unwritten == 0 {
+            return None;
+        }
         let mut seen: Option<InitSeen> = None;
         let n = width as u64;
         // An access of 1, 2, 4, 8 or 16 bytes (aligned to its width, as the executor checked):
@@ -97,9 +122,7 @@ impl Shadow {
             if writes {
                 each_lane(mask, |lane| {
                     let a = addrs[lane];
-                    if let Some(bits) = self.written.get_mut((a / 64) as usize) {
-                        *bits |= m << (a % 64);
-                    }
+                    self.set((a / 64) as usize, m << (a % 64));
                 });
                 return None;
             }
@@ -142,7 +165,9 @@ impl Shadow {
                         s.lanes |= 1 << lane;
                     }
                     if writes {
+                        let new = m & !*bits;
                         *bits |= m;
+                        self.unwritten -= new.count_ones() as usize;
                     }
                 }
                 _ => {
@@ -195,5 +220,29 @@ mod tests {
         // A new block starts with nothing written.
         s.begin_block();
         assert!(s.access(Op::Load, 4, 1, &addrs).is_some());
+    }
+
+    /// The count of unwritten bytes reaches 0 exactly when every byte was written (a size
+    /// that is no multiple of 64 included), and a new block counts from the size again.
+    #[test]
+    fn every_byte_written_is_counted_once() {
+        let mut s = Shadow::new(100);
+        assert_eq!(s.unwritten, 100);
+        let mut addrs = [0u64; WARP_SIZE];
+        for (l, a) in addrs.iter_mut().enumerate() {
+            *a = 4 * l as u64;
+        }
+        // Words 0-24 (bytes 0-99), lanes 25-31 past the shadow; word 3 twice.
+        addrs[25] = 12;
+        s.access(Op::Store, 4, (1 << 26) - 1, &addrs);
+        assert_eq!(s.unwritten, 0);
+        assert!(s.access(Op::Load, 4, (1 << 25) - 1, &addrs).is_none());
+        s.begin_block();
+        assert_eq!(s.unwritten, 100);
+        s.mark(96, 4);
+        assert_eq!(s.unwritten, 96);
+        let r = s.access(Op::Load, 4, 1 << 24, &addrs).is_none();
+        assert!(r, "bytes 96-99 were marked");
+        assert!(s.access(Op::Load, 4, 1 << 23, &addrs).is_some());
     }
 }

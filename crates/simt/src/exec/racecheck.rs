@@ -281,17 +281,20 @@ impl Shadow {
         if bits % 4 == 0 && (top as usize / 4).saturating_add(words) <= self.cells.len() {
             let whole = Acc { bytes: 0xF, ..me };
             let mut left = mask;
-            let mut previous = u64::MAX;
+            // The addresses earlier lanes of this access visited, by their low bits (a
+            // collision only forgets one): a lane at an address already visited (a broadcast
+            // read, two half-warps reading one row) finds and leaves what that lane did,
+            // the same races, reported once.
+            let mut visited = [u64::MAX; 64];
             while left != 0 {
                 let lane = left.trailing_zeros() as usize;
                 left &= left - 1;
                 let a = addrs[lane];
-                // A lane at the previous lane's address (a broadcast read) finds and leaves
-                // what that lane did: the same races, already reported once.
-                if a == previous {
+                let slot = &mut visited[((a / 4) % 64) as usize];
+                if *slot == a {
                     continue;
                 }
-                previous = a;
+                *slot = a;
                 let first = (a / 4) as usize;
                 for (k, cell) in self.cells[first..first + words].iter_mut().enumerate() {
                     if !remember_if_quiet(cell, whole, kind) {
