@@ -1,22 +1,27 @@
 //! The compiled path end to end, compile time excluded (the PTX is given): the 4096² naive
 //! transpose of the CUDA samples (32×8 blocks, grid 128×128, four elements per thread) for
-//! CC 9.0 and every CC, and the 512³ shared-tile matmul (16×16 tiles) for CC 9.0, both from
-//! the PTX nvcc emitted for sm_90.
+//! CC 9.0 and every CC, the 512³ shared-tile matmul (16×16 tiles) for CC 9.0, and the 16384²
+//! transpose for CC 9.0, all from the PTX nvcc emitted for sm_90.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use warpscope::AnalyzeRequest;
 
 fn transpose(ccs: &str) -> AnalyzeRequest {
+    transpose_of(4096, ccs)
+}
+
+/// The naive transpose of an `n`×`n` matrix (`n` a multiple of 32).
+fn transpose_of(n: u32, ccs: &str) -> AnalyzeRequest {
     let ptx = include_str!("../crates/ptx/tests/data/transpose.ptx");
     AnalyzeRequest::new(
         "transpose.ptx",
         ptx,
         "transpose_naive",
-        [128, 128, 1],
+        [n / 32, n / 32, 1],
         [32, 8, 1],
     )
-    .arg("param_2", 4096)
-    .arg("param_3", 4096)
+    .arg("param_2", n)
+    .arg("param_3", n)
     .ccs(ccs)
     .expect("known compute capabilities")
 }
@@ -48,6 +53,11 @@ fn bench(c: &mut Criterion) {
     }
     let req = matmul();
     g.bench_function("matmul_tiled_512/cc=9.0", |b| {
+        b.iter(|| warpscope::analyze(&req).expect("analysis runs"))
+    });
+    // The big launch of issue 20's table: 262,144 blocks on every core.
+    let req = transpose_of(16384, "9.0");
+    g.bench_function("transpose_naive_16384/cc=9.0", |b| {
         b.iter(|| warpscope::analyze(&req).expect("analysis runs"))
     });
     g.finish();
