@@ -58,7 +58,7 @@ impl Shadow {
     pub fn begin_block(&mut self) {
         self.written.fill(0);
         // The bits past the last byte stand for no byte: written from the start.
-        if self.bytes % 64 != 0 {
+        if !self.bytes.is_multiple_of(64) {
             if let Some(last) = self.written.last_mut() {
                 *last = !0u64 << (self.bytes % 64);
             }
