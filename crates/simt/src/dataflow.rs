@@ -188,6 +188,105 @@ fn texture_operands(t: &crate::instr::TexInstr) -> impl Iterator<Item = Src> + '
         .chain(t.layer)
 }
 
+/// The program registers a reused warp must set back to 0 (`BlockCtx::new_warp`), as
+/// `[first, end)` ranges: all of them but those every thread writes before anything reads
+/// them. Those are found in the kernel's straight-line start (from instruction 0 up to the
+/// first branch target or the first instruction other than arithmetic, moves, conversions,
+/// compares, loads and stores): a register written there by an unguarded arithmetic, move,
+/// conversion or compare (instructions that always write their result) before any
+/// instruction reads it. Every live lane runs that start in order before anything else, so
+/// the value a previous block left is never seen. Registers a cross-lane instruction reads
+/// (shuffles, matrix instructions: they may read lanes that do not run) are always zeroed.
+pub fn zeroed_on_reuse(insts: &[Inst], nregs: u32, first_program_reg: u32) -> Vec<(u32, u32)> {
+    let n = nregs as usize;
+    let mut targets = vec![false; insts.len() + 1];
+    for i in insts {
+        match &i.instr {
+            Instr::Bra { target } | Instr::Call { target, .. } => {
+                if let Some(t) = targets.get_mut(*target as usize) {
+                    *t = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut written_first = vec![false; n];
+    let mut read = vec![false; n];
+    for (pc, i) in insts.iter().enumerate() {
+        if pc > 0 && targets[pc] {
+            break;
+        }
+        use Instr::*;
+        let writes_always = matches!(
+            i.instr,
+            Alu { .. }
+                | Mov { .. }
+                | Cvt { .. }
+                | Cvta { .. }
+                | Setp { .. }
+                | Set { .. }
+                | Selp { .. }
+                | Slct { .. }
+                | CvtFloat { .. }
+        );
+        if !writes_always && !matches!(i.instr, Ld { .. } | St { .. }) {
+            break;
+        }
+        let (defs, mut uses) = defs_uses(&i.instr);
+        if let Ld { addr, .. } | St { addr, .. } = &i.instr {
+            uses.extend(addr.base.map(Src::Reg));
+        }
+        if let Some((g, _)) = i.guard {
+            uses.push(Src::Reg(g));
+        }
+        for u in uses {
+            if let Src::Reg(r) = u {
+                if let Some(x) = read.get_mut(r as usize) {
+                    *x = true;
+                }
+            }
+        }
+        if writes_always && i.guard.is_none() {
+            for d in defs {
+                if let Some(w) = written_first.get_mut(d as usize) {
+                    *w |= !read[d as usize];
+                }
+            }
+        }
+    }
+    for i in insts {
+        let cross_lane = matches!(
+            i.instr,
+            Instr::Shfl { .. }
+                | Instr::Matrix { .. }
+                | Instr::Wmma(_)
+                | Instr::Tensor(_)
+                | Instr::Wgmma(_)
+                | Instr::Tcgen05(_)
+        );
+        if cross_lane {
+            for u in defs_uses(&i.instr).1 {
+                if let Src::Reg(r) = u {
+                    if let Some(w) = written_first.get_mut(r as usize) {
+                        *w = false;
+                    }
+                }
+            }
+        }
+    }
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    for r in first_program_reg..nregs {
+        if written_first[r as usize] {
+            continue;
+        }
+        match ranges.last_mut() {
+            Some((_, end)) if *end == r => *end = r + 1,
+            _ => ranges.push((r, r + 1)),
+        }
+    }
+    ranges
+}
+
 /// Whether any value loaded from memory (or returned by an atomic) can flow into an
 /// address, a guard predicate, a shuffle's lane operands or a `cp.async` source size.
 pub fn loaded_values_matter(insts: &[Inst], nregs: u32) -> bool {

@@ -127,6 +127,9 @@ pub struct Program {
     /// The special registers some instruction reads (`%ctaid.x`, …): a reused warp sets only
     /// these again (`BlockCtx::new_warp`).
     pub(crate) read_specials: Vec<bool>,
+    /// The program registers a reused warp sets back to 0, as `[first, end)` ranges
+    /// ([`crate::dataflow::zeroed_on_reuse`]).
+    pub(crate) zeroed_on_reuse: Vec<(u32, u32)>,
     /// PTX line of the first instruction that orders memory between threads otherwise than
     /// a block barrier: a fence (`membar`, `fence`), an `ld`/`st`/`atom`/`red` with
     /// `.acquire`, `.release` or `.acq_rel`, a `nanosleep` (a spin wait's back-off). Such a
@@ -362,9 +365,12 @@ impl Program {
                 }
             }
         }
+        let zeroed_on_reuse =
+            crate::dataflow::zeroed_on_reuse(&d.insts, d.nregs, SPECIALS.len() as u32);
         Ok(Program {
             writes_specials,
             read_specials,
+            zeroed_on_reuse,
             name: entry.name.clone(),
             nregs: d.nregs,
             reconv,

@@ -183,6 +183,27 @@ st.global.u32 [%rd3], %r1;\nret;";
     assert_eq!(v[2].2.block, [2, 0, 0]);
 }
 
+/// A reused warp keeps unzeroed only the registers every thread writes before reading
+/// (`dataflow::zeroed_on_reuse`). Here `%r2` is read (into the address) before block 0 writes
+/// it (`mov %r2, 5` after the store), and `%r3` is written first in the straight-line start:
+/// later blocks must still read `%r2` as 0 (addresses at element 0, not 5), while `%r3`, set
+/// again by each block, gives each its own `%ctaid.x` row.
+#[test]
+fn a_register_read_before_written_is_zeroed_on_reuse() {
+    let body = ".reg .b32 %r<6>;\n.reg .b64 %rd<6>;\n\
+ld.param.u64 %rd1, [p0];\nmov.u32 %r1, %ctaid.x;\nshl.b32 %r3, %r1, 8;\nadd.u32 %r4, %r3, %r2;\n\
+mul.wide.u32 %rd2, %r4, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r1;\nmov.u32 %r2, 5;\nret;";
+    let p = program(body, ".param .u64 p0");
+    let mut l = launch(&p, 3, 32, 1);
+    l.threads = 1;
+    let v = accesses(&p, &l);
+    assert_eq!(v.len(), 3);
+    let base = window::ALLOC_BASE;
+    for (b, (_, a, _)) in v.iter().enumerate() {
+        assert_eq!(a.addrs[0], base + 4 * 256 * b as u64, "block {b}");
+    }
+}
+
 /// Per-lane shifts and widening multiplies (the executor's fast paths for address
 /// arithmetic) give what PTX defines [PTX ISA §9.7.1.6 mul.wide, §9.7.8.8 shl]: lane *l*
 /// stores at `p0 + 1024 + (l − 16)·8` (a signed 32-bit product widened to 64 bits: negative

@@ -813,8 +813,11 @@ impl<'a> BlockCtx<'a> {
             && self.spare_warps[w as usize].regs.len() == n * WARP_SIZE;
         if reused {
             let mut warp = std::mem::replace(&mut self.spare_warps[w as usize], Warp::empty());
-            // Registers of the program (a PTX register is never a special one): back to 0.
-            warp.regs[specials * WARP_SIZE..].fill(0);
+            // Registers of the program (a PTX register is never a special one): back to 0,
+            // but those every thread writes before reading (`dataflow::zeroed_on_reuse`).
+            for &(first, end) in &self.prog.zeroed_on_reuse {
+                warp.regs[first as usize * WARP_SIZE..end as usize * WARP_SIZE].fill(0);
+            }
             warp.uni[specials..].fill(true);
             warp.stack.clear();
             warp.frames.clear();
