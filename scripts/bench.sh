@@ -18,17 +18,21 @@ trap 'rm -rf "$tmp"' EXIT
 cc -O2 -o "$tmp/transpose_floor" benches/floor/transpose_sectors.c
 cc -O2 -o "$tmp/matmul_floor" benches/floor/matmul_counts.c
 
-# CPU seconds (user + sys) of a command, best of 3; its output to $tmp/out.
-cpu() {
-    local best=""
+# The best of 3 runs of a command (a loaded machine only ever adds time), as /usr/bin/time's
+# FORMAT gives it (a sum "A B" is added up); its output to $tmp/out.
+best_of_3() {
+    local format=$1 best=""
+    shift
     for _ in 1 2 3; do
-        /usr/bin/time -f "%U %S" -o "$tmp/time" "$@" > "$tmp/out" 2>/dev/null
+        /usr/bin/time -f "$format" -o "$tmp/time" "$@" > "$tmp/out" 2>/dev/null
         local t
         t=$(awk '{printf "%.3f", $1 + $2}' "$tmp/time")
         if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then best=$t; fi
     done
     echo "$best"
 }
+cpu() { best_of_3 "%U %S" "$@"; }   # CPU seconds, user + sys
+wall() { best_of_3 "%e" "$@"; }     # wall seconds
 ratio() { awk "BEGIN{printf \"%.1f×\", $1 / $2}"; }
 
 transpose=(analyze examples/transpose.cu --kernel transpose_naive --grid 128,128 --block 32,8
@@ -54,17 +58,6 @@ tsrc=$(cpu "$ws" "${transpose[@]}" --cc 9.0 --frontend source)
 tsrcall=$(cpu "$ws" "${transpose[@]}" --cc all --frontend source)
 mm=$(cpu "$ws" "${matmul[@]}")
 mmnc=$(cpu "$ws" "${matmul[@]}" --no-checks)
-# Wall seconds for the Triton matmul (every block; --sample-blocks auto), best of 3.
-wall() {
-    local best=""
-    for _ in 1 2 3; do
-        /usr/bin/time -f "%e" -o "$tmp/time" "$@" > /dev/null 2>&1
-        local t
-        t=$(cat "$tmp/time")
-        if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then best=$t; fi
-    done
-    echo "$best"
-}
 tri=$(wall "$ws" "${triton[@]}")
 triauto=$(wall "$ws" "${triton[@]}" --sample-blocks auto)
 # A cold cache: nvcc, ptxas and nvdisasm run; wall seconds beyond the warm run.

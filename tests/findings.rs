@@ -4,7 +4,7 @@
 //! correct kernels give none.
 
 mod common;
-use common::{compiler, warpscope};
+use common::{findings, frontends, warpscope};
 use serde_json::Value;
 
 const SYNC: &str = "tests/kernels/findings/sync.cu";
@@ -17,21 +17,6 @@ fn analyze(args: &[&str]) -> (bool, Value, String) {
     let (ok, out, err) = warpscope(&a);
     let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {err}"));
     (ok, v, err)
-}
-
-fn findings(v: &Value) -> Vec<Value> {
-    v.get("findings")
-        .map(|f| f.as_array().unwrap().clone())
-        .unwrap_or_default()
-}
-
-/// The front ends to try: the source front end always, the compiled path with nvcc.
-fn frontends() -> Vec<&'static str> {
-    let mut f = vec!["source"];
-    if compiler() {
-        f.push("ptx");
-    }
-    f
 }
 
 #[test]

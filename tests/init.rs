@@ -4,7 +4,7 @@
 //! access, one 32-byte sector per sector touched.
 
 mod common;
-use common::warpscope;
+use common::{frontends, warpscope};
 
 const GATHER: &str = "examples/gather.cu";
 
@@ -12,20 +12,6 @@ const GATHER: &str = "examples/gather.cu";
 const LAUNCH: &[&str] = &[
     "--grid", "4", "--block", "256", "--arg", "n=1024", "--cc", "9.0",
 ];
-
-/// The front ends to compare: the source interpreter, and the compiled path when a compiler
-/// is found.
-fn frontends() -> Vec<&'static str> {
-    let mut v = vec!["source"];
-    if warpscope_toolkit::find(None).is_ok() {
-        v.push("ptx");
-    } else {
-        eprintln!(
-            "compiled path skipped: no CUDA compiler (scripts/test.sh installs one from PyPI)"
-        );
-    }
-    v
-}
 
 fn temp(name: &str) -> String {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

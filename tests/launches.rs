@@ -7,7 +7,7 @@
 //! Figures are CC 9.0's (one request per warp access, 32-byte sectors).
 
 mod common;
-use common::{json, warpscope};
+use common::{frontends, json, warpscope};
 
 const HOST: &str = "examples/saxpy_host.cu";
 
@@ -15,18 +15,6 @@ fn fails(args: &[&str]) -> String {
     let (ok, _, err) = warpscope(args);
     assert!(!ok, "{args:?} should fail");
     err
-}
-
-fn frontends() -> Vec<&'static str> {
-    let mut v = vec!["source"];
-    if warpscope_toolkit::find(None).is_ok() {
-        v.push("ptx");
-    } else {
-        eprintln!(
-            "compiled path skipped: no CUDA compiler (scripts/test.sh installs one from PyPI)"
-        );
-    }
-    v
 }
 
 #[test]

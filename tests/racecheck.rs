@@ -5,7 +5,7 @@
 //! give the same lines and counts.
 
 mod common;
-use common::{compiler, warpscope};
+use common::{findings, frontends, warpscope};
 use serde_json::Value;
 
 const RACES: &str = "tests/kernels/findings/races.cu";
@@ -37,21 +37,6 @@ fn analyze(
     let (ok, out, err) = warpscope(&a);
     let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{kernel} {fe}: {e}: {err}"));
     (ok, v, err)
-}
-
-fn findings(v: &Value) -> Vec<Value> {
-    v.get("findings")
-        .map(|f| f.as_array().unwrap().clone())
-        .unwrap_or_default()
-}
-
-/// The front ends to try: the source front end always, the compiled path with nvcc.
-fn frontends() -> Vec<&'static str> {
-    let mut f = vec!["source"];
-    if compiler() {
-        f.push("ptx");
-    }
-    f
 }
 
 /// The one finding of a run of `kernel`, checked to be the only one.

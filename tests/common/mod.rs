@@ -79,3 +79,20 @@ pub fn compiler() -> bool {
     }
     found
 }
+
+/// The front ends to run a test on: the source front end always, the compiled path (`ptx`)
+/// when a CUDA compiler is at hand (else [`compiler`] says the compiled part is skipped).
+pub fn frontends() -> Vec<&'static str> {
+    let mut f = vec!["source"];
+    if compiler() {
+        f.push("ptx");
+    }
+    f
+}
+
+/// The `findings` array of an `analyze --format json` result (empty when it has none).
+pub fn findings(v: &serde_json::Value) -> Vec<serde_json::Value> {
+    v.get("findings")
+        .map(|f| f.as_array().cloned().unwrap_or_default())
+        .unwrap_or_default()
+}

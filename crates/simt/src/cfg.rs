@@ -4,6 +4,19 @@
 
 use crate::instr::{Inst, Instr};
 
+/// Per instruction (and one past the last): whether some `bra` jumps to it.
+pub fn branch_targets(insts: &[Inst]) -> Vec<bool> {
+    let mut target = vec![false; insts.len() + 1];
+    for inst in insts {
+        if let Instr::Bra { target: t } = inst.instr {
+            if let Some(x) = target.get_mut(t as usize) {
+                *x = true;
+            }
+        }
+    }
+    target
+}
+
 /// For each instruction, the instruction index where the paths of a conditional branch at
 /// that index meet again; `u32::MAX` where they only meet at exit, and for instructions that
 /// are not conditional branches.
@@ -15,18 +28,11 @@ pub fn reconvergence(insts: &[Inst]) -> Vec<u32> {
     }
     // Leaders: the first instruction, branch targets, and instructions after terminators
     // and branches.
-    let mut leader = vec![false; n + 1];
+    let mut leader = branch_targets(insts);
     leader[0] = true;
     for (i, inst) in insts.iter().enumerate() {
-        match &inst.instr {
-            Instr::Bra { target } => {
-                if (*target as usize) < n {
-                    leader[*target as usize] = true;
-                }
-                leader[i + 1] = true;
-            }
-            Instr::Exit | Instr::Ret => leader[i + 1] = true,
-            _ => {}
+        if matches!(inst.instr, Instr::Bra { .. } | Instr::Exit | Instr::Ret) {
+            leader[i + 1] = true;
         }
     }
     let starts: Vec<usize> = (0..n).filter(|&i| leader[i]).collect();

@@ -199,17 +199,8 @@ fn texture_operands(t: &crate::instr::TexInstr) -> impl Iterator<Item = Src> + '
 /// (shuffles, matrix instructions: they may read lanes that do not run) are always zeroed.
 pub fn zeroed_on_reuse(insts: &[Inst], nregs: u32, first_program_reg: u32) -> Vec<(u32, u32)> {
     let n = nregs as usize;
-    let mut targets = vec![false; insts.len() + 1];
-    for i in insts {
-        match &i.instr {
-            Instr::Bra { target } | Instr::Call { target, .. } => {
-                if let Some(t) = targets.get_mut(*target as usize) {
-                    *t = true;
-                }
-            }
-            _ => {}
-        }
-    }
+    // (A call ends the start, and a callee's body lies past the kernel's `ret`.)
+    let targets = crate::cfg::branch_targets(insts);
     let mut written_first = vec![false; n];
     let mut read = vec![false; n];
     for (pc, i) in insts.iter().enumerate() {

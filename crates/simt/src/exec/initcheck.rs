@@ -151,13 +151,13 @@ impl Shadow {
         for lane in lanes(mask) {
             let a = addrs[lane];
             let (word, bit) = ((a / 64) as usize, a % 64);
-            match self.written.get_mut(word) {
+            match self.written.get(word).copied() {
                 // The bytes lie in one word of the bitmap (every aligned access of up to
                 // 16 bytes): one test and one set.
                 Some(bits) if bit + n <= 64 && n < 64 => {
                     let m = ((1u64 << n) - 1) << bit;
-                    if reads && *bits & m != m {
-                        let first = (!*bits & m).trailing_zeros() as u64;
+                    if reads && bits & m != m {
+                        let first = (!bits & m).trailing_zeros() as u64;
                         let s = seen.get_or_insert(InitSeen {
                             lanes: 0,
                             offset: word as u64 * 64 + first,
@@ -165,9 +165,7 @@ impl Shadow {
                         s.lanes |= 1 << lane;
                     }
                     if writes {
-                        let new = m & !*bits;
-                        *bits |= m;
-                        self.unwritten -= new.count_ones() as usize;
+                        self.set(word, m);
                     }
                 }
                 _ => {

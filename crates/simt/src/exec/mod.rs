@@ -1282,6 +1282,20 @@ fn get(warp: &Warp, s: Src, lane: usize) -> u64 {
     }
 }
 
+/// The 32 lanes of an operand (an immediate's value in each).
+#[inline(always)]
+fn all_lanes(warp: &Warp, s: Src) -> [u64; WARP_SIZE] {
+    match s {
+        Src::Reg(r) => {
+            let base = r as usize * WARP_SIZE;
+            (&warp.regs[base..base + WARP_SIZE])
+                .try_into()
+                .expect("a register holds WARP_SIZE lanes")
+        }
+        Src::Imm(x) => [x; WARP_SIZE],
+    }
+}
+
 #[inline]
 fn is_uni(warp: &Warp, s: Src) -> bool {
     match s {
@@ -1306,7 +1320,7 @@ fn write(warp: &mut Warp, d: Reg, a: Src, exec: u32, full: bool, f: impl Fn(u64)
         splat(warp, d, v);
     } else if exec == u32::MAX {
         // A whole warp: a loop the compiler vectorizes.
-        let x = step::all_lanes(warp, a);
+        let x = all_lanes(warp, a);
         let base = d as usize * WARP_SIZE;
         for (o, v) in warp.regs[base..base + WARP_SIZE].iter_mut().zip(x) {
             *o = f(v);

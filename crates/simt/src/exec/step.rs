@@ -965,20 +965,6 @@ fn int_fast(op: Alu, ty: Ty, sat: bool) -> bool {
         )
 }
 
-/// The 32 lanes of an operand (an immediate's value in each).
-#[inline(always)]
-pub(super) fn all_lanes(warp: &Warp, s: Src) -> [u64; WARP_SIZE] {
-    match s {
-        Src::Reg(r) => {
-            let base = r as usize * WARP_SIZE;
-            (&warp.regs[base..base + WARP_SIZE])
-                .try_into()
-                .expect("a register holds WARP_SIZE lanes")
-        }
-        Src::Imm(x) => [x; WARP_SIZE],
-    }
-}
-
 /// `d = f(a, b, c) & mask` on the executing lanes; `f` is inlined into the lane loop.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]

@@ -799,14 +799,11 @@ impl BlockCtx<'_> {
         } else {
             0
         };
-        for row in rows.iter().filter(|_| data) {
+        for row in if data { &rows[..] } else { &[] } {
             for e in 0..inner_elems {
                 let g = row.global.wrapping_add(e * map.elem_strides[0] as u64 * eb);
                 let s = map.swizzle.apply(row.box_off + e * eb);
                 let inside = e >= row.lo && e < row.lo + row.in_bounds;
-                if t.prefetch {
-                    continue;
-                }
                 if t.load {
                     let v = if inside {
                         let (sp, _, img) = self.locate(MemSpace::Global, g, warp, lane);
