@@ -125,3 +125,62 @@ fn a_ptx_file_names_its_target() {
         Some("analyzing crates/ptx/tests/data/transpose.ptx: PTX file (.target sm_90), SASS checked, for CC 9.0")
     );
 }
+
+/// A device-only `.cu` is compiled in-process by NVRTC (feature `cuda`) and says so; with
+/// `WARPSCOPE_NVCC_ONLY` nvcc compiles it, and the figures are the same.
+#[cfg(feature = "cuda")]
+#[test]
+fn nvrtc_compiles_a_device_only_file_and_says_so() {
+    if !compiler() {
+        return;
+    }
+    let version = warpscope_toolkit::find(None).unwrap().version;
+    let args = [
+        "analyze",
+        "examples/transpose.cu",
+        "--kernel",
+        "transpose_naive",
+        "--grid",
+        "8,8",
+        "--block",
+        "32,8",
+        "--arg",
+        "width=256",
+        "--arg",
+        "height=256",
+        "--cc",
+        "7.5,9.0",
+        "--format",
+        "json",
+    ];
+    let (ok, out, err) = warpscope(&args);
+    assert!(ok, "{err}");
+    assert_eq!(
+        err.lines().next().unwrap(),
+        format!("analyzing examples/transpose.cu: NVRTC {version} → sm_90 PTX, SASS checked, costed for CC 7.5, 9.0; own targets compared: sm_75 for 7.5")
+    );
+    let out_nvcc = std::process::Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("WARPSCOPE_NVCC_ONLY", "1")
+        .output()
+        .unwrap();
+    let err_nvcc = String::from_utf8_lossy(&out_nvcc.stderr);
+    assert!(
+        err_nvcc.starts_with(&format!(
+            "analyzing examples/transpose.cu: nvcc {version} → sm_90 PTX"
+        )),
+        "{err_nvcc}"
+    );
+    // Every figure and position the same; only the PTX lines may move.
+    let strip = |s: &str| -> String {
+        s.lines()
+            .filter(|l| !l.contains("\"ptx_line\""))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        strip(&out),
+        strip(&String::from_utf8_lossy(&out_nvcc.stdout))
+    );
+}

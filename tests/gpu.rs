@@ -740,6 +740,7 @@ fn nvrtc_instantiates_templates_by_name() {
         defines: vec![],
         include_dirs: vec!["examples".into()],
         lineinfo: true,
+        std: None,
     })
     .unwrap();
     assert_eq!(c.symbol("offset<float>"), Some("_Z6offsetIfEvPT_i"));
@@ -763,6 +764,7 @@ fn nvrtc_errors_point_at_the_users_file() {
         defines: vec![],
         include_dirs: vec![],
         lineinfo: false,
+        std: None,
     })
     .unwrap_err();
     let m = e.to_string();

@@ -146,6 +146,7 @@ impl<'d> Bench<'d> {
             defines: Vec::new(),
             include_dirs: Vec::new(),
             lineinfo: false,
+            std: None,
         })?;
         Ok(Bench {
             dev,

@@ -209,6 +209,7 @@ pub fn compile_groups(
             defines: s.defines.clone(),
             include_dirs: include_dirs(dir),
             lineinfo,
+            std: None,
         })?;
         out.push((key, compiled));
     }

@@ -11,7 +11,7 @@ use crate::find::Env;
 use crate::store::{private_dir, read_entry, write_entry, Entry};
 
 /// Bumped when the key's recipe or the stored format changes, so old entries are ignored.
-const FORMAT: &str = "warpscope-ptx-cache-2";
+const FORMAT: &str = "warpscope-ptx-cache-3";
 
 /// Deepest chain of quoted includes followed (a guard against pathological trees; cycles
 /// are caught separately).

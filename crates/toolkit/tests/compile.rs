@@ -1,6 +1,7 @@
 //! Compiles with a real nvcc: the one `WARPSCOPE_TEST_NVCC` names, else the pip wheel of
-//! the development venv `/work/cuda-venv`. Without either (or with `WARPSCOPE_TEST_NVCC`
-//! set to the empty string), each test prints "skipped: no CUDA compiler" and passes.
+//! the development venv `/work/cuda-venv`, else the one of the active `VIRTUAL_ENV` (which
+//! `scripts/test.sh` sets). Without any (or with `WARPSCOPE_TEST_NVCC` set to the empty
+//! string), each test prints "skipped: no CUDA compiler" and passes.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -16,7 +17,11 @@ fn toolkit(test: &str) -> Option<Toolkit> {
     let path = match std::env::var_os("WARPSCOPE_TEST_NVCC") {
         Some(p) if p.is_empty() => None,
         Some(p) => Some(PathBuf::from(p)),
-        None => VENV_NVCC.iter().map(PathBuf::from).find(|p| p.is_file()),
+        None => VENV_NVCC
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file())
+            .or_else(virtual_env_nvcc),
     };
     let Some(path) = path else {
         // Straight to the stream, past the test harness's capture, so that it shows.
@@ -30,6 +35,26 @@ fn toolkit(test: &str) -> Option<Toolkit> {
         Ok(tk) => Some(tk),
         Err(e) => panic!("WARPSCOPE_TEST_NVCC / venv nvcc does not work: {e}"),
     }
+}
+
+/// `$VIRTUAL_ENV/lib/python3.*/site-packages/nvidia/cu*/bin/nvcc`, if there is one.
+fn virtual_env_nvcc() -> Option<PathBuf> {
+    let lib = PathBuf::from(std::env::var_os("VIRTUAL_ENV")?).join("lib");
+    let subdirs = |d: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        v.sort();
+        v
+    };
+    subdirs(&lib)
+        .iter()
+        .flat_map(|py| subdirs(&py.join("site-packages/nvidia")))
+        .map(|cu| cu.join("bin/nvcc"))
+        .find(|p| p.is_file())
 }
 
 const KERNEL: &str = r#"#include <cstdio>
@@ -328,4 +353,87 @@ fn a_corrupt_entry_is_rebuilt_with_a_note() {
         .cache_note
         .unwrap()
         .contains("was corrupt (not UTF-8 text): rebuilt"));
+}
+
+/// The opcodes of the PTX's memory instructions, in order (what warpscope's figures come
+/// from; registers and `.loc` positions aside).
+#[cfg(feature = "nvrtc")]
+fn memory_opcodes(ptx: &str) -> Vec<String> {
+    let code = ptx.split("\t.section\t.debug").next().unwrap_or(ptx);
+    code.lines()
+        // The opcode: the first word after an optional `@%p` guard.
+        .filter_map(|l| l.split_whitespace().find(|w| !w.starts_with('@')))
+        .filter(|op| {
+            [
+                "ld.", "st.", "atom.", "red.", "cp.", "tex.", "ldmatrix", "stmatrix",
+            ]
+            .iter()
+            .any(|p| op.starts_with(p))
+        })
+        .map(String::from)
+        .collect()
+}
+
+/// NVRTC compiles device-only code in-process with nvcc's memory instructions (the
+/// arithmetic may differ: `cuda_bf16.hpp` rounds without branches under NVRTC on sm_75), and
+/// a file with host code (which NVRTC refuses) still compiles, through nvcc.
+#[cfg(feature = "nvrtc")]
+#[test]
+fn nvrtc_compiles_device_code_as_nvcc_does() {
+    let Some(tk) = toolkit("nvrtc_compiles_device_code_as_nvcc_does") else {
+        return;
+    };
+    if warpscope_toolkit::nvrtc::version().is_err() {
+        eprintln!("nvrtc_compiles_device_code_as_nvcc_does: skipped: no NVRTC");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for (name, defines) in [
+        ("examples/transpose.cu", vec![]),
+        ("tests/kernels/compiled/matmul_tiled.cu", vec![]),
+        ("tests/kernels/compiled/spill.cu", vec![]),
+        ("tests/kernels/modern/bf16.cu", vec![]),
+        (
+            "tests/kernels/h100_ground_truth.cu",
+            vec!["N=4".to_string()],
+        ),
+    ] {
+        let file = root.join(name);
+        for sm in [(7, 5), (9, 0), (12, 0)] {
+            let target = tk.target_for_cc(sm.0, sm.1);
+            let mut opts = CompileOptions {
+                defines: defines.clone(),
+                ..Default::default()
+            };
+            let fast = tk
+                .compile_ptx_with_cache(&file, &target, &opts, Some(&tmp.path().join("a")))
+                .unwrap();
+            assert!(
+                fast.command.starts_with("NVRTC "),
+                "{name}: {}",
+                fast.command
+            );
+            opts.nvcc_only = true;
+            let slow = tk
+                .compile_ptx_with_cache(&file, &target, &opts, Some(&tmp.path().join("a")))
+                .unwrap();
+            assert!(!slow.cached, "nvcc_only must have its own cache entry");
+            assert!(!slow.command.starts_with("NVRTC"), "{}", slow.command);
+            let (a, b) = (memory_opcodes(&fast.ptx), memory_opcodes(&slow.ptx));
+            assert!(a.len() >= 2, "{name}: {a:?}");
+            assert_eq!(a, b, "{name} {}: NVRTC and nvcc differ", target.sm);
+        }
+    }
+    // Host code: NVRTC refuses `main` and <cstdio>, nvcc compiles it.
+    let file = write_kernel(tmp.path());
+    let opts = CompileOptions {
+        include_dirs: vec![tmp.path().join("inc")],
+        ..Default::default()
+    };
+    let c = tk
+        .compile_ptx_with_cache(&file, &tk.target_for_cc(9, 0), &opts, None)
+        .unwrap();
+    assert!(!c.command.starts_with("NVRTC"), "{}", c.command);
+    assert!(c.ptx.contains(".entry _Z5scalePfi"), "{}", c.ptx);
 }

@@ -45,7 +45,8 @@ fn cc_span(ccs: &[&Arch]) -> String {
 ///
 /// - the source interpreter: "analyzing F: CUDA source interpreter, for CC …";
 /// - a `.ptx` file: "analyzing F: PTX file (.target sm_90), SASS checked, for CC …";
-/// - a `.cu` through nvcc: the one compile all CCs are costed on (9.0's target when 9.0 is
+/// - a `.cu` through nvcc (or NVRTC where it takes the file, named so): the one compile all
+///   CCs are costed on (9.0's target when 9.0 is
 ///   asked for, else the newest CC's, as [`crate::compiled`] picks it), then the other CCs'
 ///   own targets, whose memory instructions are compared with it (a note names those that
 ///   differ), and those nvcc has no target for;
@@ -68,15 +69,21 @@ pub(crate) fn describe(req: &AnalyzeRequest, archs: &[&'static Arch], kernel: &L
                     cc_span(archs)
                 )
             } else {
-                compiled(req, archs, sass)
+                compiled(req, archs, sass, k.by_nvrtc)
             }
         }
     };
     format!("analyzing {}: {what}", req.file)
 }
 
-/// The nvcc (or NVRTC) part of [`describe`].
-fn compiled(req: &AnalyzeRequest, archs: &[&'static Arch], sass: Option<&str>) -> String {
+/// The nvcc (or NVRTC) part of [`describe`]; `by_nvrtc`: NVRTC compiled the file although
+/// nvcc is there (it takes device-only files, [`warpscope_toolkit::Toolkit::compile_ptx`]).
+fn compiled(
+    req: &AnalyzeRequest,
+    archs: &[&'static Arch],
+    sass: Option<&str>,
+    by_nvrtc: bool,
+) -> String {
     let main = archs
         .iter()
         .find(|a| a.cc.major == 9 && a.cc.minor == 0)
@@ -118,7 +125,8 @@ fn compiled(req: &AnalyzeRequest, archs: &[&'static Arch], sass: Option<&str>) -
         }
     }
     let mut s = format!(
-        "nvcc {} → {sm} PTX{}, costed for CC {}",
+        "{} {} → {sm} PTX{}, costed for CC {}",
+        if by_nvrtc { "NVRTC" } else { "nvcc" },
         tk.version,
         checked(sass, &sm),
         cc_span(archs)

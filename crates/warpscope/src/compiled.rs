@@ -60,6 +60,8 @@ pub struct CompiledKernel {
     pub sass: Vec<warpscope_toolkit::SassText>,
     /// What `ptxas -v` reported for the kernel (with the SASS check only).
     pub ptxas: Option<warpscope_report::resources::PtxasFigures>,
+    /// Whether NVRTC compiled the `.cu` (in-process, where it takes the file), not nvcc.
+    pub by_nvrtc: bool,
 }
 
 /// One kernel parameter of a compiled-path launch.
@@ -155,6 +157,7 @@ pub fn compile_and_load(
         std: req.compile.std.clone(),
         opt_level: req.compile.opt_level.clone(),
         extra: req.compile.nvcc_flags.clone(),
+        nvcc_only: false,
     };
     let path = Path::new(&req.file);
     // A template kernel is emitted only where it is instantiated: compile a wrapper that
@@ -231,6 +234,7 @@ pub fn compile_and_load(
     }
     notes.append(&mut k.notes);
     k.notes = notes;
+    k.by_nvrtc = compiled.by_nvrtc;
     Ok(k)
 }
 
@@ -302,6 +306,7 @@ pub fn nvrtc_compile_and_load(
         defines: req.defines.clone(),
         include_dirs,
         lineinfo: true,
+        std: req.compile.std.clone(),
     };
     let (ptx, lowered) =
         warpscope_toolkit::nvrtc::compile_ptx(&program).map_err(|e| anyhow!("{e}"))?;
@@ -490,6 +495,7 @@ fn load_entry(
         ptx: ptx.to_string(),
         sass,
         ptxas: ptxas_figures,
+        by_nvrtc: false,
     })
 }
 

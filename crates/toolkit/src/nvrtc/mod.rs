@@ -48,6 +48,8 @@ pub struct Program<'a> {
     pub include_dirs: Vec<String>,
     /// Source-line information in the CUBIN (`-lineinfo`), for Nsight Compute's source view.
     pub lineinfo: bool,
+    /// The C++ dialect (`"c++20"` → `-std=c++20`); `None`: C++17, nvcc 13's default.
+    pub std: Option<String>,
 }
 
 /// What NVRTC produced.
@@ -102,11 +104,17 @@ pub fn options(p: &Program) -> Vec<String> {
     options_for(p, "sm")
 }
 
+/// The options [`compile_ptx`] passes: `--gpu-architecture=compute_XY` (PTX).
+pub fn ptx_options(p: &Program) -> Vec<String> {
+    options_for(p, "compute")
+}
+
 /// The options with `--gpu-architecture={prefix}_XY` (`sm` for a CUBIN, `compute` for PTX).
 fn options_for(p: &Program, prefix: &str) -> Vec<String> {
+    let std = p.std.as_deref().unwrap_or("c++17");
     let mut o = vec![
         format!("--gpu-architecture={prefix}_{}{}", p.cc.0, p.cc.1),
-        "-std=c++17".to_string(),
+        format!("-std={}", std.strip_prefix("-std=").unwrap_or(std)),
     ];
     if p.lineinfo {
         o.push("-lineinfo".into());
