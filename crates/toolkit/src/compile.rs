@@ -221,8 +221,9 @@ impl Toolkit {
     }
 
     /// The PTX of `file` (its bytes `source`) from NVRTC, in-process, with the options nvcc
-    /// would get, and the options as a command line; `None` when NVRTC is missing or refuses
-    /// the file (host code, a system header it lacks): nvcc compiles it then.
+    /// would get, and the options as a command line; `None` when NVRTC is missing, of another
+    /// release than nvcc, or refuses the file (host code, a system header it lacks): nvcc
+    /// compiles it then.
     ///
     /// NVRTC takes 0.03–0.08 s where nvcc takes 0.3–0.7 s (nvcc preprocesses the host headers
     /// and starts cicc), measured on this project's 2-core machine, and gives the same
@@ -239,6 +240,11 @@ impl Toolkit {
         opts: &CompileOptions,
     ) -> Option<(String, String)> {
         let cc = target_cc(target)?;
+        // Only the NVRTC of nvcc's own release (the one nvcc's headers and cicc go with).
+        let (major, minor) = crate::nvrtc::version().ok()?;
+        if format!("{major}.{minor}") != self.version {
+            return None;
+        }
         let source = std::str::from_utf8(source).ok()?;
         let name = file.to_str()?;
         // nvcc looks for `#include "…"` beside the including file first; NVRTC only in -I.
@@ -401,6 +407,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn nvrtc_takes_plain_targets_without_nvcc_only_options() {
+        let t = |sm: &str| Target {
+            sm: sm.into(),
+            note: None,
+        };
+        assert_eq!(target_cc(&t("sm_90")), Some((9, 0)));
+        assert_eq!(target_cc(&t("sm_75")), Some((7, 5)));
+        assert_eq!(target_cc(&t("sm_100")), Some((10, 0)));
+        assert_eq!(target_cc(&t("sm_121")), Some((12, 1)));
+        assert_eq!(target_cc(&t("sm_90a")), None);
+        assert_eq!(target_cc(&t("compute_90")), None);
+        let plain = CompileOptions::default();
+        assert_eq!(nvrtc_takes(&t("sm_90"), &plain), cfg!(feature = "nvrtc"));
+        assert!(!nvrtc_takes(&t("sm_90a"), &plain));
+        for opts in [
+            CompileOptions {
+                opt_level: Some("1".into()),
+                ..Default::default()
+            },
+            CompileOptions {
+                extra: vec!["--use_fast_math".into()],
+                ..Default::default()
+            },
+            CompileOptions {
+                nvcc_only: true,
+                ..Default::default()
+            },
+        ] {
+            assert!(!nvrtc_takes(&t("sm_90"), &opts), "{opts:?}");
+        }
+    }
+
+    #[test]
     fn flags_are_normalised() {
         let tk = crate::test_toolkit("13.5", &[90]);
         let opts = CompileOptions {
@@ -409,6 +448,7 @@ mod tests {
             std: Some("-std=c++17".into()),
             opt_level: Some("O2".into()),
             extra: vec!["--use_fast_math".into()],
+            nvcc_only: false,
         };
         let target = tk.target_for_cc(9, 0);
         let flags = tk.flags(&target, &opts);

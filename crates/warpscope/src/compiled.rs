@@ -157,7 +157,8 @@ pub fn compile_and_load(
         std: req.compile.std.clone(),
         opt_level: req.compile.opt_level.clone(),
         extra: req.compile.nvcc_flags.clone(),
-        nvcc_only: false,
+        // An nvcc named on purpose (--nvcc) compiles; NVRTC could be another release's.
+        nvcc_only: req.compile.nvcc.is_some(),
     };
     let path = Path::new(&req.file);
     // A template kernel is emitted only where it is instantiated: compile a wrapper that
