@@ -31,13 +31,19 @@ fn the_compiled_path_names_nvcc_its_target_and_the_ccs() {
         return;
     }
     let version = warpscope_toolkit::find(None).unwrap().version;
+    // NVRTC (feature `cuda`) instantiates the template in-process; else nvcc compiles.
+    let compiler = if cfg!(feature = "cuda") {
+        "NVRTC"
+    } else {
+        "nvcc"
+    };
     let (out, err) = run(&["--cc", "1.0,8.6,9.0", "--format", "json"]);
     // 9.0 asked for: one compile for sm_90, costed for all three; 8.6's own sm_86 and 1.0's
     // sm_75 (the oldest target of CUDA 13) compiled only to compare their instructions.
     assert_eq!(
         err.lines().next().unwrap(),
         format!(
-            "analyzing examples/harris.cu: nvcc {version} → sm_90 PTX, SASS checked, costed for CC 1.0, 8.6, 9.0; own targets compared: sm_75 for 1.0 (CUDA {version} has none older), sm_86 for 8.6"
+            "analyzing examples/harris.cu: {compiler} {version} → sm_90 PTX, SASS checked, costed for CC 1.0, 8.6, 9.0; own targets compared: sm_75 for 1.0 (CUDA {version} has none older), sm_86 for 8.6"
         )
     );
     // Standard output is the JSON alone.
@@ -47,7 +53,7 @@ fn the_compiled_path_names_nvcc_its_target_and_the_ccs() {
     let (_, err) = run(&["--cc", "7.5,8.0", "--format", "csv"]);
     assert!(
         err.starts_with(&format!(
-            "analyzing examples/harris.cu: nvcc {version} → sm_80 PTX, SASS checked, costed for CC 7.5, 8.0; own targets compared: sm_75 for 7.5\n"
+            "analyzing examples/harris.cu: {compiler} {version} → sm_80 PTX, SASS checked, costed for CC 7.5, 8.0; own targets compared: sm_75 for 7.5\n"
         )),
         "{err}"
     );

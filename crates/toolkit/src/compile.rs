@@ -90,6 +90,45 @@ impl Toolkit {
         opts: &CompileOptions,
         cache_dir: Option<&Path>,
     ) -> Result<Compiled, ToolkitError> {
+        self.compile(file, target, opts, cache_dir, &[])?
+            .ok_or_else(|| ToolkitError::Compile {
+                command: file.display().to_string(),
+                stderr: "no compiler ran".into(),
+            })
+    }
+
+    /// `file` compiled to PTX for `target` by NVRTC alone, with the template kernels
+    /// `instances` instantiated (NVRTC name expressions, e.g. `offset<float>`), through the
+    /// cache of [`Toolkit::compile_ptx`]; `Ok(None)` when NVRTC does not take the file or the
+    /// options (see [`Toolkit::compile_ptx`]): nvcc then needs a file that instantiates them.
+    ///
+    /// Errors: as [`Toolkit::compile_ptx`].
+    pub fn compile_ptx_instantiating(
+        &self,
+        file: &Path,
+        target: &Target,
+        opts: &CompileOptions,
+        instances: &[String],
+    ) -> Result<Option<Compiled>, ToolkitError> {
+        self.compile(
+            file,
+            target,
+            opts,
+            crate::default_cache_dir().as_deref(),
+            instances,
+        )
+    }
+
+    /// The compile of [`Toolkit::compile_ptx_with_cache`]; with `instances`, NVRTC's alone
+    /// (`None` when it does not take the file).
+    fn compile(
+        &self,
+        file: &Path,
+        target: &Target,
+        opts: &CompileOptions,
+        cache_dir: Option<&Path>,
+        instances: &[String],
+    ) -> Result<Option<Compiled>, ToolkitError> {
         let start = Instant::now();
         let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
         let source = std::fs::read(&file).map_err(|source| ToolkitError::Read {
@@ -104,12 +143,18 @@ impl Toolkit {
         }
 
         let nvrtc_first = nvrtc_takes(target, opts);
+        if !instances.is_empty() && !nvrtc_first {
+            return Ok(None);
+        }
         let key = {
             let mut k = KeyBuilder::new();
             if nvrtc_first {
                 // NVRTC's PTX differs from nvcc's in debug strings and assert's function
                 // names: the two never share an entry.
                 k.field("compiler", b"NVRTC, else nvcc");
+            }
+            for i in instances {
+                k.field("instantiate", i.as_bytes());
             }
             k.field("nvcc", self.nvcc.as_os_str().as_encoded_bytes());
             k.field("nvcc --version", self.banner.as_bytes());
@@ -136,7 +181,7 @@ impl Toolkit {
                         crate::store::Entry::Good(ptx) => {
                             let command =
                                 self.command_line(&flags, &file, &cache::entry(dir, &key));
-                            return Ok(Compiled {
+                            return Ok(Some(Compiled {
                                 by_nvrtc: ptx.ends_with(NVRTC_MARK),
                                 ptx,
                                 command,
@@ -144,7 +189,7 @@ impl Toolkit {
                                 seconds: start.elapsed().as_secs_f64(),
                                 cache_error: None,
                                 cache_note: None,
-                            });
+                            }));
                         }
                         crate::store::Entry::Corrupt(note) => cache_note = Some(note),
                         crate::store::Entry::Missing => {}
@@ -163,10 +208,11 @@ impl Toolkit {
         let _guard = crate::guard::ScratchGuard::new(scratch.path().to_path_buf());
         let out = scratch.path().join("out.ptx");
         let (ptx, command) = match nvrtc_first
-            .then(|| self.nvrtc_ptx(&file, &source, target, opts))
+            .then(|| self.nvrtc_ptx(&file, &source, target, opts, instances))
             .flatten()
         {
             Some(done) => done,
+            None if !instances.is_empty() => return Ok(None),
             None => (
                 self.run_nvcc(&flags, &file, &out)?,
                 self.command_line(&flags, &file, &out),
@@ -177,7 +223,7 @@ impl Toolkit {
                 cache_error = Some(format!("compiled PTX not cached: {e}"));
             }
         }
-        Ok(Compiled {
+        Ok(Some(Compiled {
             by_nvrtc: ptx.ends_with(NVRTC_MARK),
             ptx,
             command,
@@ -185,7 +231,7 @@ impl Toolkit {
             seconds: start.elapsed().as_secs_f64(),
             cache_error,
             cache_note,
-        })
+        }))
     }
 
     /// The flags before the file, in order.
@@ -238,6 +284,7 @@ impl Toolkit {
         source: &[u8],
         target: &Target,
         opts: &CompileOptions,
+        instances: &[String],
     ) -> Option<(String, String)> {
         let cc = target_cc(target)?;
         // Only the NVRTC of nvcc's own release (the one nvcc's headers and cicc go with).
@@ -258,7 +305,7 @@ impl Toolkit {
         let program = crate::nvrtc::Program {
             file: name,
             source,
-            kernels: Vec::new(),
+            kernels: instances.to_vec(),
             cc,
             defines: opts
                 .defines
@@ -290,6 +337,7 @@ impl Toolkit {
         _source: &[u8],
         _target: &Target,
         _opts: &CompileOptions,
+        _instances: &[String],
     ) -> Option<(String, String)> {
         None
     }

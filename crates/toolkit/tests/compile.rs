@@ -437,3 +437,36 @@ fn nvrtc_compiles_device_code_as_nvcc_does() {
     assert!(!c.command.starts_with("NVRTC"), "{}", c.command);
     assert!(c.ptx.contains(".entry _Z5scalePfi"), "{}", c.ptx);
 }
+
+/// NVRTC instantiates a template kernel by name (`offset<float>`), where nvcc would need a
+/// file that takes its address; without NVRTC (nvcc_only) there is no result.
+#[cfg(feature = "nvrtc")]
+#[test]
+fn nvrtc_instantiates_a_template_by_name() {
+    let Some(tk) = toolkit("nvrtc_instantiates_a_template_by_name") else {
+        return;
+    };
+    if warpscope_toolkit::nvrtc::version().is_err() {
+        eprintln!("nvrtc_instantiates_a_template_by_name: skipped: no NVRTC");
+        return;
+    }
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/harris.cu");
+    let target = tk.target_for_cc(9, 0);
+    let instances = ["offset<float>".to_string()];
+    let c = tk
+        .compile_ptx_instantiating(&file, &target, &CompileOptions::default(), &instances)
+        .unwrap()
+        .expect("NVRTC takes harris.cu");
+    assert!(c.by_nvrtc);
+    assert!(c.ptx.contains(".entry _Z6offsetIfEvPT_i("), "{}", c.ptx);
+    // Only the instance asked for: offset<double> is not emitted.
+    assert!(!c.ptx.contains("_Z6offsetIdEvPT_i"));
+    let nvcc_only = CompileOptions {
+        nvcc_only: true,
+        ..Default::default()
+    };
+    assert!(tk
+        .compile_ptx_instantiating(&file, &target, &nvcc_only, &instances)
+        .unwrap()
+        .is_none());
+}

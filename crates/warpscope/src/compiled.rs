@@ -161,15 +161,35 @@ pub fn compile_and_load(
         nvcc_only: req.compile.nvcc.is_some(),
     };
     let path = Path::new(&req.file);
-    // A template kernel is emitted only where it is instantiated: compile a wrapper that
-    // takes its address.
-    let wrapper;
-    let compile_path = if req.kernel.contains('<') {
-        wrapper = instantiation_wrapper(path, &req.kernel)?;
-        notes.extend(wrapper.note.clone());
-        wrapper.as_path()
-    } else {
-        path
+    // A template kernel is emitted only where it is instantiated: NVRTC instantiates it by
+    // name; nvcc compiles a wrapper that takes its address.
+    let template = req.kernel.contains('<');
+    let instances = [req.kernel.clone()];
+    let by_name = |t: &warpscope_toolkit::Target| {
+        if template {
+            tk.compile_ptx_instantiating(path, t, &opts, &instances)
+        } else {
+            Ok(None)
+        }
+    };
+    // The analyzed target's compile, when NVRTC instantiated the template.
+    let first = by_name(&target).map_err(|e| anyhow!("{e}"))?;
+    let by_nvrtc_name = first.is_some();
+    let wrapper = match template && !by_nvrtc_name {
+        true => Some(instantiation_wrapper(path, &req.kernel)?),
+        false => None,
+    };
+    notes.extend(wrapper.as_ref().and_then(|w| w.note.clone()));
+    let compile_path = wrapper.as_ref().map_or(path, |w| w.as_path());
+    let compile = |t: &warpscope_toolkit::Target| {
+        if by_nvrtc_name {
+            by_name(t)?.ok_or_else(|| warpscope_toolkit::ToolkitError::Compile {
+                command: format!("NVRTC {}", req.file),
+                stderr: format!("NVRTC did not instantiate {} for {}", req.kernel, t.sm),
+            })
+        } else {
+            tk.compile_ptx(compile_path, t, &opts)
+        }
     };
     // The other CCs' own targets: compiled too, and their memory instructions compared with
     // the analyzed code's; where they are the same, every CC's figures are those of its own
@@ -195,17 +215,18 @@ pub fn compile_and_load(
                     sm: sm.clone(),
                     note: None,
                 };
-                let opts = &opts;
+                let compile = &compile;
                 scope.spawn(move || {
-                    tk.compile_ptx(compile_path, &t, opts)
+                    compile(&t)
                         .ok()
                         .and_then(|c| memory_signature(&c.ptx, &req.kernel))
                 })
             })
             .collect();
-        let compiled = tk
-            .compile_ptx(compile_path, &target, &opts)
-            .map_err(|e| anyhow!("{e}"))?;
+        let compiled = match first {
+            Some(c) => c,
+            None => compile(&target).map_err(|e| anyhow!("{e}"))?,
+        };
         let label = format!("{} ({})", req.file, target.sm);
         let k = load_entry(req, &compiled.ptx, &label, &req.kernel, Some(tk))?;
         let others: Vec<_> = handles
