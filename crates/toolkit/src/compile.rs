@@ -36,8 +36,8 @@ pub struct Compiled {
     /// `-lineinfo`).
     pub ptx: String,
     /// The nvcc command line, shell-quoted (`NVRTC OPTIONS… FILE` when NVRTC compiled it).
-    /// For a cached result, the command that produced the entry, with `-o` naming the cache
-    /// file.
+    /// For a cached result, nvcc's command that produced the entry, with `-o` naming the cache
+    /// file (`NVRTC (cached: FILE)` for NVRTC's).
     pub command: String,
     /// True when the PTX came from the cache and nvcc was not run.
     pub cached: bool,
@@ -179,10 +179,15 @@ impl Toolkit {
                 Ok(()) => {
                     match cache::load(dir, &key) {
                         crate::store::Entry::Good(ptx) => {
-                            let command =
-                                self.command_line(&flags, &file, &cache::entry(dir, &key));
+                            let entry = cache::entry(dir, &key);
+                            let by_nvrtc = ptx.ends_with(NVRTC_MARK);
+                            let command = if by_nvrtc {
+                                format!("NVRTC (cached: {})", entry.display())
+                            } else {
+                                self.command_line(&flags, &file, &entry)
+                            };
                             return Ok(Some(Compiled {
-                                by_nvrtc: ptx.ends_with(NVRTC_MARK),
+                                by_nvrtc,
                                 ptx,
                                 command,
                                 cached: true,

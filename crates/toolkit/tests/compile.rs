@@ -410,16 +410,31 @@ fn nvrtc_compiles_device_code_as_nvcc_does() {
                 .compile_ptx_with_cache(&file, &target, &opts, Some(&tmp.path().join("a")))
                 .unwrap();
             assert!(
-                fast.command.starts_with("NVRTC "),
+                fast.command.starts_with("NVRTC ") && fast.by_nvrtc && !fast.cached,
                 "{name}: {}",
                 fast.command
             );
+            // The cached entry still says NVRTC made it.
+            let again = tk
+                .compile_ptx_with_cache(&file, &target, &opts, Some(&tmp.path().join("a")))
+                .unwrap();
+            assert!(again.cached && again.by_nvrtc, "{}", again.command);
+            assert!(
+                again.command.starts_with("NVRTC (cached: "),
+                "{}",
+                again.command
+            );
+            assert_eq!(again.ptx, fast.ptx);
             opts.nvcc_only = true;
             let slow = tk
                 .compile_ptx_with_cache(&file, &target, &opts, Some(&tmp.path().join("a")))
                 .unwrap();
             assert!(!slow.cached, "nvcc_only must have its own cache entry");
-            assert!(!slow.command.starts_with("NVRTC"), "{}", slow.command);
+            assert!(
+                !slow.by_nvrtc && !slow.command.starts_with("NVRTC"),
+                "{}",
+                slow.command
+            );
             let (a, b) = (memory_opcodes(&fast.ptx), memory_opcodes(&slow.ptx));
             assert!(a.len() >= 2, "{name}: {a:?}");
             assert_eq!(a, b, "{name} {}: NVRTC and nvcc differ", target.sm);
