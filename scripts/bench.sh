@@ -60,10 +60,22 @@ mm=$(cpu "$ws" "${matmul[@]}")
 mmnc=$(cpu "$ws" "${matmul[@]}" --no-checks)
 tri=$(wall "$ws" "${triton[@]}")
 triauto=$(wall "$ws" "${triton[@]}" --sample-blocks auto)
-# A cold cache: nvcc, ptxas and nvdisasm run; wall seconds beyond the warm run.
-/usr/bin/time -f "%e" -o "$tmp/cold" env WARPSCOPE_CACHE_DIR="$tmp/cache" "$ws" "${transpose[@]}" --cc 9.0 > /dev/null
-/usr/bin/time -f "%e" -o "$tmp/warm" env WARPSCOPE_CACHE_DIR="$tmp/cache" "$ws" "${transpose[@]}" --cc 9.0 > /dev/null
-cold=$(awk -v c="$(cat "$tmp/cold")" -v w="$(cat "$tmp/warm")" 'BEGIN{printf "%.2f", c - w}')
+# A cold cache: NVRTC (or nvcc), ptxas and nvdisasm run; wall seconds beyond the warm run,
+# the least of 3 (each run on a fresh cache). ENV... are extra variables for both runs.
+cold_added() {
+    local best=""
+    for i in 1 2 3; do
+        rm -rf "$tmp/cache"
+        /usr/bin/time -f "%e" -o "$tmp/cold" env WARPSCOPE_CACHE_DIR="$tmp/cache" "$@" "$ws" "${transpose[@]}" --cc 9.0 > /dev/null
+        /usr/bin/time -f "%e" -o "$tmp/warm" env WARPSCOPE_CACHE_DIR="$tmp/cache" "$@" "$ws" "${transpose[@]}" --cc 9.0 > /dev/null
+        local t
+        t=$(awk -v c="$(cat "$tmp/cold")" -v w="$(cat "$tmp/warm")" 'BEGIN{printf "%.2f", c - w}')
+        if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then best=$t; fi
+    done
+    echo "$best"
+}
+cold=$(cold_added)
+coldnvcc=$(cold_added WARPSCOPE_NVCC_ONLY=1)
 # The 16384² transpose: wall seconds on every core, and the largest resident memory.
 /usr/bin/time -f "%e %M" -o "$tmp/big" "$ws" analyze examples/transpose.cu --kernel transpose_naive \
     --grid 512,512 --block 32,8 --arg width=16384 --arg height=16384 --cc 9.0 -q > /dev/null
@@ -80,6 +92,7 @@ echo "| same, all 29 CCs, source path | $tsrcall | $(ratio "$tsrcall" "$floor") 
 echo "| 512³ shared-tile matmul (16×16 tiles), CC 9.0 | $mm | $(ratio "$mm" "$mfloor") | ≤ 4× |"
 echo "| same, --no-checks (no racecheck, initcheck) | $mmnc | $(ratio "$mmnc" "$mfloor") | |"
 echo "| first run of a .cu (cold cache), wall s added | $cold | | ≤ 0.4 s |"
+echo "| same, nvcc instead of NVRTC (WARPSCOPE_NVCC_ONLY=1) | $coldnvcc | | |"
 echo "| 16384² transpose, CC 9.0, wall s on $(nproc) cores | $big_wall ($((big_kb / 1024)) MB) | | ≤ 4 s, < 100 MB |"
 echo "| Triton 4096³ TMA + wgmma matmul, CC 9.0, wall s | $tri | | ≤ 10 s |"
 echo "| same, --sample-blocks auto, wall s | $triauto | | ≤ 1 s |"
