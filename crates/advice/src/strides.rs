@@ -115,7 +115,7 @@ impl LaneStrides {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use warpscope_model::{Op, Space};
+    use warpscope_model::{LaneForm, Op, Space};
 
     fn warp(first: u64, stride: u64) -> WarpAccess {
         WarpAccess {
@@ -125,6 +125,7 @@ mod tests {
             mask: u32::MAX,
             addrs: std::array::from_fn(|l| first + stride * l as u64),
             read_only: false,
+            lanes: LaneForm::Unknown,
         }
     }
 

@@ -507,6 +507,7 @@ impl Aggregator {
 #[cfg(test)]
 mod shape_tests {
     use super::*;
+    use warpscope_model::LaneForm;
     use warpscope_model::WARP_SIZE;
 
     fn access(base: u64, stride: u64) -> WarpAccess {
@@ -521,6 +522,7 @@ mod shape_tests {
             mask: u32::MAX,
             addrs,
             read_only: false,
+            lanes: LaneForm::Unknown,
         }
     }
 
@@ -545,6 +547,7 @@ mod shape_tests {
 #[cfg(test)]
 mod merge_tests {
     use super::*;
+    use warpscope_model::LaneForm;
     use warpscope_model::WARP_SIZE;
 
     fn access(base: u64, stride: u64, mask: u32) -> WarpAccess {
@@ -561,6 +564,7 @@ mod merge_tests {
             mask,
             addrs,
             read_only: false,
+            lanes: LaneForm::Unknown,
         }
     }
 
@@ -625,6 +629,7 @@ mod merge_tests {
 #[cfg(test)]
 mod tally_tests {
     use super::*;
+    use warpscope_model::LaneForm;
 
     /// A stream of warp accesses from a small generator (xorshift): repeated affine shapes at
     /// shifting bases, partial masks, shared and global spaces, and scattered lanes.
@@ -667,6 +672,7 @@ mod tally_tests {
                     mask: u32::MAX >> (r >> 28 & 7),
                     addrs,
                     read_only: false,
+                    lanes: LaneForm::Unknown,
                 };
                 (site, access)
             })
@@ -742,6 +748,7 @@ mod tally_tests {
                 mask: 0b11,
                 addrs,
                 read_only: false,
+                lanes: LaneForm::Unknown,
             };
             expected.add(&cost(archs[0], &config, &a));
             agg.add(0, &a);
