@@ -7,11 +7,15 @@
 //! ([`Aggregator::settle`]): `count × cost`. Interpretation therefore pays for one CC or
 //! twenty-nine alike. Accesses without a shape (lanes 4 GiB apart) or past [`TALLY_CAP`]
 //! distinct pairs are costed as they come.
+//!
+//! An access whose lanes are affine ([`LaneForm`], found where the executor made the
+//! addresses) is keyed by its [`AffineShape`] (first lane's offset and stride) instead of its
+//! 32 offsets: the one determines the other, so the tallies are those the shapes give.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use warpscope_advice::{weight, LaneStrides, SiteFacts};
-use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess, WARP_SIZE};
+use warpscope_model::{cost, Arch, Config, Cost, LaneForm, Op, Space, WarpAccess, WARP_SIZE};
 
 use crate::explain::SiteAdvice;
 use crate::{advise, Analysis, ArchReport, Header, SiteInfo, SiteReport, Totals};
@@ -78,6 +82,64 @@ impl Shape {
     }
 }
 
+/// A [`Shape`] whose active lanes are affine ([`LaneForm::Affine`]), in the compact form
+/// that determines it: the offset of the first active lane (from the 256-byte-aligned base
+/// of the lowest address) and the stride give every lane's offset. Two affine accesses have
+/// the same `AffineShape` exactly when they have the same `Shape`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct AffineShape {
+    space: Space,
+    op: Op,
+    read_only: bool,
+    width: u32,
+    mask: u32,
+    /// The first active lane's offset from the aligned base (< 2³²).
+    first: u32,
+    /// Bytes from one lane to the next.
+    stride: i64,
+}
+
+impl AffineShape {
+    /// The shape of `a`, whose lanes are affine with `stride` ([`WarpAccess::lane_form`]),
+    /// or `None` when they span 4 GiB or more (as [`Shape::of`]).
+    fn of(a: &WarpAccess, stride: i64) -> Option<AffineShape> {
+        let l0 = a.mask.trailing_zeros() as usize;
+        let last = (31 - a.mask.leading_zeros()) as usize;
+        let (first, end) = (a.addrs[l0], a.addrs[last]);
+        // Affine lanes are monotonic: the end lanes are the lowest and the highest.
+        let (lo, hi) = if stride < 0 {
+            (end, first)
+        } else {
+            (first, end)
+        };
+        let base = lo & !255;
+        if hi - base > u32::MAX as u64 {
+            return None;
+        }
+        Some(AffineShape {
+            space: a.space,
+            op: a.op,
+            read_only: a.read_only,
+            width: a.width,
+            mask: a.mask,
+            first: (first - base) as u32,
+            stride,
+        })
+    }
+}
+
+/// [`LaneStrides::stride_of`] of an access that has a shape (lanes less than 4 GiB apart):
+/// from its lanes' form when they are affine (a positive stride and two or more lanes),
+/// without going over the lanes again.
+fn lane_stride(a: &WarpAccess) -> Option<u64> {
+    match a.lane_form() {
+        LaneForm::Affine { stride } => {
+            (a.mask.count_ones() >= 2 && stride > 0).then_some(stride as u64)
+        }
+        _ => LaneStrides::stride_of(a),
+    }
+}
+
 /// How often one row saw one shape, and the first such access (its sequence number among
 /// the aggregator's accesses: the costliest access of a row is the first of the greatest
 /// weight).
@@ -113,6 +175,39 @@ impl Worst {
     }
 }
 
+/// The tally of (`row`, `key`) in `map` (`last[row]` the row's last key of this kind and
+/// its tally), made by `new` and pushed on `tallies` when the pair is new and there are
+/// fewer than [`TALLY_CAP`]; `None` when it is new and there are that many.
+fn tally_in<K: Copy + Eq + std::hash::Hash>(
+    map: &mut FxHashMap<(u32, K), u32>,
+    last: &mut Vec<Option<(K, u32)>>,
+    tallies: &mut Vec<Tally>,
+    row: usize,
+    key: &K,
+    new: impl FnOnce() -> Tally,
+) -> Option<usize> {
+    if let Some(Some((k, i))) = last.get(row) {
+        if k == key {
+            return Some(*i as usize);
+        }
+    }
+    let next = tallies.len();
+    let i = if next >= TALLY_CAP {
+        map.get(&(row as u32, *key)).map(|&i| i as usize)?
+    } else {
+        let i = *map.entry((row as u32, *key)).or_insert(next as u32) as usize;
+        if i == next {
+            tallies.push(new());
+        }
+        i
+    };
+    if row >= last.len() {
+        last.resize(row + 1, None);
+    }
+    last[row] = Some((*key, i as u32));
+    Some(i)
+}
+
 /// Sums the cost of warp accesses per site and per compute capability.
 pub struct Aggregator {
     archs: Vec<&'static Arch>,
@@ -130,12 +225,15 @@ pub struct Aggregator {
     start_offsets: Vec<u128>,
     /// Per row: the lane strides its warps showed ([`SiteFacts::strides`]).
     strides: Vec<LaneStrides>,
-    /// The tally of each (row, shape) pair not yet settled.
+    /// The tally of each (row, shape) pair not yet settled: affine shapes by their
+    /// [`AffineShape`], the rest by their [`Shape`].
+    affine_tally_of: FxHashMap<(u32, AffineShape), u32>,
     tally_of: FxHashMap<(u32, Shape), u32>,
     tallies: Vec<Tally>,
-    /// Per row: its last shape and that shape's tally (a regular kernel's warps repeat one
-    /// shape per row: found by one comparison, without hashing).
-    last_tally: Vec<Option<(Shape, u32)>>,
+    /// Per row: its last affine shape and last other shape, each with its tally (a regular
+    /// kernel's warps repeat one shape per row: found by one comparison, without hashing).
+    last_affine: Vec<Option<(AffineShape, u32)>>,
+    last_lanes: Vec<Option<(Shape, u32)>>,
     /// Accesses added so far (the next one's sequence number).
     seen: u64,
 }
@@ -154,9 +252,11 @@ impl Aggregator {
             worst: vec![Vec::new(); n],
             start_offsets: Vec::new(),
             strides: Vec::new(),
+            affine_tally_of: FxHashMap::default(),
             tally_of: FxHashMap::default(),
             tallies: Vec::new(),
-            last_tally: Vec::new(),
+            last_affine: Vec::new(),
+            last_lanes: Vec::new(),
             seen: 0,
         }
     }
@@ -203,62 +303,63 @@ impl Aggregator {
             space: a.space,
             width: a.width,
         });
-        let first = a.active().next().map(|(_, x)| x);
+        let first = (a.mask != 0).then(|| a.addrs[a.mask.trailing_zeros() as usize]);
         if let Some(first) = first {
             self.start_offsets[row] |= 1u128 << (first % 128);
         }
         let seq = self.seen;
         self.seen += 1;
-        if let Some(shape) = Shape::of(a) {
-            let new = || Tally {
-                row: row as u32,
-                stride: LaneStrides::stride_of(a),
-                count: 0,
-                first: seq,
-                access: *a,
-            };
-            if let Some(i) = self.tally_index(row, shape, new) {
-                let t = &mut self.tallies[i];
-                t.count += 1;
-                if let (Some(stride), Some(first)) = (t.stride, first) {
-                    self.strides[row].record_stride(stride, first);
-                }
-                return;
+        let new = || Tally {
+            row: row as u32,
+            stride: lane_stride(a),
+            count: 0,
+            first: seq,
+            access: *a,
+        };
+        if let Some(i) = self.tally_index(row, a, new) {
+            let t = &mut self.tallies[i];
+            t.count += 1;
+            if let (Some(stride), Some(first)) = (t.stride, first) {
+                self.strides[row].record_stride(stride, first);
             }
+            return;
         }
         self.strides[row].record(a);
         self.cost_into_totals(row, 1, seq, a);
     }
 
-    /// The tally of (`row`, `shape`), made by `new` when the pair is new and the table has
-    /// room; `None` when it is new and the table is full (the caller costs the access).
+    /// The tally of (`row`, the shape of `a`), made by `new` when the pair is new and the
+    /// table has room; `None` when `a` has no shape ([`Shape::of`]) or the pair is new and
+    /// the table is full (the caller costs the access). Affine lanes are keyed by their
+    /// [`AffineShape`], the rest by their [`Shape`]: one shape, one key.
     fn tally_index(
         &mut self,
         row: usize,
-        shape: Shape,
+        a: &WarpAccess,
         new: impl FnOnce() -> Tally,
     ) -> Option<usize> {
-        if let Some(Some((last, i))) = self.last_tally.get(row) {
-            if *last == shape {
-                return Some(*i as usize);
-            }
-        }
-        let key = (row as u32, shape);
-        let next = self.tallies.len();
-        let i = if next >= TALLY_CAP {
-            self.tally_of.get(&key).map(|&i| i as usize)?
+        let tallies = &mut self.tallies;
+        if let LaneForm::Affine { stride } = a.lane_form() {
+            let key = AffineShape::of(a, stride)?;
+            tally_in(
+                &mut self.affine_tally_of,
+                &mut self.last_affine,
+                tallies,
+                row,
+                &key,
+                new,
+            )
         } else {
-            let i = *self.tally_of.entry(key).or_insert(next as u32) as usize;
-            if i == next {
-                self.tallies.push(new());
-            }
-            i
-        };
-        if row >= self.last_tally.len() {
-            self.last_tally.resize(row + 1, None);
+            let key = Shape::of(a)?;
+            tally_in(
+                &mut self.tally_of,
+                &mut self.last_lanes,
+                tallies,
+                row,
+                &key,
+                new,
+            )
         }
-        self.last_tally[row] = Some((shape, i as u32));
-        Some(i)
     }
 
     /// Adds `count` accesses like `a` (the first numbered `seq`) to `row`'s sums on every CC.
@@ -285,8 +386,10 @@ impl Aggregator {
             return;
         }
         let tallies = std::mem::take(&mut self.tallies);
+        self.affine_tally_of.clear();
         self.tally_of.clear();
-        self.last_tally.clear();
+        self.last_affine.clear();
+        self.last_lanes.clear();
         let config = &self.config;
         self.archs
             .par_iter()
@@ -337,13 +440,11 @@ impl Aggregator {
         for t in later.tallies {
             let row = map[t.row as usize];
             let first = t.first + offset;
-            let i = Shape::of(&t.access).and_then(|shape| {
-                self.tally_index(row, shape, || Tally {
-                    row: row as u32,
-                    count: 0,
-                    first,
-                    ..t
-                })
+            let i = self.tally_index(row, &t.access, || Tally {
+                row: row as u32,
+                count: 0,
+                first,
+                ..t
             });
             match i {
                 Some(i) => self.tallies[i].count += t.count,
@@ -507,7 +608,6 @@ impl Aggregator {
 #[cfg(test)]
 mod shape_tests {
     use super::*;
-    use warpscope_model::LaneForm;
     use warpscope_model::WARP_SIZE;
 
     fn access(base: u64, stride: u64) -> WarpAccess {
@@ -547,7 +647,6 @@ mod shape_tests {
 #[cfg(test)]
 mod merge_tests {
     use super::*;
-    use warpscope_model::LaneForm;
     use warpscope_model::WARP_SIZE;
 
     fn access(base: u64, stride: u64, mask: u32) -> WarpAccess {
@@ -629,7 +728,6 @@ mod merge_tests {
 #[cfg(test)]
 mod tally_tests {
     use super::*;
-    use warpscope_model::LaneForm;
 
     /// A stream of warp accesses from a small generator (xorshift): repeated affine shapes at
     /// shifting bases, partial masks, shared and global spaces, and scattered lanes.
@@ -759,3 +857,7 @@ mod tally_tests {
         assert_eq!(expected.executions, TALLY_CAP as u64 + 1000);
     }
 }
+
+#[cfg(test)]
+#[path = "aggregate_lanes_tests.rs"]
+mod lanes_tests;
