@@ -56,6 +56,11 @@ impl LaneForm {
         let stride = if run & (run + 1) == 0 {
             // Consecutive lanes (a whole warp, or the first n): every step is the first.
             let step = addrs[l0 + 1].wrapping_sub(addrs[l0]);
+            // Most lanes that are not affine (two rows of a 2-D block, say) miss at the end.
+            let reach = step.wrapping_mul((last - l0) as u64);
+            if addrs[last] != addrs[l0].wrapping_add(reach) {
+                return LaneForm::Irregular;
+            }
             let steady = if mask == u32::MAX {
                 // Fixed bounds: unrolled.
                 Self::steady(addrs, step)
@@ -158,33 +163,32 @@ impl WarpAccess {
     }
 
     /// Adds `delta` bytes (wrapping) to every active lane's address, keeping
-    /// [`WarpAccess::lanes`] true: an affine access moved without passing 0 or 2⁶⁴ keeps
-    /// its stride, anything else is worked out again.
+    /// [`WarpAccess::lanes`] true: moved without passing 0 or 2⁶⁴, the lanes keep their
+    /// exact differences and so their form; when some lane wraps it is worked out again.
     pub fn shift_active(&mut self, delta: i64) {
-        let mut m = self.mask;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            self.addrs[l] = self.addrs[l].wrapping_add_signed(delta);
-        }
-        match self.lanes {
-            LaneForm::Affine { .. } => {
-                let l0 = self.mask.trailing_zeros() as usize;
-                let last = (31 - self.mask.leading_zeros()) as usize;
-                // Moved without wrapping: both ends moved by exactly `delta`.
-                let moved = |l: usize| self.addrs[l] as i128 - delta as i128;
-                let (old0, old1) = (moved(l0), moved(last));
-                let bounds = 0..=u64::MAX as i128;
-                if !(bounds.contains(&old0) && bounds.contains(&old1)) {
-                    self.settle_lanes();
-                }
+        let mut wrapped = false;
+        let mut shift = |x: &mut u64| {
+            let (y, over) = x.overflowing_add_signed(delta);
+            *x = y;
+            wrapped |= over;
+        };
+        if self.mask == u32::MAX {
+            self.addrs.iter_mut().for_each(shift);
+        } else {
+            let mut m = self.mask;
+            while m != 0 {
+                shift(&mut self.addrs[m.trailing_zeros() as usize]);
+                m &= m - 1;
             }
-            LaneForm::Irregular | LaneForm::Unknown => self.lanes = LaneForm::Unknown,
+        }
+        if wrapped && self.lanes != LaneForm::Unknown {
+            self.settle_lanes();
         }
     }
 
     /// The lowest and highest active address and whether every active address is a multiple
-    /// of `align` (bytes, ≥ 1); `None` when no lane is active. Affine lanes
+    /// of `align` (bytes, a power of two; otherwise whether their bitwise or is, see
+    /// [`WarpAccess::bounds_by_lane`]); `None` when no lane is active. Affine lanes
     /// ([`WarpAccess::lane_form`]) are answered from the end lanes and the stride, the rest
     /// lane by lane ([`WarpAccess::bounds_by_lane`]); both give the same answer.
     pub fn bounds(&self, align: u64) -> Option<Bounds> {
@@ -216,18 +220,35 @@ impl WarpAccess {
     }
 
     /// [`WarpAccess::bounds`] found lane by lane (the reference the affine shortcut must
-    /// agree with).
+    /// agree with): `aligned` when the bitwise or of the active addresses is a multiple of
+    /// `align` (for a power of two: every address is).
     pub fn bounds_by_lane(&self, align: u64) -> Option<Bounds> {
         if self.mask == 0 {
             return None;
         }
-        let (mut lo, mut hi, mut aligned) = (u64::MAX, 0u64, true);
-        for (_, x) in self.active() {
-            lo = lo.min(x);
-            hi = hi.max(x);
-            aligned &= x % align == 0;
+        let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
+        if self.mask == u32::MAX {
+            // A whole warp: fixed bounds, vectorized.
+            for &x in &self.addrs {
+                lo = lo.min(x);
+                hi = hi.max(x);
+                bits |= x;
+            }
+        } else {
+            let mut m = self.mask;
+            while m != 0 {
+                let x = self.addrs[m.trailing_zeros() as usize];
+                m &= m - 1;
+                lo = lo.min(x);
+                hi = hi.max(x);
+                bits |= x;
+            }
         }
-        Some(Bounds { lo, hi, aligned })
+        Some(Bounds {
+            lo,
+            hi,
+            aligned: bits % align == 0,
+        })
     }
 }
 
@@ -328,7 +349,10 @@ mod tests {
             let mut a = access(mask, addrs);
             a.settle_lanes();
             for align in [1, 2, 4, 8, 16, 32] {
-                prop_assert_eq!(a.bounds(align), a.bounds_by_lane(align), "align {}", align);
+                let b = a.bounds(align);
+                prop_assert_eq!(b, a.bounds_by_lane(align), "align {}", align);
+                let every = a.active().all(|(_, x)| x % align == 0);
+                prop_assert_eq!(b.map(|b| b.aligned), (mask != 0).then_some(every));
             }
             // A shift keeps the form true.
             for delta in [16i64, -16, 1 << 20, i64::MIN, i64::MAX] {

@@ -53,12 +53,21 @@ impl Shape {
         if a.mask == 0 {
             return None;
         }
+        let whole = a.mask == u32::MAX;
         let mut lo = u64::MAX;
         let mut hi = 0;
-        for (l, &x) in a.addrs.iter().enumerate() {
-            if a.mask >> l & 1 == 1 {
+        if whole {
+            // A whole warp: fixed bounds, no test per lane.
+            for &x in &a.addrs {
                 lo = lo.min(x);
                 hi = hi.max(x);
+            }
+        } else {
+            for (l, &x) in a.addrs.iter().enumerate() {
+                if a.mask >> l & 1 == 1 {
+                    lo = lo.min(x);
+                    hi = hi.max(x);
+                }
             }
         }
         let lo = lo & !255;
@@ -67,7 +76,7 @@ impl Shape {
         }
         let mut offsets = [0u32; WARP_SIZE];
         for (l, o) in offsets.iter_mut().enumerate() {
-            if a.mask >> l & 1 == 1 {
+            if whole || a.mask >> l & 1 == 1 {
                 *o = (a.addrs[l] - lo) as u32;
             }
         }

@@ -22,7 +22,7 @@ impl<'a> BlockCtx<'a> {
                     .expect("a register is WARP_SIZE lanes");
                 if exec == u32::MAX {
                     // Whole warps (the common case): made in place, vectorized.
-                    regs.map(|x| x.wrapping_add(offset))
+                    std::array::from_fn(|l| regs[l].wrapping_add(offset))
                 } else {
                     let mut out = [0u64; WARP_SIZE];
                     for lane in lanes(exec) {
