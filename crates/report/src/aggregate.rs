@@ -9,8 +9,9 @@
 //! distinct pairs are costed as they come.
 //!
 //! An access whose lanes are affine ([`LaneForm`], found where the executor made the
-//! addresses) is keyed by its [`AffineShape`] (first lane's offset and stride) instead of its
-//! 32 offsets: the one determines the other, so the tallies are those the shapes give.
+//! addresses) is keyed by its [`AffineShape`] (mask, stride, lowest lane's offset) instead
+//! of its 32 offsets: the one determines the other, so the tallies are those the shapes
+//! give.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -92,18 +93,25 @@ impl Shape {
 }
 
 /// A [`Shape`] whose active lanes are affine ([`LaneForm::Affine`]), in the compact form
-/// that determines it: the offset of the first active lane (from the 256-byte-aligned base
-/// of the lowest address) and the stride give every lane's offset. Two affine accesses have
-/// the same `AffineShape` exactly when they have the same `Shape`.
+/// that determines it: the pattern of its lanes (mask and stride) and the offset of its
+/// lowest lane from the 256-byte-aligned base give every lane's offset. Two affine accesses
+/// have the same `AffineShape` exactly when they have the same `Shape`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct AffineShape {
+    lanes: AffineLanes,
+    /// The lowest active address's offset in its 256-byte block.
+    low: u8,
+}
+
+/// What affine accesses of one pattern share, whatever their base: all of an
+/// [`AffineShape`] but the lowest lane's offset.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct AffineLanes {
     space: Space,
     op: Op,
     read_only: bool,
     width: u32,
     mask: u32,
-    /// The first active lane's offset from the aligned base (< 2³²).
-    first: u32,
     /// Bytes from one lane to the next.
     stride: i64,
 }
@@ -121,20 +129,34 @@ impl AffineShape {
         } else {
             (first, end)
         };
-        let base = lo & !255;
-        if hi - base > u32::MAX as u64 {
+        if hi - (lo & !255) > u32::MAX as u64 {
             return None;
         }
         Some(AffineShape {
-            space: a.space,
-            op: a.op,
-            read_only: a.read_only,
-            width: a.width,
-            mask: a.mask,
-            first: (first - base) as u32,
-            stride,
+            lanes: AffineLanes {
+                space: a.space,
+                op: a.op,
+                read_only: a.read_only,
+                width: a.width,
+                mask: a.mask,
+                stride,
+            },
+            low: (lo & 255) as u8,
         })
     }
+}
+
+/// One row's tallies of the affine shapes of one [`AffineLanes`] pattern, indexed by the
+/// lowest lane's offset ([`AffineShape::low`]): a strided row whose warps start at many
+/// offsets finds its tally without hashing.
+struct AffineMemo {
+    lanes: AffineLanes,
+    /// The tally of each offset; [`AffineMemo::NONE`] when not looked up yet.
+    by_low: Box<[u32; 256]>,
+}
+
+impl AffineMemo {
+    const NONE: u32 = u32::MAX;
 }
 
 /// [`LaneStrides::stride_of`] of an access that has a shape (lanes less than 4 GiB apart):
@@ -184,9 +206,28 @@ impl Worst {
     }
 }
 
-/// The tally of (`row`, `key`) in `map` (`last[row]` the row's last key of this kind and
-/// its tally), made by `new` and pushed on `tallies` when the pair is new and there are
-/// fewer than [`TALLY_CAP`]; `None` when it is new and there are that many.
+/// The tally of (`row`, `key`) in `map`, made by `new` and pushed on `tallies` when the
+/// pair is new and there are fewer than [`TALLY_CAP`]; `None` when it is new and there are
+/// that many.
+fn find_or_push<K: Copy + Eq + std::hash::Hash>(
+    map: &mut FxHashMap<(u32, K), u32>,
+    tallies: &mut Vec<Tally>,
+    row: usize,
+    key: &K,
+    new: impl FnOnce() -> Tally,
+) -> Option<usize> {
+    let next = tallies.len();
+    if next >= TALLY_CAP {
+        return map.get(&(row as u32, *key)).map(|&i| i as usize);
+    }
+    let i = *map.entry((row as u32, *key)).or_insert(next as u32) as usize;
+    if i == next {
+        tallies.push(new());
+    }
+    Some(i)
+}
+
+/// [`find_or_push`] behind `last[row]`, the row's last key and its tally.
 fn tally_in<K: Copy + Eq + std::hash::Hash>(
     map: &mut FxHashMap<(u32, K), u32>,
     last: &mut Vec<Option<(K, u32)>>,
@@ -200,16 +241,7 @@ fn tally_in<K: Copy + Eq + std::hash::Hash>(
             return Some(*i as usize);
         }
     }
-    let next = tallies.len();
-    let i = if next >= TALLY_CAP {
-        map.get(&(row as u32, *key)).map(|&i| i as usize)?
-    } else {
-        let i = *map.entry((row as u32, *key)).or_insert(next as u32) as usize;
-        if i == next {
-            tallies.push(new());
-        }
-        i
-    };
+    let i = find_or_push(map, tallies, row, key, new)?;
     if row >= last.len() {
         last.resize(row + 1, None);
     }
@@ -239,9 +271,10 @@ pub struct Aggregator {
     affine_tally_of: FxHashMap<(u32, AffineShape), u32>,
     tally_of: FxHashMap<(u32, Shape), u32>,
     tallies: Vec<Tally>,
-    /// Per row: its last affine shape and last other shape, each with its tally (a regular
-    /// kernel's warps repeat one shape per row: found by one comparison, without hashing).
-    last_affine: Vec<Option<(AffineShape, u32)>>,
+    /// Per row: the tallies of its last affine pattern by offset, and its last other
+    /// shape with its tally (a regular kernel's warps repeat one pattern per row: found by
+    /// one comparison and an index, without hashing).
+    affine_memo: Vec<Option<AffineMemo>>,
     last_lanes: Vec<Option<(Shape, u32)>>,
     /// Accesses added so far (the next one's sequence number).
     seen: u64,
@@ -264,7 +297,7 @@ impl Aggregator {
             affine_tally_of: FxHashMap::default(),
             tally_of: FxHashMap::default(),
             tallies: Vec::new(),
-            last_affine: Vec::new(),
+            affine_memo: Vec::new(),
             last_lanes: Vec::new(),
             seen: 0,
         }
@@ -350,14 +383,33 @@ impl Aggregator {
         let tallies = &mut self.tallies;
         if let LaneForm::Affine { stride } = a.lane_form() {
             let key = AffineShape::of(a, stride)?;
-            tally_in(
-                &mut self.affine_tally_of,
-                &mut self.last_affine,
-                tallies,
-                row,
-                &key,
-                new,
-            )
+            if row >= self.affine_memo.len() {
+                self.affine_memo.resize_with(row + 1, || None);
+            }
+            let memo = &mut self.affine_memo[row];
+            match memo {
+                Some(m) if m.lanes == key.lanes => {
+                    let i = m.by_low[key.low as usize];
+                    if i != AffineMemo::NONE {
+                        return Some(i as usize);
+                    }
+                }
+                Some(m) => {
+                    m.lanes = key.lanes;
+                    m.by_low.fill(AffineMemo::NONE);
+                }
+                None => {
+                    *memo = Some(AffineMemo {
+                        lanes: key.lanes,
+                        by_low: Box::new([AffineMemo::NONE; 256]),
+                    })
+                }
+            }
+            let i = find_or_push(&mut self.affine_tally_of, tallies, row, &key, new)?;
+            if let Some(m) = memo {
+                m.by_low[key.low as usize] = i as u32;
+            }
+            Some(i)
         } else {
             let key = Shape::of(a)?;
             tally_in(
@@ -397,7 +449,7 @@ impl Aggregator {
         let tallies = std::mem::take(&mut self.tallies);
         self.affine_tally_of.clear();
         self.tally_of.clear();
-        self.last_affine.clear();
+        self.affine_memo.clear();
         self.last_lanes.clear();
         let config = &self.config;
         self.archs
