@@ -9,7 +9,7 @@
 //! of the warp's lane 0. A layout is found from the addresses alone, so it also describes
 //! index expressions that are not literally 2-D.
 
-use warpscope_model::{WarpAccess, WARP_SIZE};
+use warpscope_model::{LaneForm, WarpAccess, WARP_SIZE};
 
 /// The active lanes of one warp as rows of `row_lanes` lanes: lane *l* is element
 /// `i = (l + phase) % row_lanes` of row `j = (l + phase) / row_lanes`, at byte address
@@ -114,6 +114,7 @@ impl Layout {
         let base = i128::from(low) + lift;
         let mut b = *a;
         b.width = width;
+        b.lanes = LaneForm::Unknown;
         for (l, x) in b.addrs.iter_mut().enumerate() {
             *x = u64::try_from(base + offset(l)).unwrap_or(0);
         }

@@ -41,7 +41,7 @@ pub use strides::LaneStrides;
 use schemars::JsonSchema;
 use serde::Serialize;
 use warpscope_model::arch::Family;
-use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess};
+use warpscope_model::{cost, Arch, Config, Cost, LaneForm, Op, Space, WarpAccess};
 
 /// What the front end knows about a site besides the one warp access diagnosed.
 #[derive(Clone, Debug, Default)]
@@ -207,6 +207,7 @@ pub fn affine(a: &WarpAccess) -> Option<(usize, u64, i64)> {
 fn relaid(a: &WarpAccess, l0: usize, base: u64, stride: u64, width: u32) -> WarpAccess {
     let mut b = *a;
     b.width = width;
+    b.lanes = LaneForm::Unknown;
     for (l, x) in b.addrs.iter_mut().enumerate() {
         *x = base + (l as u64).wrapping_sub(l0 as u64).wrapping_mul(stride);
     }

@@ -8,7 +8,7 @@ use warpscope_model::arch::GlobalPath;
 use crate::layout::Layout;
 use crate::{
     contiguous, cost, plural, reads_field, two_dimensional, vector_names, verb, Arch, Cause,
-    Config, Cost, Finding, Op, SiteFacts, Space, WarpAccess,
+    Config, Cost, Finding, LaneForm, Op, SiteFacts, Space, WarpAccess,
 };
 
 /// The findings of [`by_layout`], then, for a global load whose lanes walk a 2-D array (a
@@ -320,6 +320,7 @@ fn rows(
     let grain = row_bytes.next_power_of_two().min(128);
     let offset_of = |j: u64| lay.row_start(j).rem_euclid(i128::from(grain)) as u64;
     let mut aligned = *a;
+    aligned.lanes = LaneForm::Unknown;
     let mut offsets = BTreeSet::new();
     for (l, x) in a.active() {
         let off = offset_of(lay.coords(l).1);

@@ -56,10 +56,13 @@ impl LaneStrides {
     /// Records one warp access of lane stride `stride` bytes (> 0) whose first active lane
     /// is at byte address `first`: what [`LaneStrides::record`] does after finding them.
     pub fn record_stride(&mut self, stride: u64, first: u64) {
-        if stride.is_power_of_two() {
+        // A power of two (the common stride) without a division.
+        let offset = if stride & (stride - 1) == 0 {
             self.powers_of_two |= 1 << stride.trailing_zeros();
-        }
-        let offset = first % stride;
+            first & (stride - 1)
+        } else {
+            first % stride
+        };
         self.add(StrideStarts {
             stride,
             least: offset,
@@ -115,7 +118,7 @@ impl LaneStrides {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use warpscope_model::{Op, Space};
+    use warpscope_model::{LaneForm, Op, Space};
 
     fn warp(first: u64, stride: u64) -> WarpAccess {
         WarpAccess {
@@ -125,6 +128,7 @@ mod tests {
             mask: u32::MAX,
             addrs: std::array::from_fn(|l| first + stride * l as u64),
             read_only: false,
+            lanes: LaneForm::Unknown,
         }
     }
 

@@ -5,6 +5,7 @@
 
 use super::*;
 use warpscope_model::arch::all;
+use warpscope_model::LaneForm;
 
 /// Which index a warp's threadIdx.x runs along.
 #[derive(Clone, Copy, Debug)]
@@ -42,6 +43,7 @@ fn warp_access(
         mask: 0,
         addrs: [0; 32],
         read_only: false,
+        lanes: LaneForm::Unknown,
     };
     for l in 0..32u64 {
         let t = 32 * warp + l;

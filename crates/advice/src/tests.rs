@@ -1,5 +1,6 @@
 use super::*;
 use warpscope_model::arch::lookup;
+use warpscope_model::LaneForm;
 
 fn arch(s: &str) -> &'static Arch {
     lookup(s.parse().unwrap()).unwrap()
@@ -13,6 +14,7 @@ fn access(space: Space, width: u32, f: impl Fn(u64) -> u64) -> WarpAccess {
         mask: u32::MAX,
         addrs: std::array::from_fn(|l| f(l as u64)),
         read_only: false,
+        lanes: LaneForm::Unknown,
     }
 }
 
@@ -199,6 +201,7 @@ fn block_access(
         mask: 0,
         addrs: [0; 32],
         read_only: false,
+        lanes: LaneForm::Unknown,
     };
     for l in 0..32u64 {
         let t = 32 * warp + l;

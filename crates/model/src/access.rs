@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::lanes::LaneForm;
+
 /// Threads in a warp on every compute capability [PG].
 pub const WARP_SIZE: usize = 32;
 
@@ -93,7 +95,10 @@ pub fn is_tma_fill(a: u64) -> bool {
 /// or 16. Wider values (a 32-byte struct, say) are split by the front end into several
 /// accesses, as the compiler splits them into several instructions [PG "Size and Alignment
 /// Requirement"].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// Equality compares what the access is (space, op, width, mask, read-only path and the
+/// active and inactive lanes' addresses), not whether [`WarpAccess::lanes`] was worked out.
+#[derive(Clone, Copy, Debug)]
 pub struct WarpAccess {
     pub space: Space,
     pub op: Op,
@@ -108,7 +113,26 @@ pub struct WarpAccess {
     /// local access: set on every request of a warp instruction after its first (a further
     /// request, not a further execution).
     pub read_only: bool,
+    /// The form of the active lanes' addresses, when worked out where they were made
+    /// ([`LaneForm::of`]); [`LaneForm::Unknown`] otherwise. Whatever changes `addrs` or
+    /// `mask` after it is set must set it again or to `Unknown` (see
+    /// [`WarpAccess::settle_lanes`], [`WarpAccess::shift_active`]); read it through
+    /// [`WarpAccess::lane_form`].
+    pub lanes: LaneForm,
 }
+
+impl PartialEq for WarpAccess {
+    fn eq(&self, other: &Self) -> bool {
+        self.space == other.space
+            && self.op == other.op
+            && self.width == other.width
+            && self.mask == other.mask
+            && self.addrs == other.addrs
+            && self.read_only == other.read_only
+    }
+}
+
+impl Eq for WarpAccess {}
 
 impl WarpAccess {
     /// Iterator over (lane, address) of the active lanes, lowest lane first.

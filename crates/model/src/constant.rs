@@ -43,6 +43,7 @@ mod tests {
     use super::*;
     use crate::access::{Op, Space};
     use crate::arch::lookup;
+    use crate::lanes::LaneForm;
 
     fn arch(s: &str) -> &'static Arch {
         lookup(s.parse().unwrap()).unwrap()
@@ -60,6 +61,7 @@ mod tests {
             mask,
             addrs,
             read_only: false,
+            lanes: LaneForm::Unknown,
         }
     }
 

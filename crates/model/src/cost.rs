@@ -271,6 +271,7 @@ fn dsmem_ideal_wavefronts(access: &WarpAccess) -> u64 {
 mod tests {
     use super::*;
     use crate::access::Op;
+    use crate::lanes::LaneForm;
 
     fn access(space: Space, width: u32, f: impl Fn(u64) -> u64) -> WarpAccess {
         let mut addrs = [0u64; crate::WARP_SIZE];
@@ -284,6 +285,7 @@ mod tests {
             mask: u32::MAX,
             addrs,
             read_only: false,
+            lanes: LaneForm::Unknown,
         }
     }
 

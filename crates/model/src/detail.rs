@@ -554,6 +554,7 @@ mod tests {
     use super::*;
     use crate::arch::all;
     use crate::cost::{cost, L1Mode};
+    use crate::lanes::LaneForm;
     use proptest::prelude::*;
 
     fn check(arch: &Arch, config: &Config, a: &WarpAccess) {
@@ -591,6 +592,7 @@ mod tests {
             mask,
             addrs,
             read_only: false,
+            lanes: LaneForm::Unknown,
         }
     }
 

@@ -294,6 +294,7 @@ mod tests {
     use crate::access::Op;
     use crate::arch::{lookup, ComputeCapability};
     use crate::cost::L1Mode;
+    use crate::lanes::LaneForm;
     use proptest::prelude::*;
 
     fn arch(s: &str) -> &'static Arch {
@@ -312,6 +313,7 @@ mod tests {
             mask,
             addrs,
             read_only: false,
+            lanes: LaneForm::Unknown,
         }
     }
 
@@ -801,6 +803,7 @@ store,0,8,131072,4194304";
                 mask,
                 addrs,
                 read_only: ro,
+                lanes: LaneForm::Unknown,
             })
     }
 

@@ -5,8 +5,9 @@
 //! Pure and I/O-free. The specification is `shared/reference/memory-model.md`; every rule
 //! names its source there ([PG], [PG5], [BPG], [HB] or measured on H100).
 //!
-//! Layout: [`access`] (what the front ends hand over), [`arch`] (the table of compute
-//! capabilities), [`global`], [`shared`], [`constant`], [`texture`] (one module per memory space), and
+//! Layout: [`access`] (what the front ends hand over), [`lanes`] (the form of its lanes'
+//! addresses, found once per access), [`arch`] (the table of compute capabilities),
+//! [`global`], [`shared`], [`constant`], [`texture`] (one module per memory space), and
 //! [`cost`] (the counters and the entry point [`cost::cost`]); [`occupancy`] (theoretical
 //! occupancy per CC, by the Occupancy Calculator's rules).
 
@@ -16,6 +17,7 @@ pub mod constant;
 pub mod cost;
 pub mod detail;
 pub mod global;
+pub mod lanes;
 pub mod mask;
 pub mod occupancy;
 pub mod shared;
@@ -24,3 +26,4 @@ pub mod texture;
 pub use access::{is_tma_fill, Op, Space, WarpAccess, TMA_FILL_BASE, WARP_SIZE};
 pub use arch::{Arch, ComputeCapability, LaunchLimits};
 pub use cost::{cost, Config, Cost, L1Mode, SmemBankMode};
+pub use lanes::{Bounds, LaneForm};

@@ -14,6 +14,7 @@ use crate::access::{Op, WarpAccess, WARP_SIZE};
 use crate::arch::{Arch, Family};
 use crate::cost::{Config, Cost, SmemBankMode};
 use crate::global::lanes;
+use crate::lanes::LaneForm;
 
 /// Costs one shared-memory warp access on `arch`: fills `requests` and `wavefronts` (the
 /// other counters are left 0 for [`crate::cost::cost`]). No active lane → nothing.
@@ -127,7 +128,16 @@ pub fn ideal_wavefronts(arch: &Arch, config: &Config, a: &WarpAccess) -> u64 {
             next += step;
         }
     }
-    cost(arch, config, &WarpAccess { addrs, ..*a }).wavefronts
+    cost(
+        arch,
+        config,
+        &WarpAccess {
+            addrs,
+            lanes: LaneForm::Unknown,
+            ..*a
+        },
+    )
+    .wavefronts
 }
 
 /// 5.x+: lanes served together in one phase (32, 16 or 8), with the 7.0+ pair-packing
@@ -444,6 +454,7 @@ mod tests {
             mask,
             addrs,
             read_only: false,
+            lanes: LaneForm::Unknown,
         }
     }
 
@@ -822,6 +833,7 @@ mod tests {
                 mask: u32::from_str_radix(mask.trim_start_matches("0x"), 16).unwrap(),
                 addrs,
                 read_only: false,
+                lanes: LaneForm::Unknown,
             };
             let want: u64 = wavefronts.parse().unwrap();
             assert_eq!(rw("9.0", &a), (1, want), "{line}");
@@ -948,6 +960,7 @@ mod tests {
                 mask,
                 addrs,
                 read_only: false,
+                lanes: LaneForm::Unknown,
             })
     }
 

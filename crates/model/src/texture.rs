@@ -31,6 +31,7 @@
 
 use crate::access::WarpAccess;
 use crate::cost::Cost;
+use crate::lanes::LaneForm;
 use serde::Serialize;
 
 /// Sector size of the texture path, bytes (5.x+ unified L1/texture cache; measured on H100).
@@ -603,6 +604,7 @@ pub fn warp_requests(
                 mask: 0,
                 addrs: [0; crate::access::WARP_SIZE],
                 read_only: !out.is_empty(),
+                lanes: LaneForm::Unknown,
             },
         ));
         for (k, texel) in f.iter().take(slots).enumerate() {

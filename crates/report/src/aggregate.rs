@@ -7,11 +7,16 @@
 //! ([`Aggregator::settle`]): `count × cost`. Interpretation therefore pays for one CC or
 //! twenty-nine alike. Accesses without a shape (lanes 4 GiB apart) or past [`TALLY_CAP`]
 //! distinct pairs are costed as they come.
+//!
+//! An access whose lanes are affine ([`LaneForm`], found where the executor made the
+//! addresses) is keyed by its [`AffineShape`] (mask, stride, lowest lane's offset) instead
+//! of its 32 offsets: the one determines the other, so the tallies are those the shapes
+//! give.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use warpscope_advice::{weight, LaneStrides, SiteFacts};
-use warpscope_model::{cost, Arch, Config, Cost, Op, Space, WarpAccess, WARP_SIZE};
+use warpscope_model::{cost, Arch, Config, Cost, LaneForm, Op, Space, WarpAccess, WARP_SIZE};
 
 use crate::explain::SiteAdvice;
 use crate::{advise, Analysis, ArchReport, Header, SiteInfo, SiteReport, Totals};
@@ -49,12 +54,21 @@ impl Shape {
         if a.mask == 0 {
             return None;
         }
+        let whole = a.mask == u32::MAX;
         let mut lo = u64::MAX;
         let mut hi = 0;
-        for (l, &x) in a.addrs.iter().enumerate() {
-            if a.mask >> l & 1 == 1 {
+        if whole {
+            // A whole warp: fixed bounds, no test per lane.
+            for &x in &a.addrs {
                 lo = lo.min(x);
                 hi = hi.max(x);
+            }
+        } else {
+            for (l, &x) in a.addrs.iter().enumerate() {
+                if a.mask >> l & 1 == 1 {
+                    lo = lo.min(x);
+                    hi = hi.max(x);
+                }
             }
         }
         let lo = lo & !255;
@@ -63,7 +77,7 @@ impl Shape {
         }
         let mut offsets = [0u32; WARP_SIZE];
         for (l, o) in offsets.iter_mut().enumerate() {
-            if a.mask >> l & 1 == 1 {
+            if whole || a.mask >> l & 1 == 1 {
                 *o = (a.addrs[l] - lo) as u32;
             }
         }
@@ -75,6 +89,85 @@ impl Shape {
             mask: a.mask,
             offsets,
         })
+    }
+}
+
+/// A [`Shape`] whose active lanes are affine ([`LaneForm::Affine`]), in the compact form
+/// that determines it: the pattern of its lanes (mask and stride) and the offset of its
+/// lowest lane from the 256-byte-aligned base give every lane's offset. Two affine accesses
+/// have the same `AffineShape` exactly when they have the same `Shape`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct AffineShape {
+    lanes: AffineLanes,
+    /// The lowest active address's offset in its 256-byte block.
+    low: u8,
+}
+
+/// What affine accesses of one pattern share, whatever their base: all of an
+/// [`AffineShape`] but the lowest lane's offset.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct AffineLanes {
+    space: Space,
+    op: Op,
+    read_only: bool,
+    width: u32,
+    mask: u32,
+    /// Bytes from one lane to the next.
+    stride: i64,
+}
+
+impl AffineShape {
+    /// The shape of `a`, whose lanes are affine with `stride` ([`WarpAccess::lane_form`]),
+    /// or `None` when they span 4 GiB or more (as [`Shape::of`]).
+    fn of(a: &WarpAccess, stride: i64) -> Option<AffineShape> {
+        let l0 = a.mask.trailing_zeros() as usize;
+        let last = (31 - a.mask.leading_zeros()) as usize;
+        let (first, end) = (a.addrs[l0], a.addrs[last]);
+        // Affine lanes are monotonic: the end lanes are the lowest and the highest.
+        let (lo, hi) = if stride < 0 {
+            (end, first)
+        } else {
+            (first, end)
+        };
+        if hi - (lo & !255) > u32::MAX as u64 {
+            return None;
+        }
+        Some(AffineShape {
+            lanes: AffineLanes {
+                space: a.space,
+                op: a.op,
+                read_only: a.read_only,
+                width: a.width,
+                mask: a.mask,
+                stride,
+            },
+            low: (lo & 255) as u8,
+        })
+    }
+}
+
+/// One row's tallies of the affine shapes of one [`AffineLanes`] pattern, indexed by the
+/// lowest lane's offset ([`AffineShape::low`]): a strided row whose warps start at many
+/// offsets finds its tally without hashing.
+struct AffineMemo {
+    lanes: AffineLanes,
+    /// The tally of each offset; [`AffineMemo::NONE`] when not looked up yet.
+    by_low: Box<[u32; 256]>,
+}
+
+impl AffineMemo {
+    const NONE: u32 = u32::MAX;
+}
+
+/// [`LaneStrides::stride_of`] of an access that has a shape (lanes less than 4 GiB apart):
+/// from its lanes' form when they are affine (a positive stride and two or more lanes),
+/// without going over the lanes again.
+fn lane_stride(a: &WarpAccess) -> Option<u64> {
+    match a.lane_form() {
+        LaneForm::Affine { stride } => {
+            (a.mask.count_ones() >= 2 && stride > 0).then_some(stride as u64)
+        }
+        _ => LaneStrides::stride_of(a),
     }
 }
 
@@ -113,6 +206,49 @@ impl Worst {
     }
 }
 
+/// The tally of (`row`, `key`) in `map`, made by `new` and pushed on `tallies` when the
+/// pair is new and there are fewer than [`TALLY_CAP`]; `None` when it is new and there are
+/// that many.
+fn find_or_push<K: Copy + Eq + std::hash::Hash>(
+    map: &mut FxHashMap<(u32, K), u32>,
+    tallies: &mut Vec<Tally>,
+    row: usize,
+    key: &K,
+    new: impl FnOnce() -> Tally,
+) -> Option<usize> {
+    let next = tallies.len();
+    if next >= TALLY_CAP {
+        return map.get(&(row as u32, *key)).map(|&i| i as usize);
+    }
+    let i = *map.entry((row as u32, *key)).or_insert(next as u32) as usize;
+    if i == next {
+        tallies.push(new());
+    }
+    Some(i)
+}
+
+/// [`find_or_push`] behind `last[row]`, the row's last key and its tally.
+fn tally_in<K: Copy + Eq + std::hash::Hash>(
+    map: &mut FxHashMap<(u32, K), u32>,
+    last: &mut Vec<Option<(K, u32)>>,
+    tallies: &mut Vec<Tally>,
+    row: usize,
+    key: &K,
+    new: impl FnOnce() -> Tally,
+) -> Option<usize> {
+    if let Some(Some((k, i))) = last.get(row) {
+        if k == key {
+            return Some(*i as usize);
+        }
+    }
+    let i = find_or_push(map, tallies, row, key, new)?;
+    if row >= last.len() {
+        last.resize(row + 1, None);
+    }
+    last[row] = Some((*key, i as u32));
+    Some(i)
+}
+
 /// Sums the cost of warp accesses per site and per compute capability.
 pub struct Aggregator {
     archs: Vec<&'static Arch>,
@@ -130,12 +266,16 @@ pub struct Aggregator {
     start_offsets: Vec<u128>,
     /// Per row: the lane strides its warps showed ([`SiteFacts::strides`]).
     strides: Vec<LaneStrides>,
-    /// The tally of each (row, shape) pair not yet settled.
+    /// The tally of each (row, shape) pair not yet settled: affine shapes by their
+    /// [`AffineShape`], the rest by their [`Shape`].
+    affine_tally_of: FxHashMap<(u32, AffineShape), u32>,
     tally_of: FxHashMap<(u32, Shape), u32>,
     tallies: Vec<Tally>,
-    /// Per row: its last shape and that shape's tally (a regular kernel's warps repeat one
-    /// shape per row: found by one comparison, without hashing).
-    last_tally: Vec<Option<(Shape, u32)>>,
+    /// Per row: the tallies of its last affine pattern by offset, and its last other
+    /// shape with its tally (a regular kernel's warps repeat one pattern per row: found by
+    /// one comparison and an index, without hashing).
+    affine_memo: Vec<Option<AffineMemo>>,
+    last_lanes: Vec<Option<(Shape, u32)>>,
     /// Accesses added so far (the next one's sequence number).
     seen: u64,
 }
@@ -154,9 +294,11 @@ impl Aggregator {
             worst: vec![Vec::new(); n],
             start_offsets: Vec::new(),
             strides: Vec::new(),
+            affine_tally_of: FxHashMap::default(),
             tally_of: FxHashMap::default(),
             tallies: Vec::new(),
-            last_tally: Vec::new(),
+            affine_memo: Vec::new(),
+            last_lanes: Vec::new(),
             seen: 0,
         }
     }
@@ -203,62 +345,82 @@ impl Aggregator {
             space: a.space,
             width: a.width,
         });
-        let first = a.active().next().map(|(_, x)| x);
+        let first = (a.mask != 0).then(|| a.addrs[a.mask.trailing_zeros() as usize]);
         if let Some(first) = first {
             self.start_offsets[row] |= 1u128 << (first % 128);
         }
         let seq = self.seen;
         self.seen += 1;
-        if let Some(shape) = Shape::of(a) {
-            let new = || Tally {
-                row: row as u32,
-                stride: LaneStrides::stride_of(a),
-                count: 0,
-                first: seq,
-                access: *a,
-            };
-            if let Some(i) = self.tally_index(row, shape, new) {
-                let t = &mut self.tallies[i];
-                t.count += 1;
-                if let (Some(stride), Some(first)) = (t.stride, first) {
-                    self.strides[row].record_stride(stride, first);
-                }
-                return;
+        let new = || Tally {
+            row: row as u32,
+            stride: lane_stride(a),
+            count: 0,
+            first: seq,
+            access: *a,
+        };
+        if let Some(i) = self.tally_index(row, a, new) {
+            let t = &mut self.tallies[i];
+            t.count += 1;
+            if let (Some(stride), Some(first)) = (t.stride, first) {
+                self.strides[row].record_stride(stride, first);
             }
+            return;
         }
         self.strides[row].record(a);
         self.cost_into_totals(row, 1, seq, a);
     }
 
-    /// The tally of (`row`, `shape`), made by `new` when the pair is new and the table has
-    /// room; `None` when it is new and the table is full (the caller costs the access).
+    /// The tally of (`row`, the shape of `a`), made by `new` when the pair is new and the
+    /// table has room; `None` when `a` has no shape ([`Shape::of`]) or the pair is new and
+    /// the table is full (the caller costs the access). Affine lanes are keyed by their
+    /// [`AffineShape`], the rest by their [`Shape`]: one shape, one key.
     fn tally_index(
         &mut self,
         row: usize,
-        shape: Shape,
+        a: &WarpAccess,
         new: impl FnOnce() -> Tally,
     ) -> Option<usize> {
-        if let Some(Some((last, i))) = self.last_tally.get(row) {
-            if *last == shape {
-                return Some(*i as usize);
+        let tallies = &mut self.tallies;
+        if let LaneForm::Affine { stride } = a.lane_form() {
+            let key = AffineShape::of(a, stride)?;
+            if row >= self.affine_memo.len() {
+                self.affine_memo.resize_with(row + 1, || None);
             }
-        }
-        let key = (row as u32, shape);
-        let next = self.tallies.len();
-        let i = if next >= TALLY_CAP {
-            self.tally_of.get(&key).map(|&i| i as usize)?
+            let memo = &mut self.affine_memo[row];
+            match memo {
+                Some(m) if m.lanes == key.lanes => {
+                    let i = m.by_low[key.low as usize];
+                    if i != AffineMemo::NONE {
+                        return Some(i as usize);
+                    }
+                }
+                Some(m) => {
+                    m.lanes = key.lanes;
+                    m.by_low.fill(AffineMemo::NONE);
+                }
+                None => {
+                    *memo = Some(AffineMemo {
+                        lanes: key.lanes,
+                        by_low: Box::new([AffineMemo::NONE; 256]),
+                    })
+                }
+            }
+            let i = find_or_push(&mut self.affine_tally_of, tallies, row, &key, new)?;
+            if let Some(m) = memo {
+                m.by_low[key.low as usize] = i as u32;
+            }
+            Some(i)
         } else {
-            let i = *self.tally_of.entry(key).or_insert(next as u32) as usize;
-            if i == next {
-                self.tallies.push(new());
-            }
-            i
-        };
-        if row >= self.last_tally.len() {
-            self.last_tally.resize(row + 1, None);
+            let key = Shape::of(a)?;
+            tally_in(
+                &mut self.tally_of,
+                &mut self.last_lanes,
+                tallies,
+                row,
+                &key,
+                new,
+            )
         }
-        self.last_tally[row] = Some((shape, i as u32));
-        Some(i)
     }
 
     /// Adds `count` accesses like `a` (the first numbered `seq`) to `row`'s sums on every CC.
@@ -285,8 +447,10 @@ impl Aggregator {
             return;
         }
         let tallies = std::mem::take(&mut self.tallies);
+        self.affine_tally_of.clear();
         self.tally_of.clear();
-        self.last_tally.clear();
+        self.affine_memo.clear();
+        self.last_lanes.clear();
         let config = &self.config;
         self.archs
             .par_iter()
@@ -337,13 +501,11 @@ impl Aggregator {
         for t in later.tallies {
             let row = map[t.row as usize];
             let first = t.first + offset;
-            let i = Shape::of(&t.access).and_then(|shape| {
-                self.tally_index(row, shape, || Tally {
-                    row: row as u32,
-                    count: 0,
-                    first,
-                    ..t
-                })
+            let i = self.tally_index(row, &t.access, || Tally {
+                row: row as u32,
+                count: 0,
+                first,
+                ..t
             });
             match i {
                 Some(i) => self.tallies[i].count += t.count,
@@ -521,6 +683,7 @@ mod shape_tests {
             mask: u32::MAX,
             addrs,
             read_only: false,
+            lanes: LaneForm::Unknown,
         }
     }
 
@@ -561,6 +724,7 @@ mod merge_tests {
             mask,
             addrs,
             read_only: false,
+            lanes: LaneForm::Unknown,
         }
     }
 
@@ -667,6 +831,7 @@ mod tally_tests {
                     mask: u32::MAX >> (r >> 28 & 7),
                     addrs,
                     read_only: false,
+                    lanes: LaneForm::Unknown,
                 };
                 (site, access)
             })
@@ -742,6 +907,7 @@ mod tally_tests {
                 mask: 0b11,
                 addrs,
                 read_only: false,
+                lanes: LaneForm::Unknown,
             };
             expected.add(&cost(archs[0], &config, &a));
             agg.add(0, &a);
@@ -752,3 +918,7 @@ mod tally_tests {
         assert_eq!(expected.executions, TALLY_CAP as u64 + 1000);
     }
 }
+
+#[cfg(test)]
+#[path = "aggregate_lanes_tests.rs"]
+mod lanes_tests;

@@ -5,7 +5,7 @@
 use warpscope_advice::{diagnose, SiteFacts};
 use warpscope_model::arch::lookup;
 use warpscope_model::detail::{breakdown, Breakdown};
-use warpscope_model::{cost, Arch, Config, Op, SmemBankMode, Space, WarpAccess};
+use warpscope_model::{cost, Arch, Config, LaneForm, Op, SmemBankMode, Space, WarpAccess};
 use warpscope_report::explain::{
     paragraph, render_html, render_svg, render_svg_all, render_text, Advice, ExplainedArch,
     Explanation, FixOutcome,
@@ -137,6 +137,7 @@ fn access(space: Space, width: u32, mask: u32, addr: impl Fn(u64) -> u64) -> War
         mask,
         addrs: std::array::from_fn(|l| addr(l as u64)),
         read_only: false,
+        lanes: LaneForm::Unknown,
     }
 }
 

@@ -12,7 +12,7 @@
 use crate::gpus::{lookup, Gpu};
 use crate::model::{Limit, Traffic, TrafficModel};
 use crate::profile::Profile;
-use warpscope_model::{Config, Op, Space, WarpAccess};
+use warpscope_model::{Config, LaneForm, Op, Space, WarpAccess};
 
 const A: u64 = 0x7f00_0000_0000;
 const B: u64 = 0x7f80_0000_0000;
@@ -38,6 +38,7 @@ fn copy(gpu: &Gpu, profile: &Profile, n: u64, pattern: Pattern) -> Traffic {
         mask: 0,
         addrs: [0; 32],
         read_only: false,
+        lanes: LaneForm::Unknown,
     };
     for block in 0..blocks {
         // Warps in lockstep: every warp's load, then every warp's store.

@@ -21,7 +21,7 @@
 //! on an H100 with its datasheet profile:
 //!
 //! ```
-//! use warpscope_model::{Config, Op, Space, WarpAccess};
+//! use warpscope_model::{Config, LaneForm, Op, Space, WarpAccess};
 //! use warpscope_traffic::{gpus, Profile, TrafficModel};
 //!
 //! let gpu = gpus::lookup("h100-sxm").unwrap();
@@ -40,6 +40,7 @@
 //!                 mask: 0,
 //!                 addrs: [0; 32],
 //!                 read_only: false,
+//!                 lanes: LaneForm::Unknown,
 //!             };
 //!             for lane in 0..32 {
 //!                 let i = first + lane as u64;

@@ -727,6 +727,7 @@ fn sectors(a: &WarpAccess, buf: &mut [(u64, u32); 2 * WARP_SIZE]) -> usize {
 mod tests {
     use super::*;
     use crate::gpus::lookup;
+    use warpscope_model::LaneForm;
 
     const BASE: u64 = 0x7f00_0000_0000;
 
@@ -742,6 +743,7 @@ mod tests {
             mask: u32::MAX,
             addrs,
             read_only: false,
+            lanes: LaneForm::Unknown,
         }
     }
 

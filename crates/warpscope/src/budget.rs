@@ -511,7 +511,7 @@ pub fn evaluate(analysis: &Analysis, budget: &Budget) -> Result<Vec<Checked>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use warpscope_model::{arch, cost, Config, WarpAccess, WARP_SIZE};
+    use warpscope_model::{arch, cost, Config, LaneForm, WarpAccess, WARP_SIZE};
     use warpscope_report::{Aggregator, Header, SiteInfo};
 
     /// A warp access of `width`-byte lanes at `base + stride · lane`.
@@ -527,6 +527,7 @@ mod tests {
             mask: u32::MAX,
             addrs,
             read_only: false,
+            lanes: LaneForm::Unknown,
         }
     }
 

@@ -1,7 +1,7 @@
 //! Memory instructions' addresses: per-lane address formation, the space and image offset
 //! each lane lands in, the accesses handed to the sink, and the checks that name a fault.
 
-use warpscope_model::{Op, Space, WarpAccess, WARP_SIZE};
+use warpscope_model::{Bounds, LaneForm, Op, Space, WarpAccess, WARP_SIZE};
 
 use super::*;
 use crate::decode::window;
@@ -12,25 +12,26 @@ use crate::sass::SassFate;
 
 impl<'a> BlockCtx<'a> {
     pub(super) fn addresses(&self, warp: &Warp, a: Addr, exec: u32) -> [u64; WARP_SIZE] {
-        let mut out = [0u64; WARP_SIZE];
+        let offset = a.offset as u64;
         match a.base {
-            None => out.iter_mut().for_each(|x| *x = a.offset as u64),
+            None => [offset; WARP_SIZE],
             Some(r) => {
                 let base = r as usize * WARP_SIZE;
-                let regs = &warp.regs[base..base + WARP_SIZE];
+                let regs: &[u64; WARP_SIZE] = warp.regs[base..base + WARP_SIZE]
+                    .try_into()
+                    .expect("a register is WARP_SIZE lanes");
                 if exec == u32::MAX {
-                    // Whole warps (the common case): a loop the compiler vectorizes.
-                    for (o, x) in out.iter_mut().zip(regs) {
-                        *o = x.wrapping_add(a.offset as u64);
-                    }
+                    // Whole warps (the common case): made in place, vectorized.
+                    std::array::from_fn(|l| regs[l].wrapping_add(offset))
                 } else {
+                    let mut out = [0u64; WARP_SIZE];
                     for lane in lanes(exec) {
-                        out[lane] = regs[lane].wrapping_add(a.offset as u64);
+                        out[lane] = regs[lane].wrapping_add(offset);
                     }
+                    out
                 }
             }
         }
-        out
     }
 
     /// Where a lane's address goes: its space, the address the model sees, and the offset in
@@ -182,6 +183,7 @@ impl<'a> BlockCtx<'a> {
             mask: 0,
             addrs: [0; WARP_SIZE],
             read_only: read_only && space == Space::Global,
+            lanes: LaneForm::Unknown,
         };
         // A named global, shared or constant space: one access, whose model addresses are
         // also the image offsets.
@@ -193,7 +195,7 @@ impl<'a> BlockCtx<'a> {
         };
         // A generic access whose lanes all fall in one global, shared or constant window
         // (the common case) takes the same path, without locating lane by lane.
-        let mut window_addrs = [0u64; WARP_SIZE];
+        let window_addrs: [u64; WARP_SIZE];
         let mut addrs = addrs;
         if space == MemSpace::Generic && exec != 0 {
             let (mut any, mut all) = (0u64, u64::MAX);
@@ -205,10 +207,9 @@ impl<'a> BlockCtx<'a> {
                 single = match any {
                     0 => Some(Space::Global),
                     1 | 2 => {
+                        // Every executing lane is in the window (at or above `base`).
                         let base = any << 60;
-                        for lane in lanes(exec) {
-                            window_addrs[lane] = addrs[lane] - base;
-                        }
+                        window_addrs = addrs.map(|x| x.wrapping_sub(base));
                         addrs = &window_addrs;
                         Some(if any == 1 {
                             Space::Shared
@@ -234,6 +235,8 @@ impl<'a> BlockCtx<'a> {
                     a.addrs[lane] = addrs[lane];
                 }
             }
+            // The lanes' form, found once per access where its addresses are made.
+            a.settle_lanes();
             if let Some(at) = located {
                 at.space = [s; WARP_SIZE];
                 at.image = a.addrs;
@@ -258,7 +261,9 @@ impl<'a> BlockCtx<'a> {
             a.mask |= 1 << lane;
             a.addrs[lane] = m;
         }
-        for a in acc.iter().flatten() {
+        for a in acc.iter_mut().flatten() {
+            // The lanes' form, found once per access where its addresses are made.
+            a.settle_lanes();
             self.deliver(warp, pc, site, a, addrs, sink)?;
         }
         Ok(())
@@ -346,18 +351,14 @@ impl<'a> BlockCtx<'a> {
                 }
                 let mut w = *a;
                 w.width = width;
-                for lane in lanes(a.mask) {
-                    w.addrs[lane] = a.addrs[lane].wrapping_add_signed(delta);
-                }
+                w.shift_active(delta);
                 widened = w;
                 &widened
             }
             SassFate::Widened { width, delta, .. } => {
                 let mut w = *a;
                 w.width = width;
-                for lane in lanes(a.mask) {
-                    w.addrs[lane] = a.addrs[lane].wrapping_add_signed(delta);
-                }
+                w.shift_active(delta);
                 widened = w;
                 &widened
             }
@@ -371,9 +372,7 @@ impl<'a> BlockCtx<'a> {
                 let mut part = *a;
                 part.width = 4;
                 part.read_only = j > 0;
-                for lane in lanes(a.mask) {
-                    part.addrs[lane] = a.addrs[lane] + 4 * j as u64 * self.threads as u64;
-                }
+                part.shift_active((4 * j as u64 * self.threads as u64) as i64);
                 sink(site, &part, origin);
             }
         } else if a.width > 16 {
@@ -381,9 +380,7 @@ impl<'a> BlockCtx<'a> {
             for h in 0..a.width / 16 {
                 let mut part = *a;
                 part.width = 16;
-                for lane in lanes(a.mask) {
-                    part.addrs[lane] = a.addrs[lane] + 16 * h as u64;
-                }
+                part.shift_active(16 * h as i64);
                 sink(site, &part, origin);
             }
         } else {
@@ -423,42 +420,14 @@ impl<'a> BlockCtx<'a> {
     }
 
     /// Whether every lane of `a` is aligned and inside memory (a quick test; `false` means
-    /// look lane by lane).
+    /// look lane by lane): [`access_fits`] in this block's memory.
     pub(super) fn access_ok(&self, a: &WarpAccess) -> bool {
-        if a.space == Space::Local {
-            return true;
-        }
-        let align = a.width.min(16) as u64;
-        let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
-        if a.mask == u32::MAX {
-            for &x in &a.addrs {
-                lo = lo.min(x);
-                hi = hi.max(x);
-                bits |= x;
-            }
-        } else {
-            for lane in lanes(a.mask) {
-                let x = a.addrs[lane];
-                lo = lo.min(x);
-                hi = hi.max(x);
-                bits |= x;
-            }
-        }
-        if bits % align != 0 {
-            return false;
-        }
-        let end = hi.saturating_add(a.width as u64);
-        match a.space {
-            Space::Global => {
-                let slot = |x: u64| x.wrapping_sub(window::ALLOC_BASE) / window::ALLOC_SPACING;
-                slot(lo) == slot(end - 1)
-                    && matches!(memory::place(self.allocs, lo), Placement::Inside)
-                    && matches!(memory::place(self.allocs, end - 1), Placement::Inside)
-            }
-            Space::Shared | Space::DistributedShared => end <= self.shared.len() as u64,
-            Space::Constant => end <= self.prog.const_image.len() as u64,
-            Space::Local | Space::Texture | Space::Surface => true,
-        }
+        access_fits(
+            a,
+            self.allocs,
+            self.shared.len() as u64,
+            self.prog.const_image.len() as u64,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -586,5 +555,218 @@ impl<'a> BlockCtx<'a> {
             }
             Space::Local | Space::Texture | Space::Surface => Ok(()),
         }
+    }
+}
+
+/// Whether every active lane of `a` is aligned to its width (at most 16 bytes) and its bytes
+/// lie inside memory: for global memory one allocation of `allocs` holds the lowest and the
+/// highest byte, shared (and distributed shared) and constant accesses end within
+/// `shared_bytes` and `constant_bytes`; local, texture and surface accesses always pass.
+/// Decided from the lowest and highest active address and the lanes' alignment
+/// ([`WarpAccess::bounds`]: from the end lanes and the stride when the lanes are affine),
+/// not lane by lane; `false` means look lane by lane to name the fault.
+pub(super) fn access_fits(
+    a: &WarpAccess,
+    allocs: &[memory::Alloc],
+    shared_bytes: u64,
+    constant_bytes: u64,
+) -> bool {
+    if a.space == Space::Local {
+        return true;
+    }
+    let align = a.width.min(16) as u64;
+    // No active lane: as the lane loop leaves it (lowest u64::MAX, highest 0).
+    let Bounds { lo, hi, aligned } = a.bounds(align).unwrap_or(Bounds {
+        lo: u64::MAX,
+        hi: 0,
+        aligned: true,
+    });
+    if !aligned {
+        return false;
+    }
+    let end = hi.saturating_add(a.width as u64);
+    match a.space {
+        Space::Global => {
+            // Both ends in one slot, inside the allocation of that slot: what
+            // [`memory::place`] calls `Inside`, with one look-up.
+            let slot = |x: u64| x.wrapping_sub(window::ALLOC_BASE) / window::ALLOC_SPACING;
+            let last = end - 1;
+            let inside =
+                |a: &memory::Alloc, x: u64| x >= a.base && a.size.is_none_or(|s| x < a.base + s);
+            slot(lo) == slot(last)
+                && allocs
+                    .iter()
+                    .find(|a| slot(a.base) == slot(lo))
+                    .is_some_and(|a| inside(a, lo) && inside(a, last))
+        }
+        Space::Shared | Space::DistributedShared => end <= shared_bytes,
+        Space::Constant => end <= constant_bytes,
+        Space::Local | Space::Texture | Space::Surface => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::Alloc;
+    use proptest::prelude::*;
+
+    /// `access_fits` as it was before lane forms: lowest, highest and alignment found by
+    /// going over every active lane.
+    fn fits_lane_by_lane(a: &WarpAccess, allocs: &[Alloc], shared: u64, constant: u64) -> bool {
+        if a.space == Space::Local {
+            return true;
+        }
+        let align = a.width.min(16) as u64;
+        let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
+        for (_, x) in a.active() {
+            lo = lo.min(x);
+            hi = hi.max(x);
+            bits |= x;
+        }
+        if bits % align != 0 {
+            return false;
+        }
+        let end = hi.saturating_add(a.width as u64);
+        match a.space {
+            Space::Global => {
+                let slot = |x: u64| x.wrapping_sub(window::ALLOC_BASE) / window::ALLOC_SPACING;
+                slot(lo) == slot(end - 1)
+                    && matches!(memory::place(allocs, lo), Placement::Inside)
+                    && matches!(memory::place(allocs, end - 1), Placement::Inside)
+            }
+            Space::Shared | Space::DistributedShared => end <= shared,
+            Space::Constant => end <= constant,
+            Space::Local | Space::Texture | Space::Surface => true,
+        }
+    }
+
+    /// Two allocations (the second of unknown size, or not), a shared and a constant size.
+    fn memory() -> impl Strategy<Value = (Vec<Alloc>, u64, u64)> {
+        (
+            1u64..1 << 20,
+            prop::option::of(1u64..1 << 20),
+            0u64..70_000,
+            0u64..70_000,
+        )
+            .prop_map(|(first, second, shared, constant)| {
+                let allocs = vec![
+                    Alloc {
+                        name: "a".into(),
+                        base: window::ALLOC_BASE,
+                        size: Some(first),
+                    },
+                    Alloc {
+                        name: "b".into(),
+                        base: window::ALLOC_BASE + window::ALLOC_SPACING,
+                        size: second,
+                    },
+                ];
+                (allocs, shared, constant)
+            })
+    }
+
+    /// An access near an allocation's start or end, near the end of shared or constant
+    /// memory, or anywhere; lanes affine (strides negative, 0, small, huge), maybe with one
+    /// lane moved; random masks; widths 1 to 32; misaligned starts.
+    fn access() -> impl Strategy<Value = WarpAccess> {
+        let space = prop::sample::select(vec![
+            Space::Global,
+            Space::Global,
+            Space::Shared,
+            Space::DistributedShared,
+            Space::Constant,
+            Space::Local,
+        ]);
+        let first = prop_oneof![
+            (0u64..1 << 21).prop_map(|x| window::ALLOC_BASE + x - (1 << 10)),
+            (0u64..1 << 21).prop_map(|x| window::ALLOC_BASE + window::ALLOC_SPACING + x - 1024),
+            0u64..80_000,
+            any::<u64>(),
+        ];
+        let stride = prop_oneof![
+            Just(0i64),
+            -40i64..40,
+            prop::sample::select(vec![128i64, -128, 4096, 16384, -16384, 1 << 36, i64::MIN]),
+            any::<i64>(),
+        ];
+        let mask = prop_oneof![
+            Just(u32::MAX),
+            any::<u32>(),
+            (0u32..32).prop_map(|l| 1 << l),
+            (0u32..32).prop_map(|n| u32::MAX >> n),
+            Just(0u32),
+        ];
+        let width = prop::sample::select(vec![1u32, 2, 4, 8, 16, 32]);
+        let moved = prop::option::of((0usize..WARP_SIZE, -64i64..64));
+        (space, first, stride, mask, width, moved, any::<bool>()).prop_map(
+            |(space, first, stride, mask, width, moved, settled)| {
+                let mut addrs: [u64; WARP_SIZE] = std::array::from_fn(|l| {
+                    first.wrapping_add((l as u64).wrapping_mul(stride as u64))
+                });
+                if let Some((l, d)) = moved {
+                    addrs[l] = addrs[l].wrapping_add_signed(d);
+                }
+                let mut a = WarpAccess {
+                    space,
+                    op: Op::Load,
+                    width,
+                    mask,
+                    addrs,
+                    read_only: false,
+                    lanes: LaneForm::Unknown,
+                };
+                if settled {
+                    a.settle_lanes();
+                }
+                a
+            },
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        /// The bounds check from the end lanes and the stride answers as the lane-by-lane
+        /// one, whether or not the lanes' form was worked out beforehand.
+        #[test]
+        fn access_fits_as_lane_by_lane((allocs, shared, constant) in memory(), a in access()) {
+            prop_assert_eq!(
+                access_fits(&a, &allocs, shared, constant),
+                fits_lane_by_lane(&a, &allocs, shared, constant),
+                "{:?}", a.lane_form()
+            );
+        }
+    }
+
+    /// A stride of 16 KiB from an allocation's last element down: affine, in bounds; one
+    /// more lane is past the start; a 2-byte shift misaligns a 4-byte access.
+    #[test]
+    fn descending_rows_are_checked_at_their_ends() {
+        let allocs = [Alloc {
+            name: "a".into(),
+            base: window::ALLOC_BASE,
+            size: Some(32 * 16384),
+        }];
+        let top = window::ALLOC_BASE + 32 * 16384 - 4;
+        let mut a = WarpAccess {
+            space: Space::Global,
+            op: Op::Store,
+            width: 4,
+            mask: u32::MAX,
+            addrs: std::array::from_fn(|l| top - 16384 * l as u64),
+            read_only: false,
+            lanes: LaneForm::Unknown,
+        };
+        a.settle_lanes();
+        assert_eq!(a.lanes, LaneForm::Affine { stride: -16384 });
+        assert!(access_fits(&a, &allocs, 0, 0));
+        let mut below = a;
+        below.shift_active(-16384);
+        assert!(!access_fits(&below, &allocs, 0, 0));
+        let mut odd = a;
+        odd.shift_active(-2);
+        assert!(!access_fits(&odd, &allocs, 0, 0));
+        assert!(fits_lane_by_lane(&a, &allocs, 0, 0));
     }
 }

@@ -3,7 +3,7 @@
 //! stride`), which two numbers describe; the rest keep their 32 addresses in a side table.
 //! A buffered access is 48 bytes instead of 300, so the buffering costs little.
 
-use warpscope_model::{Op, Space, WarpAccess, WARP_SIZE};
+use warpscope_model::{LaneForm, Op, Space, WarpAccess, WARP_SIZE};
 
 use super::WarpOrigin;
 
@@ -16,6 +16,8 @@ pub(super) struct Packed {
     read_only: bool,
     width: u32,
     mask: u32,
+    /// The access's [`WarpAccess::lanes`], handed back with the same addresses.
+    lanes: LaneForm,
     addrs: Addrs,
 }
 
@@ -57,6 +59,7 @@ impl Buffer {
             read_only: a.read_only,
             width: a.width,
             mask: a.mask,
+            lanes: a.lanes,
             addrs,
         });
     }
@@ -72,6 +75,7 @@ impl Buffer {
             mask: 0,
             addrs: [0; WARP_SIZE],
             read_only: false,
+            lanes: LaneForm::Unknown,
         };
         for p in &self.items {
             a.space = p.space;
@@ -79,6 +83,7 @@ impl Buffer {
             a.read_only = p.read_only;
             a.width = p.width;
             a.mask = p.mask;
+            a.lanes = p.lanes;
             match p.addrs {
                 Addrs::Affine { base, stride } => {
                     for (l, x) in a.addrs.iter_mut().enumerate() {
@@ -152,6 +157,7 @@ mod tests {
             mask,
             addrs,
             read_only: false,
+            lanes: LaneForm::Unknown,
         }
     }
 

@@ -765,6 +765,7 @@ impl BlockCtx<'_> {
                     mask,
                     addrs: a,
                     read_only: false,
+                    lanes: warpscope_model::LaneForm::of(mask, &a),
                 };
                 if base.is_none() && t.load && !self.access_ok(&access) {
                     // The reads of a load or prefetch that are not the tensor's elements
