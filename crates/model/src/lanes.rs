@@ -138,7 +138,8 @@ pub struct Bounds {
     pub lo: u64,
     /// Highest active lane address (bytes; the access's bytes run to `hi + width`).
     pub hi: u64,
-    /// Every active lane address is a multiple of the alignment asked for.
+    /// Every active lane address is a multiple of the alignment asked for (a power of two;
+    /// for another, their bitwise or is).
     pub aligned: bool,
 }
 
@@ -187,7 +188,7 @@ impl WarpAccess {
     }
 
     /// The lowest and highest active address and whether every active address is a multiple
-    /// of `align` (bytes, a power of two; otherwise whether their bitwise or is, see
+    /// of `align` (bytes, ≥ 1, a power of two; otherwise whether their bitwise or is, see
     /// [`WarpAccess::bounds_by_lane`]); `None` when no lane is active. Affine lanes
     /// ([`WarpAccess::lane_form`]) are answered from the end lanes and the stride, the rest
     /// lane by lane ([`WarpAccess::bounds_by_lane`]); both give the same answer.
@@ -228,7 +229,7 @@ impl WarpAccess {
         }
         let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
         if self.mask == u32::MAX {
-            // A whole warp: fixed bounds, vectorized.
+            // A whole warp: fixed bounds, no test per lane.
             for &x in &self.addrs {
                 lo = lo.min(x);
                 hi = hi.max(x);

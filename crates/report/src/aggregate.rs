@@ -151,12 +151,39 @@ impl AffineShape {
 /// offsets finds its tally without hashing.
 struct AffineMemo {
     lanes: AffineLanes,
-    /// The tally of each offset; [`AffineMemo::NONE`] when not looked up yet.
-    by_low: Box<[u32; 256]>,
+    /// Which pattern the row has had since the memo was made (1, 2, …): entries of earlier
+    /// ones are stale, so a switch of pattern costs no clearing.
+    pattern: u32,
+    /// Per offset: the pattern it was looked up under, and its tally.
+    by_low: Box<[(u32, u32); 256]>,
 }
 
 impl AffineMemo {
-    const NONE: u32 = u32::MAX;
+    fn new(lanes: AffineLanes) -> AffineMemo {
+        AffineMemo {
+            lanes,
+            pattern: 1,
+            by_low: Box::new([(0, 0); 256]),
+        }
+    }
+
+    /// The tally of `key` when it was looked up under the current pattern.
+    fn get(&self, key: &AffineShape) -> Option<usize> {
+        let (pattern, i) = self.by_low[key.low as usize];
+        (self.lanes == key.lanes && pattern == self.pattern).then_some(i as usize)
+    }
+
+    /// Makes `lanes` the current pattern (its entries all stale when it is another).
+    fn switch(&mut self, lanes: AffineLanes) {
+        if self.lanes != lanes {
+            self.lanes = lanes;
+            if self.pattern == u32::MAX {
+                *self = AffineMemo::new(lanes);
+            } else {
+                self.pattern += 1;
+            }
+        }
+    }
 }
 
 /// [`LaneStrides::stride_of`] of an access that has a shape (lanes less than 4 GiB apart):
@@ -386,29 +413,13 @@ impl Aggregator {
             if row >= self.affine_memo.len() {
                 self.affine_memo.resize_with(row + 1, || None);
             }
-            let memo = &mut self.affine_memo[row];
-            match memo {
-                Some(m) if m.lanes == key.lanes => {
-                    let i = m.by_low[key.low as usize];
-                    if i != AffineMemo::NONE {
-                        return Some(i as usize);
-                    }
-                }
-                Some(m) => {
-                    m.lanes = key.lanes;
-                    m.by_low.fill(AffineMemo::NONE);
-                }
-                None => {
-                    *memo = Some(AffineMemo {
-                        lanes: key.lanes,
-                        by_low: Box::new([AffineMemo::NONE; 256]),
-                    })
-                }
+            let memo = self.affine_memo[row].get_or_insert_with(|| AffineMemo::new(key.lanes));
+            if let Some(i) = memo.get(&key) {
+                return Some(i);
             }
+            memo.switch(key.lanes);
             let i = find_or_push(&mut self.affine_tally_of, tallies, row, &key, new)?;
-            if let Some(m) = memo {
-                m.by_low[key.low as usize] = i as u32;
-            }
+            memo.by_low[key.low as usize] = (memo.pattern, i as u32);
             Some(i)
         } else {
             let key = Shape::of(a)?;
