@@ -184,23 +184,15 @@ impl Cause {
 }
 
 /// The active lanes' addresses as (first lane, first address, stride in bytes) when they are
-/// affine in the lane index (`addr = first + (lane − lane0)·stride`), else `None`. A warp
-/// with one active lane has stride 0.
+/// affine in the lane index (`addr = first + (lane − lane0)·stride`, exactly: see
+/// [`warpscope_model::LaneForm`]), else `None`. A warp with one active lane has stride 0.
 pub fn affine(a: &WarpAccess) -> Option<(usize, u64, i64)> {
-    let mut it = a.active();
-    let (l0, a0) = it.next()?;
-    let Some((l1, a1)) = it.next() else {
-        return Some((l0, a0, 0));
-    };
-    let dl = (l1 - l0) as i64;
-    let da = a1 as i64 - a0 as i64;
-    if da % dl != 0 {
+    // The form carried with the access (worked out from the lanes when it is not).
+    let warpscope_model::LaneForm::Affine { stride } = a.lane_form() else {
         return None;
-    }
-    let d = da / dl;
-    a.active()
-        .all(|(l, x)| x as i64 == a0 as i64 + (l as i64 - l0 as i64) * d)
-        .then_some((l0, a0, d))
+    };
+    let l0 = a.mask.trailing_zeros() as usize;
+    Some((l0, a.addrs[l0], stride))
 }
 
 /// `a` with each active lane *l* moved to `base + (l − l0)·stride`, width `width`.

@@ -16,7 +16,9 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use warpscope_advice::{weight, LaneStrides, SiteFacts};
-use warpscope_model::{cost, Arch, Config, Cost, LaneForm, Op, Space, WarpAccess, WARP_SIZE};
+use warpscope_model::{
+    cost, Arch, Bounds, Config, Cost, LaneForm, Op, Space, WarpAccess, WARP_SIZE,
+};
 
 use crate::explain::SiteAdvice;
 use crate::{advise, Analysis, ArchReport, Header, SiteInfo, SiteReport, Totals};
@@ -51,26 +53,8 @@ struct Shape {
 impl Shape {
     /// The shape of `a`, or `None` when no lane is active or its lanes span 4 GiB or more.
     fn of(a: &WarpAccess) -> Option<Shape> {
-        if a.mask == 0 {
-            return None;
-        }
+        let Bounds { lo, hi, .. } = a.bounds_by_lane(1)?;
         let whole = a.mask == u32::MAX;
-        let mut lo = u64::MAX;
-        let mut hi = 0;
-        if whole {
-            // A whole warp: fixed bounds, no test per lane.
-            for &x in &a.addrs {
-                lo = lo.min(x);
-                hi = hi.max(x);
-            }
-        } else {
-            for (l, &x) in a.addrs.iter().enumerate() {
-                if a.mask >> l & 1 == 1 {
-                    lo = lo.min(x);
-                    hi = hi.max(x);
-                }
-            }
-        }
         let lo = lo & !255;
         if hi - lo > u32::MAX as u64 {
             return None;

@@ -90,6 +90,7 @@ impl Toolkit {
         opts: &CompileOptions,
         cache_dir: Option<&Path>,
     ) -> Result<Compiled, ToolkitError> {
+        // Without instances `compile` always answers (nvcc at the latest).
         self.compile(file, target, opts, cache_dir, &[])?
             .ok_or_else(|| ToolkitError::Compile {
                 command: file.display().to_string(),

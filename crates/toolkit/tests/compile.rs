@@ -355,6 +355,17 @@ fn a_corrupt_entry_is_rebuilt_with_a_note() {
         .contains("was corrupt (not UTF-8 text): rebuilt"));
 }
 
+/// [`toolkit`], when NVRTC loads too; else the test prints that it is skipped.
+#[cfg(feature = "nvrtc")]
+fn toolkit_with_nvrtc(test: &str) -> Option<Toolkit> {
+    let tk = toolkit(test)?;
+    if warpscope_toolkit::nvrtc::version().is_err() {
+        let _ = writeln!(std::io::stderr(), "{test}: skipped: no NVRTC");
+        return None;
+    }
+    Some(tk)
+}
+
 /// The opcodes of the PTX's memory instructions, in order (what warpscope's figures come
 /// from; registers and `.loc` positions aside).
 #[cfg(feature = "nvrtc")]
@@ -380,13 +391,9 @@ fn memory_opcodes(ptx: &str) -> Vec<String> {
 #[cfg(feature = "nvrtc")]
 #[test]
 fn nvrtc_compiles_device_code_as_nvcc_does() {
-    let Some(tk) = toolkit("nvrtc_compiles_device_code_as_nvcc_does") else {
+    let Some(tk) = toolkit_with_nvrtc("nvrtc_compiles_device_code_as_nvcc_does") else {
         return;
     };
-    if warpscope_toolkit::nvrtc::version().is_err() {
-        eprintln!("nvrtc_compiles_device_code_as_nvcc_does: skipped: no NVRTC");
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     for (name, defines) in [
@@ -458,13 +465,9 @@ fn nvrtc_compiles_device_code_as_nvcc_does() {
 #[cfg(feature = "nvrtc")]
 #[test]
 fn nvrtc_instantiates_a_template_by_name() {
-    let Some(tk) = toolkit("nvrtc_instantiates_a_template_by_name") else {
+    let Some(tk) = toolkit_with_nvrtc("nvrtc_instantiates_a_template_by_name") else {
         return;
     };
-    if warpscope_toolkit::nvrtc::version().is_err() {
-        eprintln!("nvrtc_instantiates_a_template_by_name: skipped: no NVRTC");
-        return;
-    }
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/harris.cu");
     let target = tk.target_for_cc(9, 0);
     let instances = ["offset<float>".to_string()];

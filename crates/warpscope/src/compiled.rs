@@ -175,10 +175,9 @@ pub fn compile_and_load(
     // The analyzed target's compile, when NVRTC instantiated the template.
     let first = by_name(&target).map_err(|e| anyhow!("{e}"))?;
     let by_nvrtc_name = first.is_some();
-    let wrapper = match template && !by_nvrtc_name {
-        true => Some(instantiation_wrapper(path, &req.kernel)?),
-        false => None,
-    };
+    let wrapper = (template && !by_nvrtc_name)
+        .then(|| instantiation_wrapper(path, &req.kernel))
+        .transpose()?;
     notes.extend(wrapper.as_ref().and_then(|w| w.note.clone()));
     let compile_path = wrapper.as_ref().map_or(path, |w| w.as_path());
     let compile = |t: &warpscope_toolkit::Target| {
