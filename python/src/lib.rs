@@ -185,6 +185,7 @@ fn request(spec: &Spec) -> Result<AnalyzeRequest> {
         std: spec.std.clone(),
         opt_level: spec.opt_level.clone(),
         no_sass: spec.no_sass,
+        sass_listing: false,
         nvcc_flags: spec.nvcc_flags.clone(),
     };
     req.config = Config {

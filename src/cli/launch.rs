@@ -582,6 +582,7 @@ pub fn job(l: &LaunchArgs, sweep: Option<(&quick::Sweep, &str)>) -> Result<Job> 
         std: l.std.clone(),
         opt_level: l.opt_level.clone(),
         no_sass: l.no_sass,
+        sass_listing: false,
         nvcc_flags: l.nvcc_flags.clone(),
     };
     req.config = Config {

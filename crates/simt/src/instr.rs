@@ -342,7 +342,7 @@ pub struct Addr {
 }
 
 /// State space named on a memory instruction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemSpace {
     Global,
     Shared,

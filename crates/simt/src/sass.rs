@@ -95,6 +95,10 @@ pub(crate) struct Spill {
     pub offset: u64,
 }
 
+/// Bytes per lane of the widest SASS load or store (`.256` on CC 10.0 and later; the
+/// listing's parser reads up to `.128`): members of one merged group lie closer than this.
+pub const WIDEST_SASS_BYTES: i64 = 32;
+
 /// A group of PTX instructions that ptxas merged into one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MergedGroup {
@@ -202,53 +206,7 @@ impl Program {
                 _ => None,
             })
             .collect();
-        let mems: Vec<Mem> = self
-            .insts
-            .iter()
-            .enumerate()
-            .filter_map(|(k, i)| {
-                let (space, store, width, addr, site) = match &i.instr {
-                    Instr::Ld {
-                        space,
-                        ty,
-                        ds,
-                        addr,
-                        site,
-                    } => (
-                        *space,
-                        false,
-                        ty.bytes as u32 * ds.len() as u32,
-                        addr,
-                        *site,
-                    ),
-                    Instr::St {
-                        space,
-                        ty,
-                        srcs,
-                        addr,
-                        site,
-                    } => (
-                        *space,
-                        true,
-                        ty.bytes as u32 * srcs.len() as u32,
-                        addr,
-                        *site,
-                    ),
-                    _ => return None,
-                };
-                (space != MemSpace::Param).then_some(Mem {
-                    inst: k,
-                    line: i.ptx_line,
-                    site,
-                    space,
-                    store,
-                    width,
-                    base: addr.base,
-                    offset: addr.offset,
-                    guard: i.guard,
-                })
-            })
-            .collect();
+        let mems = self.mems();
         let has_sass = |line: u32, store: bool| {
             at_line
                 .get(&line)
@@ -405,6 +363,49 @@ impl Program {
             sass.iter().filter_map(|s| Some((*s, spill(s)?))).collect();
         report.spills = self.add_spills(&spills);
         report
+    }
+
+    /// Whether some SASS listing could make [`Program::apply_sass`] change what this
+    /// program runs: a load or store with a partner of the same space, kind, width, base
+    /// register (or none) and guard in its basic block less than [`WIDEST_SASS_BYTES`]
+    /// away (a group ptxas may merge, or a reload it may drop), or an unpredicated one with a base register in a one-block loop
+    /// of constant trip count (trips ptxas may merge). `false` proves that the listing can
+    /// only leave every site as written; spills are not covered here (ptxas's `-v` report
+    /// says whether there are any). What is left unproven (a wider instruction that no
+    /// group explains) is not covered either: it is run as written in any case.
+    pub fn sass_could_merge(&self) -> bool {
+        let mems = self.mems();
+        let mut targets = std::collections::HashSet::new();
+        let mut branches_to: std::collections::HashMap<u32, usize> = Default::default();
+        for i in &self.insts {
+            if let Instr::Bra { target } = i.instr {
+                targets.insert(target);
+                *branches_to.entry(target).or_default() += 1;
+            }
+        }
+        let mut by_kind: std::collections::HashMap<_, Vec<usize>> = Default::default();
+        for (a, m) in mems.iter().enumerate() {
+            if m.width == 0 {
+                continue;
+            }
+            if m.guard.is_none()
+                && m.base.is_some()
+                && self.counted_loop(m.inst, &branches_to).is_ok()
+            {
+                return true;
+            }
+            let same = by_kind
+                .entry((m.space, m.store, m.width, m.base, m.guard))
+                .or_default();
+            if same.iter().any(|&e| {
+                (mems[e].offset - m.offset).abs() < WIDEST_SASS_BYTES
+                    && self.one_block(&mems, &[e, a], &targets)
+            }) {
+                return true;
+            }
+            same.push(a);
+        }
+        false
     }
 
     /// Which SASS instructions are ptxas's register spills and refills, with their frame
@@ -807,6 +808,57 @@ impl Program {
                 | Instr::Redux { .. }
                 | Instr::ActiveMask { .. }
         )
+    }
+
+    /// The PTX loads and stores (parameter space aside) as the grouping needs them, in
+    /// instruction order.
+    fn mems(&self) -> Vec<Mem> {
+        self.insts
+            .iter()
+            .enumerate()
+            .filter_map(|(k, i)| {
+                let (space, store, width, addr, site) = match &i.instr {
+                    Instr::Ld {
+                        space,
+                        ty,
+                        ds,
+                        addr,
+                        site,
+                    } => (
+                        *space,
+                        false,
+                        ty.bytes as u32 * ds.len() as u32,
+                        addr,
+                        *site,
+                    ),
+                    Instr::St {
+                        space,
+                        ty,
+                        srcs,
+                        addr,
+                        site,
+                    } => (
+                        *space,
+                        true,
+                        ty.bytes as u32 * srcs.len() as u32,
+                        addr,
+                        *site,
+                    ),
+                    _ => return None,
+                };
+                (space != MemSpace::Param).then_some(Mem {
+                    inst: k,
+                    line: i.ptx_line,
+                    site,
+                    space,
+                    store,
+                    width,
+                    base: addr.base,
+                    offset: addr.offset,
+                    guard: i.guard,
+                })
+            })
+            .collect()
     }
 
     fn one_block(

@@ -259,3 +259,102 @@ fn unprovable_merges_across_trips_stay_as_written() {
         assert_eq!(accesses(&p), before, "{why}");
     }
 }
+
+/// A kernel of shared loads `loads` from registers set up as in [`program`] (`%r4` lane
+/// `t`'s 16·t, `%r5` = `%r4` + 4), with `between` after the first.
+fn custom(loads: &[&str]) -> Program {
+    let body = format!(
+        ".reg .b32 %r<8>;\n.reg .f32 %f<8>;\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 4;\n\
+         mov.u32 %r3, tile;\nadd.s32 %r4, %r3, %r2;\nadd.s32 %r5, %r4, 4;\n{}\nret;",
+        loads.join("\n")
+    );
+    let text = format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n.shared .align 16 .b8 tile[1024];\n\
+         .visible .entry k()\n{{\n{body}\n}}\n"
+    );
+    let m = warpscope_ptx::parse(&text).unwrap();
+    let e = warpscope_ptx::find_entry(&m, "k").unwrap();
+    Program::decode(&m, e).unwrap()
+}
+
+/// Every listing of up to one SASS load per PTX load's line (none, as wide, or 2, 4 times as
+/// wide up to 16 bytes): whether one of them makes `apply_sass` merge or drop a load.
+fn some_listing_changes(p: &Program) -> bool {
+    let lines: Vec<(u32, u32)> = p
+        .sites
+        .iter()
+        .filter(|s| s.ptx.starts_with("ld."))
+        .map(|s| (s.ptx_line, 4))
+        .collect();
+    let choices = 4usize.pow(lines.len() as u32);
+    (0..choices).any(|mut c| {
+        let mut sass = Vec::new();
+        for &(l, w) in &lines {
+            match c % 4 {
+                0 => {}
+                k => sass.push(ld(l, w << (k - 1))),
+            }
+            c /= 4;
+        }
+        let mut q = p.clone();
+        let r = q.apply_sass(&sass);
+        !r.groups.is_empty() || !r.reused.is_empty() || r.spills > 0
+    })
+}
+
+/// `sass_could_merge` says where no listing can change what runs, so nvdisasm need not run:
+/// adjacent words from one base register, a reload, a load in a counted loop may merge; words
+/// 32 bytes apart, loads from different registers, or in different basic blocks cannot. Each
+/// case is checked against every listing of [`some_listing_changes`].
+#[test]
+fn could_merge_is_false_only_where_no_listing_changes_anything() {
+    let cases = [
+        (program(""), true),
+        (
+            custom(&["ld.shared.f32 %f1, [%r4];", "ld.shared.f32 %f2, [%r4];"]),
+            true,
+        ),
+        (
+            custom(&["ld.shared.f32 %f1, [%r4+4];", "ld.shared.f32 %f2, [%r4];"]),
+            true,
+        ),
+        (
+            custom(&["ld.shared.f32 %f1, [%r4];", "ld.shared.f32 %f2, [%r4+32];"]),
+            false,
+        ),
+        (
+            custom(&["ld.shared.f32 %f1, [%r4];", "ld.shared.f32 %f2, [%r5];"]),
+            false,
+        ),
+        (
+            custom(&[
+                "ld.shared.f32 %f1, [%r4];",
+                "ld.shared.v2.f32 {%f2, %f3}, [%r4+8];",
+            ]),
+            false,
+        ),
+        (
+            custom(&[
+                "ld.shared.f32 %f1, [%r4];",
+                "bra.uni $L_next;",
+                "$L_next:",
+                "ld.shared.f32 %f2, [%r4+4];",
+            ]),
+            false,
+        ),
+        (looped(&["ld.shared.f32 %f1, [%r4];"], 4, "8"), true),
+        (looped(&["ld.shared.f32 %f1, [%r4];"], 4, "%r6"), false),
+    ];
+    for (k, (p, could)) in cases.into_iter().enumerate() {
+        assert_eq!(p.sass_could_merge(), could, "case {k}");
+        if !could {
+            assert!(!some_listing_changes(&p), "case {k}");
+        }
+    }
+    // The cases that could merge do, under some listing (so the check above can fail).
+    assert!(some_listing_changes(&program("")));
+    assert!(some_listing_changes(&custom(&[
+        "ld.shared.f32 %f1, [%r4];",
+        "ld.shared.f32 %f2, [%r4];"
+    ])));
+}

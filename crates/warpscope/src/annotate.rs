@@ -29,7 +29,10 @@ pub struct AnnotateRequest {
 ///
 /// Errors: everything [`crate::analyze`] reports.
 pub fn annotate(req: &AnnotateRequest) -> Result<Annotation> {
-    let r = &req.analyze;
+    // The listing is shown: nvdisasm runs even where no merge is possible.
+    let mut r = req.analyze.clone();
+    r.compile.sass_listing = true;
+    let r = &r;
     let p = prepare(r)?;
     let mut analysis = analyze_prepared(r, &p)?;
     // Sites name their file; the analyzed file's are shown under it (`file: None` here).

@@ -39,6 +39,10 @@ pub struct CompileRequest {
     pub opt_level: Option<String>,
     /// `--no-sass`: analyze the PTX as written, without applying ptxas's merges.
     pub no_sass: bool,
+    /// Disassemble (nvdisasm) even where no SASS listing can change the figures, for a face
+    /// that shows the listing (annotate). Otherwise nvdisasm runs only where the PTX has
+    /// loads or stores ptxas could merge, or ptxas reports a stack frame ([`crate::sass`]).
+    pub sass_listing: bool,
     /// `--nvcc-flag`: further nvcc arguments, passed as they are (`-maxrregcount=32`,
     /// `--use_fast_math`, `-Xptxas -O1`); those meant for ptxas also reach the SASS check's
     /// ptxas ([`warpscope_toolkit::ptxas_options`]).
@@ -411,12 +415,19 @@ fn load_entry(
                     |a| tk.target_for_cc(a.cc.major as u32, a.cc.minor as u32).sm,
                 );
                 let ptxas = warpscope_toolkit::ptxas_options(&req.compile.nvcc_flags);
-                let (note, listing) =
-                    crate::sass::check(&mut prog, ptx, &module, tk, &sm, &ptxas);
-                notes.extend(note);
-                sass = listing;
+                let checked = crate::sass::check(
+                    &mut prog,
+                    ptx,
+                    &module,
+                    tk,
+                    &sm,
+                    &ptxas,
+                    req.compile.sass_listing,
+                );
+                notes.extend(checked.note);
+                sass = checked.listing;
                 ptxas_figures =
-                    crate::resources::ptxas_figures(ptx, &module, tk, &sm, &ptxas, &entry.name);
+                    crate::resources::ptxas_figures(&checked.resources, &checked.sm, &entry.name);
             }
             None => notes.push(
                 "SASS not checked (figures for the PTX as written; ptxas may merge loads): no CUDA toolkit found for ptxas and nvdisasm".to_string(),

@@ -8,12 +8,26 @@
 use warpscope_ptx::ast::{Module, Statement};
 use warpscope_simt::sass::{SassInst, SassReport};
 use warpscope_simt::Program;
-use warpscope_toolkit::{SassText, Toolkit};
+use warpscope_toolkit::{FunctionResources, SassText, Toolkit};
 
-/// Applies ptxas's merges for `sm` (`"sm_90"`) to `prog`, decoded from `ptx`. Returns the
-/// note for the report (what was merged, or why the SASS was not checked) and every SASS
-/// instruction of the module with the PTX line it came from (empty when not checked). Never
-/// fails: a tool that is missing or refuses the PTX leaves the PTX as written.
+/// What [`check`] found: the note for the report (what was merged, or why the SASS was not
+/// checked), every SASS instruction of the module with the PTX line it came from (empty
+/// when not disassembled), and what `ptxas -v` said of each function (empty when ptxas did
+/// not run).
+pub struct Checked {
+    pub note: Option<String>,
+    pub listing: Vec<SassText>,
+    pub resources: Vec<FunctionResources>,
+    /// The target ptxas assembled for (the PTX's own `a`/`f` target where it names one).
+    pub sm: String,
+}
+
+/// Applies ptxas's merges for `sm` (`"sm_90"`) to `prog`, decoded from `ptx`. nvdisasm runs
+/// only where its listing can matter: `listing` asks for it (annotate shows it), the PTX has
+/// loads or stores ptxas could merge or drop ([`Program::sass_could_merge`]), or ptxas
+/// reports a stack frame or spills (its LDL/STL are not in the PTX). Elsewhere no listing can
+/// change what runs, and ptxas's report alone is read. Never fails: a tool that is missing
+/// or refuses the PTX leaves the PTX as written.
 pub fn check(
     prog: &mut Program,
     ptx: &str,
@@ -21,16 +35,20 @@ pub fn check(
     tk: &Toolkit,
     sm: &str,
     ptxas_options: &[String],
-) -> (Option<String>, Vec<SassText>) {
+    listing: bool,
+) -> Checked {
+    let not_checked = |note: String| Checked {
+        note: Some(note),
+        listing: Vec::new(),
+        resources: Vec::new(),
+        sm: sm.to_string(),
+    };
     let tools = match tk.sass_tools() {
         Ok(t) => t,
         Err(e) => {
-            return (
-                Some(format!(
-                    "SASS not checked (figures for the PTX as written; ptxas may merge loads): {e}"
-                )),
-                Vec::new(),
-            )
+            return not_checked(format!(
+                "SASS not checked (figures for the PTX as written; ptxas may merge loads): {e}"
+            ))
         }
     };
     let mut lines = Vec::new();
@@ -46,19 +64,34 @@ pub fn check(
         .find(|t| t.starts_with("sm_"))
         .filter(|t| t.ends_with('a') || t.ends_with('f'));
     let sm = own.map_or(sm, String::as_str);
-    let mem = match tools.memory(ptx, &lines, sm, ptxas_options) {
+    let could_merge = prog.sass_could_merge();
+    let needed = |r: &[FunctionResources]| {
+        listing
+            || could_merge
+            || r.iter()
+                .any(|f| f.stack_bytes + f.spill_store_bytes + f.spill_load_bytes > 0)
+    };
+    let mem = match tools.memory_if(ptx, &lines, sm, ptxas_options, &needed) {
         Ok(m) => m,
         Err(e) => {
             let first = e.to_string();
             let first = first.lines().take(2).collect::<Vec<_>>().join(" ");
-            return (
-                Some(format!(
-                    "SASS not checked (figures for the PTX as written): {first}"
-                )),
-                Vec::new(),
-            );
+            return not_checked(format!(
+                "SASS not checked (figures for the PTX as written): {first}"
+            ));
         }
     };
+    let checked = |note: Option<String>, listing: Vec<SassText>| Checked {
+        note,
+        listing,
+        resources: mem.resources.clone(),
+        sm: sm.to_string(),
+    };
+    if !mem.disassembled {
+        // No listing can change what runs (see above): the PTX is what the SASS runs.
+        let note = (!mem.notes.is_empty()).then(|| mem.notes.join("; "));
+        return checked(note, Vec::new());
+    }
     // This kernel's spills and its callees', not the other kernels' of the module.
     let other_entry = |name: &str| {
         name != prog.name
@@ -100,18 +133,17 @@ pub fn check(
         (c, Some(m)) => Some(format!("{c}. {m}")),
         (c, None) => Some(c),
     };
-    let listing = mem.instructions;
     if spills.is_empty() {
-        return (merges, listing);
+        return checked(merges, mem.instructions.clone());
     }
     let spill = format!(
         "ptxas ({sm}) spills registers to local memory — {}; its {} spill and refill instructions (LDL/STL, not in the PTX) are in these figures as local loads and stores at the PTX line ptxas ties them to (sites 'STL (spill)', 'LDL (refill)'); to remove them, let ptxas use more registers per thread (a smaller minimum of blocks per SM in __launch_bounds__, a larger -maxrregcount) or keep fewer values live at once",
         spills.join("; "),
         report.spills
     );
-    (
+    checked(
         Some(merges.map_or(spill.clone(), |m| format!("{m}. {spill}"))),
-        listing,
+        mem.instructions.clone(),
     )
 }
 
