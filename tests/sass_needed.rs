@@ -164,3 +164,87 @@ fn instruction_lines(body: &[warpscope_ptx::ast::Statement], out: &mut Vec<u32>)
         }
     }
 }
+
+/// `warpscope` with its caches in `cache`: (success, standard output, standard error).
+fn warpscope(args: &[&str], cache: &Path) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("WARPSCOPE_CACHE_DIR", cache)
+        .output()
+        .expect("warpscope runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The SASS check's cached entries of `cache`: how many keep ptxas's report alone, how many
+/// the listing.
+fn sass_entries(cache: &Path) -> (usize, usize) {
+    let dir = cache.join("sass");
+    let texts: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .collect();
+    let alone = texts
+        .iter()
+        .filter(|t| t.contains("not disassembled"))
+        .count();
+    (alone, texts.len() - alone)
+}
+
+/// End to end on the benchmark's transpose, cold: analyze keeps ptxas's report alone (no
+/// merge is possible); annotate, which shows the SASS, disassembles; analyze then reads the
+/// listing and gives the same JSON as without it.
+#[test]
+fn analyze_skips_the_listing_that_annotate_shows() {
+    if warpscope_toolkit::find(None).is_err() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "analyze_skips_the_listing_that_annotate_shows: skipped: no CUDA compiler"
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path();
+    let launch = [
+        "examples/transpose.cu",
+        "--kernel",
+        "transpose_naive",
+        "--grid",
+        "8,8",
+        "--block",
+        "32,8",
+        "--arg",
+        "width=256",
+        "--arg",
+        "height=256",
+        "--cc",
+        "9.0",
+    ];
+    let analyze = [&["analyze"][..], &launch, &["--format", "json"]].concat();
+    let (ok, cold, err) = warpscope(&analyze, &cache);
+    assert!(ok, "{err}");
+    assert!(err.contains("SASS checked"), "{err}");
+    assert_eq!(sass_entries(&cache), (1, 0));
+    let (ok, text, err) = warpscope(
+        &[&["annotate"][..], &launch, &["--show", "sass"]].concat(),
+        &cache,
+    );
+    assert!(ok, "{err}");
+    assert!(text.contains("LDG.E"), "{text}");
+    assert_eq!(sass_entries(&cache), (0, 1));
+    let (ok, warm, err) = warpscope(&analyze, &cache);
+    assert!(ok, "{err}");
+    assert_eq!(cold, warm);
+    let v: serde_json::Value = serde_json::from_str(&warm).unwrap();
+    assert_eq!(
+        v["resources"]["registers_per_thread"], 20,
+        "ptxas's report: {}",
+        v["resources"]
+    );
+}

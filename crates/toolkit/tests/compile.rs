@@ -488,3 +488,59 @@ fn nvrtc_instantiates_a_template_by_name() {
         .unwrap()
         .is_none());
 }
+
+/// `SassTools::memory_if`: nvdisasm runs only where the caller asks given ptxas's report; the
+/// report alone is cached as such, a later call that needs the listing disassembles, and a
+/// cached listing serves every later call.
+#[test]
+fn the_listing_is_made_only_where_it_is_asked_for() {
+    let Some(tk) = toolkit("the_listing_is_made_only_where_it_is_asked_for") else {
+        return;
+    };
+    let tools = tk.sass_tools().expect("ptxas and nvdisasm beside nvcc");
+    // A comment unique to this run: a key no earlier run cached.
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let ptx = format!(
+        "// run {stamp} {}\n.version 8.0\n.target sm_90\n.address_size 64\n\
+         .visible .entry copy(.param .u64 p)\n{{\n.reg .b32 %r<2>;\n.reg .b64 %rd<3>;\n\
+         ld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd2, %rd1;\nld.global.u32 %r1, [%rd2];\n\
+         st.global.u32 [%rd2+4], %r1;\nret;\n}}\n",
+        std::process::id()
+    );
+    let lines = [9, 10, 11, 12, 13];
+    let asked = std::cell::Cell::new(0);
+    let never = |r: &[warpscope_toolkit::FunctionResources]| {
+        asked.set(asked.get() + 1);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].function, "copy");
+        false
+    };
+    let report = tools.memory_if(&ptx, &lines, "sm_90", &[], &never).unwrap();
+    assert!(!report.disassembled);
+    assert!(report.memory.is_empty() && report.instructions.is_empty());
+    assert!(report.resources[0].registers > 0, "{:?}", report.resources);
+    assert_eq!(asked.get(), 1);
+    // Cached without the listing: asked again, not assembled again.
+    let again = tools.memory_if(&ptx, &lines, "sm_90", &[], &never).unwrap();
+    assert!(!again.disassembled);
+    assert_eq!(again.resources, report.resources);
+    assert_eq!(asked.get(), 2);
+    // Needed now: disassembled, the load at line 11 and the store at line 12.
+    let full = tools.memory(&ptx, &lines, "sm_90", &[]).unwrap();
+    assert!(full.disassembled);
+    let mem: Vec<(u32, u32, bool)> = full
+        .memory
+        .iter()
+        .map(|m| (m.ptx_line, m.width, m.store))
+        .collect();
+    assert_eq!(mem, [(11, 4, false), (12, 4, true)]);
+    assert_eq!(full.resources, report.resources);
+    // The cached listing serves a call that does not need it, without asking.
+    let cached = tools.memory_if(&ptx, &lines, "sm_90", &[], &never).unwrap();
+    assert!(cached.disassembled);
+    assert_eq!(cached.memory.len(), 2);
+    assert_eq!(asked.get(), 2);
+}
