@@ -227,18 +227,18 @@ fn analyze_skips_the_listing_that_annotate_shows() {
         "9.0",
     ];
     let analyze = [&["analyze"][..], &launch, &["--format", "json"]].concat();
-    let (ok, cold, err) = warpscope(&analyze, &cache);
+    let (ok, cold, err) = warpscope(&analyze, cache);
     assert!(ok, "{err}");
     assert!(err.contains("SASS checked"), "{err}");
-    assert_eq!(sass_entries(&cache), (1, 0));
+    assert_eq!(sass_entries(cache), (1, 0));
     let (ok, text, err) = warpscope(
         &[&["annotate"][..], &launch, &["--show", "sass"]].concat(),
-        &cache,
+        cache,
     );
     assert!(ok, "{err}");
     assert!(text.contains("LDG.E"), "{text}");
-    assert_eq!(sass_entries(&cache), (0, 1));
-    let (ok, warm, err) = warpscope(&analyze, &cache);
+    assert_eq!(sass_entries(cache), (0, 1));
+    let (ok, warm, err) = warpscope(&analyze, cache);
     assert!(ok, "{err}");
     assert_eq!(cold, warm);
     let v: serde_json::Value = serde_json::from_str(&warm).unwrap();
