@@ -120,7 +120,7 @@ pub struct LaunchArgs {
     /// last block of each grid dimension. Every output states the fraction. `auto`: a pilot
     /// of 8 blocks counts its work (warp instructions, and 16 for each warp access), then
     /// about 24 million units' worth of blocks run (every block when the launch fits) and the
-    /// note states the error, from two interleaved half-samples.
+    /// note states the error: three standard errors of 16 interleaved groups.
     #[arg(long, value_name = "N|FRACTION|auto", value_parser = parse_sample)]
     sample_blocks: Option<SampleArg>,
     /// Skip the checks that find bugs in the kernel (synccheck, racecheck, initcheck): their

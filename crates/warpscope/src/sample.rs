@@ -5,13 +5,13 @@
 //! than an instruction: its lanes' addresses checked, its shape costed and tallied, and a TMA
 //! copy or a wgmma is one instruction of tens of accesses). The sample then holds as many
 //! blocks as [`AUTO_SAMPLE_WORK`] allows at that rate (every block when the launch fits). The
-//! sample runs as two
-//! interleaved halves (even and odd slots of [`warpscope_simt::sample_blocks`]): each half's
-//! extrapolation of the moved units (sectors, wavefronts, constant requests) is compared with
-//! the other's, and their relative half-difference is the stated error. A grid whose blocks
-//! all access alike (a regular kernel) gives halves that agree exactly; a data-dependent one
-//! shows its spread. The choice depends on counts only: the same launch picks the same sample
-//! on any machine, idle or loaded.
+//! sample runs as [`SAMPLE_GROUPS`] interleaved groups (slots `g`, `g + 16`, … of
+//! [`warpscope_simt::sample_blocks`]): each group's extrapolation of the moved units (sectors,
+//! wavefronts, constant requests) is one estimate of the totals, and their spread gives the
+//! standard error of the whole sample's; three of them are the stated error. A grid whose
+//! blocks all access alike (a regular kernel) gives groups that agree exactly; a
+//! data-dependent one shows its spread. The choice depends on counts only: the same launch
+//! picks the same sample on any machine, idle or loaded.
 
 use std::sync::Arc;
 
@@ -41,7 +41,7 @@ pub const AUTO_SAMPLE_WORK: u64 = 24_000_000;
 
 /// The blocks the sample holds for a launch of `total` blocks of `work_per_block` work units
 /// each: [`AUTO_SAMPLE_WORK`] ÷ `work_per_block`, at least [`PILOT_BLOCKS`] (and 2, so that
-/// there are two halves), at most `total`.
+/// there are two groups to compare), at most `total`.
 pub fn auto_sample_size(total: u64, work_per_block: u64) -> u64 {
     (AUTO_SAMPLE_WORK / work_per_block.max(1))
         .max(PILOT_BLOCKS)
@@ -49,19 +49,36 @@ pub fn auto_sample_size(total: u64, work_per_block: u64) -> u64 {
         .min(total)
 }
 
-/// The relative error bound the report states for two half-samples' extrapolated figures
-/// `a` and `b` (per CC): the largest `|a − b| / (a + b)` (the half-difference over the mean),
-/// 0 where both are 0.
-pub fn half_sample_error(a: &[u64], b: &[u64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(&x, &y)| {
-            let (x, y) = (x as f64, y as f64);
-            if x + y == 0.0 {
-                0.0
-            } else {
-                (x - y).abs() / (x + y)
+/// Interleaved groups the auto sample runs as (fewer when it holds fewer blocks): 16 give
+/// the spread 15 degrees of freedom, where two halves gave it one (and understated the
+/// histogram's error by 3×: `docs/src/speed.md`).
+pub const SAMPLE_GROUPS: usize = 16;
+
+/// Standard errors the stated error spans: about 99.7 % of a normal estimate's errors.
+pub const ERROR_SPAN: f64 = 3.0;
+
+/// The relative error the report states for a sample of `sampled` of `total` blocks run as
+/// groups whose extrapolated figures (per CC, in the same order in each group) are `groups`:
+/// per CC, [`ERROR_SPAN`] standard errors of the groups' mean (their sample standard
+/// deviation over √groups, times the finite-population factor √(1 − sampled/total)) over
+/// that mean; the largest over the CCs. 0 where every group gives the same figures (or all
+/// are 0), and where there are fewer than 2 groups.
+pub fn sample_error(groups: &[Vec<u64>], sampled: u64, total: u64) -> f64 {
+    let k = groups.len();
+    if k < 2 {
+        return 0.0;
+    }
+    let finite = (1.0 - sampled as f64 / total.max(1) as f64).max(0.0).sqrt();
+    let ccs = groups.iter().map(Vec::len).min().unwrap_or(0);
+    (0..ccs)
+        .map(|c| {
+            let xs = groups.iter().map(|g| g[c] as f64);
+            let mean = xs.clone().sum::<f64>() / k as f64;
+            if mean == 0.0 {
+                return 0.0;
             }
+            let var = xs.map(|x| (x - mean) * (x - mean)).sum::<f64>() / (k - 1) as f64;
+            ERROR_SPAN * (var / k as f64).sqrt() * finite / mean
         })
         .fold(0.0, f64::max)
 }
@@ -123,51 +140,57 @@ pub(crate) fn analyze_auto(req: &AnalyzeRequest, p: &mut Prepared) -> Result<Ana
         return Ok(a);
     }
     let all = warpscope_simt::sample_blocks(req.grid, n);
-    // The even and the odd slots of the sample: two interleaved halves.
-    let halves: [Vec<u64>; 2] = [0, 1].map(|k| all.iter().skip(k).step_by(2).copied().collect());
-    let mut run_half = |blocks: &[u64]| {
-        p.kernel.set_sample(Some(Arc::new(blocks.to_vec())));
-        aggregate(p, req.config)
-    };
-    let mut a = run_half(&halves[0])?;
-    let mut b = run_half(&halves[1])?;
-    let extrapolate = |units: Vec<u64>, blocks: usize| -> Vec<u64> {
-        units
-            .into_iter()
-            .map(|u| (u as u128 * total as u128 / blocks.max(1) as u128) as u64)
-            .collect()
-    };
-    let ua = extrapolate(a.moved_units(), halves[0].len());
-    let ub = extrapolate(b.moved_units(), halves[1].len());
-    let error = half_sample_error(&ua, &ub);
-    a.merge(b);
+    // Interleaved groups of the sample, each run and extrapolated on its own.
+    let k = SAMPLE_GROUPS.min(all.len());
+    let mut merged: Option<warpscope_report::Aggregator> = None;
+    let mut estimates = Vec::with_capacity(k);
+    for g in 0..k {
+        let blocks: Vec<u64> = all.iter().skip(g).step_by(k).copied().collect();
+        p.kernel.set_sample(Some(Arc::new(blocks.clone())));
+        let mut agg = aggregate(p, req.config)?;
+        estimates.push(
+            agg.moved_units()
+                .into_iter()
+                .map(|u| (u as u128 * total as u128 / blocks.len().max(1) as u128) as u64)
+                .collect::<Vec<u64>>(),
+        );
+        match &mut merged {
+            Some(m) => m.merge(agg),
+            None => merged = Some(agg),
+        }
+    }
     let sampled = all.len() as u64;
-    let mut analysis = analysis_of(req, p, a, &analysis_sites(req, p), Some(sampled))?;
+    let error = sample_error(&estimates, sampled, total);
+    let merged = merged.expect("a sample holds at least 2 blocks");
+    let mut analysis = analysis_of(req, p, merged, &analysis_sites(req, p), Some(sampled))?;
     analysis.notes.push(if error == 0.0 {
         format!(
-            "--sample-blocks auto: {} of {} blocks ({pilot_note}); its two interleaved halves extrapolate to the same totals on every CC (estimated error 0; a grid whose blocks access alike is exact)",
+            "--sample-blocks auto: {} of {} blocks ({pilot_note}); its {k} interleaved groups extrapolate to the same totals on every CC (estimated error 0; a grid whose blocks access alike is exact)",
             warpscope_report::thousands(sampled),
             warpscope_report::thousands(total),
         )
     } else {
         format!(
-            "--sample-blocks auto: {} of {} blocks ({pilot_note}); its two interleaved halves' extrapolated sectors+wavefronts differ by up to {} of their mean on one CC: expect the totals within about ±{} (an estimate from the sample's own spread, not a guarantee; run without --sample-blocks for exact figures)",
+            "--sample-blocks auto: {} of {} blocks ({pilot_note}); from the spread of its {k} interleaved groups' extrapolated sectors+wavefronts, expect the totals within ±{} on every CC ({} standard errors; an estimate from the sample itself, not a guarantee; run without --sample-blocks for exact figures)",
             warpscope_report::thousands(sampled),
             warpscope_report::thousands(total),
-            percent(2.0 * error),
-            percent(error)
+            percent(error),
+            ERROR_SPAN
         )
     });
     Ok(analysis)
 }
 
-/// A ratio as a percentage with two decimals, or "< 0.01 %" when smaller.
+/// A ratio as a percentage with two significant digits ("0.026 %", "1.3 %"), or
+/// "< 0.0000001 %" when smaller.
 fn percent(r: f64) -> String {
-    if r < 1e-4 {
-        "< 0.01 %".into()
-    } else {
-        format!("{:.2} %", 100.0 * r)
+    if r < 1e-9 {
+        return "< 0.0000001 %".into();
     }
+    let pct = 100.0 * r;
+    // Decimals for two significant digits, at least one.
+    let decimals = (1 - pct.log10().floor() as i32).max(1) as usize;
+    format!("{pct:.decimals$} %")
 }
 
 #[cfg(test)]
@@ -185,9 +208,26 @@ mod tests {
     }
 
     #[test]
-    fn the_error_is_the_largest_half_difference_over_the_mean() {
-        assert_eq!(half_sample_error(&[100, 0], &[100, 0]), 0.0);
-        // |110 − 90| / 200 = 0.1 on the second CC.
-        assert!((half_sample_error(&[50, 110], &[50, 90]) - 0.1).abs() < 1e-12);
+    fn the_error_is_three_standard_errors_of_the_groups_mean() {
+        // Groups that agree: 0, whatever the sample.
+        assert_eq!(sample_error(&[vec![100, 0], vec![100, 0]], 2, 10), 0.0);
+        // Four groups of 90, 110, 90, 110 on the second CC: mean 100, sample variance
+        // 4·10²/3, standard error √(400/3/4) = 5.774, finite factor √(1 − 40/160) = 0.866:
+        // 3 × 5.774 × 0.866 / 100 = 0.15.
+        let g = [vec![7, 90], vec![7, 110], vec![7, 90], vec![7, 110]];
+        assert!((sample_error(&g, 40, 160) - 0.15).abs() < 1e-12);
+        // The whole grid sampled: no error.
+        assert_eq!(sample_error(&g, 160, 160), 0.0);
+        // One group: no spread to measure.
+        assert_eq!(sample_error(&[vec![5]], 1, 10), 0.0);
+    }
+
+    #[test]
+    fn percentages_keep_two_significant_digits() {
+        assert_eq!(percent(0.00026), "0.026 %");
+        assert_eq!(percent(0.013), "1.3 %");
+        assert_eq!(percent(0.15), "15.0 %");
+        assert_eq!(percent(0.0000031), "0.00031 %");
+        assert_eq!(percent(1e-10), "< 0.0000001 %");
     }
 }
