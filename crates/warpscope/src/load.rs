@@ -68,22 +68,22 @@ impl Loaded {
 
     /// [`Loaded::run`] with the accesses summed in parts on the threads that run the blocks
     /// (when no cache model needs them in order): `part()` makes an empty summary,
-    /// `feed(part, site, access)` adds one access, and `merge` receives the parts in block
-    /// order.
+    /// `feed(part, site, access, block)` adds one access of a warp of `block` (its x, y, z
+    /// in the grid), and `merge` receives the parts in block order.
     pub(crate) fn run_parts<T: Send>(
         &self,
         part: &(dyn Fn() -> T + Sync),
-        feed: &(dyn Fn(&mut T, usize, &warpscope_model::WarpAccess) + Sync),
+        feed: &(dyn Fn(&mut T, usize, &warpscope_model::WarpAccess, [u32; 3]) + Sync),
         merge: &mut dyn FnMut(T),
     ) -> Result<()> {
         match self {
             Loaded::Source(k, cfg) => {
-                Ok(k.run_parts(cfg, part, &|t, s, a, _| feed(t, s, a), merge)?)
+                Ok(k.run_parts(cfg, part, &|t, s, a, o| feed(t, s, a, o.block), merge)?)
             }
             Loaded::Compiled(k) => Ok(k.prog.run_parts(
                 &k.launch,
                 part,
-                &|t, s, a, _| feed(t, s as usize, a),
+                &|t, s, a, o| feed(t, s as usize, a, o.block),
                 merge,
             )?),
         }

@@ -106,7 +106,7 @@ pub(crate) fn aggregate(p: &Prepared, config: warpscope_model::Config) -> Result
     let archs = p.archs.clone();
     p.kernel.run_parts(
         &|| Aggregator::new(archs.clone(), config),
-        &|part, site, a| part.add(site, a),
+        &|part, site, a, _| part.add(site, a),
         &mut |part| agg.merge(part),
     )?;
     Ok(agg)

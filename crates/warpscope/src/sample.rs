@@ -140,28 +140,50 @@ pub(crate) fn analyze_auto(req: &AnalyzeRequest, p: &mut Prepared) -> Result<Ana
         return Ok(a);
     }
     let all = warpscope_simt::sample_blocks(req.grid, n);
-    // Interleaved groups of the sample, each run and extrapolated on its own.
+    // Interleaved groups of the sample (slot `i` in group `i mod k`), summed apart in one
+    // run and each extrapolated on its own.
     let k = SAMPLE_GROUPS.min(all.len());
-    let mut merged: Option<warpscope_report::Aggregator> = None;
+    let group_of: std::collections::HashMap<u64, usize> =
+        all.iter().enumerate().map(|(i, &b)| (b, i % k)).collect();
+    let size: Vec<u64> = (0..k).map(|g| (all.len() - g).div_ceil(k) as u64).collect();
+    let [gx, gy, _] = req.grid.map(u64::from);
+    p.kernel.set_sample(Some(Arc::new(all.clone())));
+    let archs = p.archs.clone();
+    let config = req.config;
+    let mut groups: Vec<Option<warpscope_report::Aggregator>> = (0..k).map(|_| None).collect();
+    p.kernel.run_parts(
+        &|| GroupParts::new(k),
+        &|part, site, a, [x, y, z]| {
+            let g = part.group(x as u64 + gx * (y as u64 + gy * z as u64), &group_of);
+            part.sums[g]
+                .get_or_insert_with(|| warpscope_report::Aggregator::new(archs.clone(), config))
+                .add(site, a)
+        },
+        &mut |part| {
+            for (sum, into) in part.sums.into_iter().zip(&mut groups) {
+                match (sum, into) {
+                    (Some(s), Some(m)) => m.merge(s),
+                    (Some(s), slot) => *slot = Some(s),
+                    (None, _) => {}
+                }
+            }
+        },
+    )?;
+    let mut merged = warpscope_report::Aggregator::new(p.archs.clone(), config);
     let mut estimates = Vec::with_capacity(k);
-    for g in 0..k {
-        let blocks: Vec<u64> = all.iter().skip(g).step_by(k).copied().collect();
-        p.kernel.set_sample(Some(Arc::new(blocks.clone())));
-        let mut agg = aggregate(p, req.config)?;
+    for (g, sum) in groups.into_iter().enumerate() {
+        let mut sum =
+            sum.unwrap_or_else(|| warpscope_report::Aggregator::new(p.archs.clone(), config));
         estimates.push(
-            agg.moved_units()
+            sum.moved_units()
                 .into_iter()
-                .map(|u| (u as u128 * total as u128 / blocks.len().max(1) as u128) as u64)
+                .map(|u| (u as u128 * total as u128 / size[g].max(1) as u128) as u64)
                 .collect::<Vec<u64>>(),
         );
-        match &mut merged {
-            Some(m) => m.merge(agg),
-            None => merged = Some(agg),
-        }
+        merged.merge(sum);
     }
     let sampled = all.len() as u64;
     let error = sample_error(&estimates, sampled, total);
-    let merged = merged.expect("a sample holds at least 2 blocks");
     let mut analysis = analysis_of(req, p, merged, &analysis_sites(req, p), Some(sampled))?;
     analysis.notes.push(if error == 0.0 {
         format!(
@@ -179,6 +201,34 @@ pub(crate) fn analyze_auto(req: &AnalyzeRequest, p: &mut Prepared) -> Result<Ana
         )
     });
     Ok(analysis)
+}
+
+/// One thread's sums of an auto sample's groups, and the group of the block it last saw
+/// (a thread runs its blocks one after another).
+struct GroupParts {
+    sums: Vec<Option<warpscope_report::Aggregator>>,
+    last: Option<(u64, usize)>,
+}
+
+impl GroupParts {
+    fn new(groups: usize) -> GroupParts {
+        GroupParts {
+            sums: (0..groups).map(|_| None).collect(),
+            last: None,
+        }
+    }
+
+    /// The group of the block of linear index `block` (one of the sample's).
+    fn group(&mut self, block: u64, group_of: &std::collections::HashMap<u64, usize>) -> usize {
+        match self.last {
+            Some((b, g)) if b == block => g,
+            _ => {
+                let g = group_of.get(&block).copied().unwrap_or(0);
+                self.last = Some((block, g));
+                g
+            }
+        }
+    }
 }
 
 /// A ratio as a percentage with two significant digits ("0.026 %", "1.3 %"), or
