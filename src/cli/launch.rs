@@ -117,10 +117,10 @@ pub struct LaunchArgs {
     max_memory: Option<u64>,
     /// Run only a sample of the grid's blocks and extrapolate the totals: N blocks, or a
     /// FRACTION of them (0.01), spread evenly and always with the first, the last and the
-    /// last block of each grid dimension. Every output states the fraction. `auto`: a pilot
+    /// last block of each grid dimension. Every output states the fraction and the error to
+    /// expect (three standard errors of the sample's 16 interleaved groups). `auto`: a pilot
     /// of 8 blocks counts its work (warp instructions, and 16 for each warp access), then
-    /// about 24 million units' worth of blocks run (every block when the launch fits) and the
-    /// note states the error: three standard errors of 16 interleaved groups.
+    /// about 24 million units' worth of blocks run (every block when the launch fits).
     #[arg(long, value_name = "N|FRACTION|auto", value_parser = parse_sample)]
     sample_blocks: Option<SampleArg>,
     /// Skip the checks that find bugs in the kernel (synccheck, racecheck, initcheck): their

@@ -273,5 +273,12 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<Analysis> {
     if req.sample_auto {
         return sample::analyze_auto(req, &mut p);
     }
+    // A sample of blocks (not of clusters), with no cache model to feed in order: its
+    // groups give the error.
+    if req.gpus.is_empty() && p.kernel.cluster().iter().product::<u32>() <= 1 {
+        if let Some(all) = load::sample_of(req) {
+            return sample::analyze_fixed(req, &mut p, &all);
+        }
+    }
     analyze_prepared(req, &p)
 }

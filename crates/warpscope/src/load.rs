@@ -15,6 +15,11 @@ use warpscope_report::{LocalArrayInfo, SiteInfo};
 use crate::compiled::{self, Frontend};
 use crate::AnalyzeRequest;
 
+/// What [`Loaded::run_parts`] feeds each access to: `(part, site, access, block)`, the block
+/// as its x, y, z in the grid.
+pub(crate) type Feed<'a, T> =
+    dyn Fn(&mut T, usize, &warpscope_model::WarpAccess, [u32; 3]) + Sync + 'a;
+
 /// A kernel ready to run, from either front end.
 pub(crate) enum Loaded {
     /// The source front end's kernel (its IR lowered to PTX for the SIMT executor) and
@@ -73,7 +78,7 @@ impl Loaded {
     pub(crate) fn run_parts<T: Send>(
         &self,
         part: &(dyn Fn() -> T + Sync),
-        feed: &(dyn Fn(&mut T, usize, &warpscope_model::WarpAccess, [u32; 3]) + Sync),
+        feed: &Feed<'_, T>,
         merge: &mut dyn FnMut(T),
     ) -> Result<()> {
         match self {

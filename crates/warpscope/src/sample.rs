@@ -83,8 +83,9 @@ pub fn sample_error(groups: &[Vec<u64>], sampled: u64, total: u64) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Analyzes `req` (whose `sample_auto` is set) on the prepared `p`: pilot, sample size, two
-/// half-samples merged into one analysis, and a note with the sample and its error.
+/// Analyzes `req` (whose `sample_auto` is set) on the prepared `p`: pilot, sample size, the
+/// sample's [`SAMPLE_GROUPS`] groups summed in one run, and a note with the sample and its
+/// error.
 ///
 /// Errors: `--gpu` (the cache model needs every block in order), a thread-block cluster,
 /// and what the runs report.
@@ -140,14 +141,60 @@ pub(crate) fn analyze_auto(req: &AnalyzeRequest, p: &mut Prepared) -> Result<Ana
         return Ok(a);
     }
     let all = warpscope_simt::sample_blocks(req.grid, n);
-    // Interleaved groups of the sample (slot `i` in group `i mod k`), summed apart in one
-    // run and each extrapolated on its own.
+    let (merged, k, error) = run_groups(req, p, &all)?;
+    let sampled = all.len() as u64;
+    let mut analysis = analysis_of(req, p, merged, &analysis_sites(req, p), Some(sampled))?;
+    analysis.notes.push(format!(
+        "--sample-blocks auto: {} of {} blocks ({pilot_note}); {}",
+        warpscope_report::thousands(sampled),
+        warpscope_report::thousands(total),
+        error_note(k, error)
+    ));
+    Ok(analysis)
+}
+
+/// Analyzes `req` with `--sample-blocks N|FRACTION` on the prepared `p`, whose sample is
+/// `all`: its groups summed in one run ([`run_groups`]) and a note with their error.
+///
+/// Errors: what the run reports.
+pub(crate) fn analyze_fixed(
+    req: &AnalyzeRequest,
+    p: &mut Prepared,
+    all: &[u64],
+) -> Result<Analysis> {
+    group_findings(req, p);
+    let (merged, k, error) = run_groups(req, p, all)?;
+    let mut analysis = analysis_of(
+        req,
+        p,
+        merged,
+        &analysis_sites(req, p),
+        Some(all.len() as u64),
+    )?;
+    analysis
+        .notes
+        .push(format!("--sample-blocks: {}", error_note(k, error)));
+    Ok(analysis)
+}
+
+/// Runs the sample `all` (linear block indices, as [`warpscope_simt::sample_blocks`] gives
+/// them) of `p`'s grid as [`SAMPLE_GROUPS`] interleaved groups (slot `i` in group `i mod
+/// k`), summed apart in one run on every core: the merged sums, the number of groups `k`
+/// and the error [`sample_error`] states for their extrapolations.
+///
+/// Errors: what the run reports.
+pub(crate) fn run_groups(
+    req: &AnalyzeRequest,
+    p: &mut Prepared,
+    all: &[u64],
+) -> Result<(warpscope_report::Aggregator, usize, f64)> {
+    let total: u64 = req.grid.iter().map(|&x| x as u64).product();
     let k = SAMPLE_GROUPS.min(all.len());
     let group_of: std::collections::HashMap<u64, usize> =
         all.iter().enumerate().map(|(i, &b)| (b, i % k)).collect();
     let size: Vec<u64> = (0..k).map(|g| (all.len() - g).div_ceil(k) as u64).collect();
     let [gx, gy, _] = req.grid.map(u64::from);
-    p.kernel.set_sample(Some(Arc::new(all.clone())));
+    p.kernel.set_sample(Some(Arc::new(all.to_vec())));
     let archs = p.archs.clone();
     let config = req.config;
     let mut groups: Vec<Option<warpscope_report::Aggregator>> = (0..k).map(|_| None).collect();
@@ -182,28 +229,23 @@ pub(crate) fn analyze_auto(req: &AnalyzeRequest, p: &mut Prepared) -> Result<Ana
         );
         merged.merge(sum);
     }
-    let sampled = all.len() as u64;
-    let error = sample_error(&estimates, sampled, total);
-    let mut analysis = analysis_of(req, p, merged, &analysis_sites(req, p), Some(sampled))?;
-    analysis.notes.push(if error == 0.0 {
-        format!(
-            "--sample-blocks auto: {} of {} blocks ({pilot_note}); its {k} interleaved groups extrapolate to the same totals on every CC (estimated error 0; a grid whose blocks access alike is exact)",
-            warpscope_report::thousands(sampled),
-            warpscope_report::thousands(total),
-        )
-    } else {
-        format!(
-            "--sample-blocks auto: {} of {} blocks ({pilot_note}); from the spread of its {k} interleaved groups' extrapolated sectors+wavefronts, expect the totals within ±{} on every CC ({} standard errors; an estimate from the sample itself, not a guarantee; run without --sample-blocks for exact figures)",
-            warpscope_report::thousands(sampled),
-            warpscope_report::thousands(total),
-            percent(error),
-            ERROR_SPAN
-        )
-    });
-    Ok(analysis)
+    Ok((merged, k, sample_error(&estimates, all.len() as u64, total)))
 }
 
-/// One thread's sums of an auto sample's groups, and the group of the block it last saw
+/// The note on a sample's error from its `k` groups: "expect the totals within ±0.031 %
+/// on every CC (…)", or that the groups agree.
+pub(crate) fn error_note(k: usize, error: f64) -> String {
+    if error == 0.0 {
+        format!("its {k} interleaved groups extrapolate to the same totals on every CC (estimated error 0; a grid whose blocks access alike is exact)")
+    } else {
+        format!(
+            "from the spread of its {k} interleaved groups' extrapolated sectors+wavefronts, expect the totals within ±{} on every CC ({ERROR_SPAN} standard errors; an estimate from the sample itself, not a guarantee; run without --sample-blocks for exact figures)",
+            percent(error)
+        )
+    }
+}
+
+/// One thread's sums of a sample's groups, and the group of the block it last saw
 /// (a thread runs its blocks one after another).
 struct GroupParts {
     sums: Vec<Option<warpscope_report::Aggregator>>,
