@@ -2,10 +2,12 @@
 //! (`tests/fuzz_corpus.rs`): a PTX file's raw bytes are parsed (`warpscope-ptx`), the first
 //! `.entry` decoded ([`Program::decode`]) and one small launch of it run ([`Program::run`])
 //! under small step and memory caps, so that a runaway loop or a huge allocation ends in
-//! [`Error::Runaway`] or a memory-cap error quickly. Bad input is an `Err`; a panic, an abort
+//! [`Error::Runaway`] or a memory-cap error quickly; then the SASS side's rules on it
+//! ([`Program::sass_could_merge`], [`Program::apply_sass`]). Bad input is an `Err`; a panic, an abort
 //! or a hang is a bug (issue 21).
 
 use crate::decode::window;
+use crate::sass::SassInst;
 use crate::{Alloc, Launch, Program};
 use warpscope_init::Contents;
 
@@ -70,5 +72,27 @@ pub fn run_ptx_bytes(bytes: &[u8]) -> Result<u64, String> {
     let mut accesses = 0u64;
     prog.run(&launch, &mut |_, _, _| accesses += 1)
         .map_err(|e| e.to_string())?;
+    // The SASS side on the same PTX: the rule that decides whether nvdisasm runs, and the
+    // merges a listing of one 16-byte instruction at every load's and store's line allows,
+    // run when they change anything.
+    let _ = prog.sass_could_merge();
+    let listing: Vec<SassInst> = prog
+        .sites
+        .iter()
+        .map(|s| SassInst {
+            ptx_line: s.ptx_line,
+            width: 16,
+            store: s.ptx.starts_with("st"),
+            local_offset: None,
+            spill_marked: false,
+        })
+        .collect();
+    let mut merged = prog.clone();
+    let r = merged.apply_sass(&listing);
+    if !r.groups.is_empty() || !r.reused.is_empty() {
+        merged
+            .run(&launch, &mut |_, _, _| accesses += 1)
+            .map_err(|e| e.to_string())?;
+    }
     Ok(accesses)
 }

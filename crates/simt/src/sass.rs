@@ -97,7 +97,7 @@ pub(crate) struct Spill {
 
 /// Bytes per lane of the widest SASS load or store (`.256` on CC 10.0 and later; the
 /// listing's parser reads up to `.128`): members of one merged group lie closer than this.
-pub const WIDEST_SASS_BYTES: i64 = 32;
+pub const WIDEST_SASS_BYTES: u64 = 32;
 
 /// A group of PTX instructions that ptxas merged into one.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -398,7 +398,7 @@ impl Program {
                 .entry((m.space, m.store, m.width, m.base, m.guard))
                 .or_default();
             if same.iter().any(|&e| {
-                (mems[e].offset - m.offset).abs() < WIDEST_SASS_BYTES
+                mems[e].offset.abs_diff(m.offset) < WIDEST_SASS_BYTES
                     && self.one_block(&mems, &[e, a], &targets)
             }) {
                 return true;
