@@ -15,8 +15,13 @@ use warpscope_toolkit::{FunctionResources, SassText, Toolkit};
 /// when not disassembled), and what `ptxas -v` said of each function (empty when ptxas did
 /// not run).
 pub struct Checked {
+    /// For the report's notes: the merges, spills and rebuilt cache entries, or why the
+    /// SASS was not checked.
     pub note: Option<String>,
+    /// The module's SASS instructions, each tied to its PTX line (annotate's listing).
     pub listing: Vec<SassText>,
+    /// Per function, ptxas's registers, stack frame, spills (bytes per thread) and static
+    /// shared memory (bytes per block).
     pub resources: Vec<FunctionResources>,
     /// The target ptxas assembled for (the PTX's own `a`/`f` target where it names one).
     pub sm: String,

@@ -205,7 +205,9 @@ pub(super) struct Checks {
     /// Keyed by source lines; the first sight keeps the instructions.
     races: Tally<LineRace, (RaceKey, RaceSeen)>,
     uninit: Tally<Line, (u32, u32, AccessKind, InitSeen)>,
-    findings: std::sync::Arc<Findings>,
+    /// The run's findings while the state runs blocks; `None` once it is put back in their
+    /// spares, which would otherwise hold the findings from within and never be freed.
+    findings: Option<std::sync::Arc<Findings>>,
     /// The running block: its run-order slot and coordinates.
     slot: u64,
     block: [u32; 3],
@@ -235,7 +237,9 @@ impl Checks {
         let checked = racecheck::racecheck_skip_reason(prog).is_none();
         let mut spare = findings.spare.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = spare.iter().position(|c| c.borrow().fits(bytes, checked)) {
-            return Some(spare.swap_remove(i));
+            let mut c = spare.swap_remove(i);
+            c.get_mut().findings = Some(findings.clone());
+            return Some(c);
         }
         drop(spare);
         let race = match racecheck::racecheck_skip_reason(prog) {
@@ -252,7 +256,7 @@ impl Checks {
             race,
             races: Tally::new(),
             uninit: Tally::new(),
-            findings: findings.clone(),
+            findings: Some(findings.clone()),
             slot: 0,
             block: [0; 3],
         })))
@@ -300,7 +304,7 @@ impl Checks {
     /// site `site` of `prog`, at step `steps`.
     pub fn shared(&mut self, prog: &Program, w: u32, site: u32, a: &WarpAccess, steps: u64) {
         let (slot, block) = (self.slot, self.block);
-        let lines = self.findings.site_lines.get();
+        let lines = self.findings.as_deref().and_then(|f| f.site_lines.get());
         if let Some(seen) = self.init.access(a.op, a.width, a.mask, &a.addrs) {
             let line = line_of(prog, lines, site);
             let kind = match a.op {
@@ -340,7 +344,9 @@ impl Checks {
         let this = state.get_mut();
         let races = std::mem::take(&mut this.races.map);
         let uninit = std::mem::take(&mut this.uninit.map);
-        let findings = this.findings.clone();
+        let Some(findings) = this.findings.take() else {
+            return;
+        };
         {
             let mut m = findings.race.lock().unwrap_or_else(|e| e.into_inner());
             for (line, s) in races {
