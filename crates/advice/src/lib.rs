@@ -201,7 +201,7 @@ fn relaid(a: &WarpAccess, l0: usize, base: u64, stride: u64, width: u32) -> Warp
     b.width = width;
     b.lanes = LaneForm::Unknown;
     for (l, x) in b.addrs.iter_mut().enumerate() {
-        *x = base + (l as u64).wrapping_sub(l0 as u64).wrapping_mul(stride);
+        *x = base.wrapping_add((l as u64).wrapping_sub(l0 as u64).wrapping_mul(stride));
     }
     b
 }

@@ -175,7 +175,7 @@ fn by_layout(facts: &SiteFacts, arch: &Arch, config: &Config, a: &WarpAccess) ->
             format!(
                 "consecutive lanes {} descending addresses, {} bytes apart",
                 verb(a.op),
-                -d
+                d.unsigned_abs()
             ),
             "reverse the index so that consecutive threads access ascending consecutive \
              elements"

@@ -53,7 +53,7 @@ impl LaneForm {
             return LaneForm::Affine { stride: 0 };
         }
         let run = mask >> l0;
-        let stride = if run & (run + 1) == 0 {
+        let stride = if run & run.wrapping_add(1) == 0 {
             // Consecutive lanes (a whole warp, or the first n): every step is the first.
             let step = addrs[l0 + 1].wrapping_sub(addrs[l0]);
             // Most lanes that are not affine (two rows of a 2-D block, say) miss at the end.
