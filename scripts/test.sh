@@ -22,6 +22,11 @@ fi
 venv=$(cd "$venv" && pwd)
 export VIRTUAL_ENV="$venv"
 cargo test --workspace --release --features cuda "$@"
+# Overflow checks: the release build wraps silently where a debug build panics. The model,
+# the executor, the report and the advice, and every fuzz corpus, once more in the test
+# profile (optimized, overflow checks on).
+cargo test -p warpscope-model -p warpscope-simt -p warpscope-report -p warpscope-advice "$@"
+cargo test --features cuda --test fuzz_corpus "$@"
 # The examples' memory budgets (examples/warpscope.toml), as a project's CI would check its
 # own: exit 1 names each access over its budget.
 cargo build --release --features cuda --quiet
