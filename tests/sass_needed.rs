@@ -1,14 +1,14 @@
 //! nvdisasm runs only where its listing can change the figures
-//! (`Program::sass_could_merge`, or a stack frame in ptxas's report). Checked here against
-//! ptxas and nvdisasm on every kernel of the repository at sm_75, sm_90 and sm_120: wherever
-//! the PTX proves that no merge is possible, the real listing merges, drops and spills
-//! nothing. Needs a CUDA compiler (the `VIRTUAL_ENV`'s wheels); without one it says so and
-//! passes.
+//! (`warpscope::sass::listing_needed`: `Program::sass_could_merge`, or a stack frame in
+//! ptxas's report). Checked here against ptxas and nvdisasm on every kernel of the
+//! repository at sm_75, sm_90 and sm_120: wherever the PTX proves that no merge is possible,
+//! the real listing merges, drops and spills nothing. Needs a CUDA compiler (the
+//! `VIRTUAL_ENV`'s wheels); without one it says so and passes.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use warpscope_simt::sass::SassInst;
+use warpscope::sass::{instruction_lines, listing_needed, sass_insts};
 use warpscope_simt::Program;
 use warpscope_toolkit::{CompileOptions, SassTools, Target, Toolkit};
 
@@ -54,28 +54,14 @@ fn check(tk: &Toolkit, tools: &SassTools, file: &Path, sm: &str) -> Entries {
         return Vec::new();
     };
     assert!(listing.disassembled);
-    let stack = listing
-        .resources
-        .iter()
-        .any(|r| r.stack_bytes + r.spill_store_bytes + r.spill_load_bytes > 0);
-    let sass: Vec<SassInst> = listing
-        .memory
-        .iter()
-        .map(|m| SassInst {
-            ptx_line: m.ptx_line,
-            width: m.width,
-            store: m.store,
-            local_offset: m.local_offset,
-            spill_marked: m.spill_marked,
-        })
-        .collect();
+    let sass = sass_insts(&listing.memory);
     let mut out = Vec::new();
     for entry in module.functions.iter().filter(|f| f.is_entry) {
         // Entries the executor refuses are not analyzed at all.
         let Ok(mut prog) = Program::decode(&module, entry) else {
             continue;
         };
-        let needed = stack || prog.sass_could_merge();
+        let needed = listing_needed(&prog, &listing.resources);
         let r = prog.apply_sass(&sass);
         let changed = !r.groups.is_empty() || !r.reused.is_empty() || r.spills > 0;
         let unproven = !r.unproven.is_empty();
@@ -168,16 +154,6 @@ fn where_no_merge_is_possible_the_listing_changes_nothing() {
         "ptxas merges the tile's loads: {}",
         tiled.3
     );
-}
-
-fn instruction_lines(body: &[warpscope_ptx::ast::Statement], out: &mut Vec<u32>) {
-    for s in body {
-        match s {
-            warpscope_ptx::ast::Statement::Instruction(i) => out.push(i.pos.line),
-            warpscope_ptx::ast::Statement::Block(b, _) => instruction_lines(b, out),
-            _ => {}
-        }
-    }
 }
 
 /// `warpscope` with its caches in `cache`: (success, standard output, standard error).

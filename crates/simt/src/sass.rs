@@ -198,14 +198,8 @@ impl Program {
         for s in sass.iter().filter(|s| spill(s).is_none()) {
             at_line.entry(s.ptx_line).or_default().push(*s);
         }
-        let targets: HashSet<u32> = self
-            .insts
-            .iter()
-            .filter_map(|i| match i.instr {
-                Instr::Bra { target } => Some(target),
-                _ => None,
-            })
-            .collect();
+        let branches_to = self.branches_to();
+        let targets: HashSet<u32> = branches_to.keys().copied().collect();
         let mems = self.mems();
         let has_sass = |line: u32, store: bool| {
             at_line
@@ -284,12 +278,6 @@ impl Program {
         }
         // Wider instructions no group of one basic block explains: merges of consecutive
         // trips of a loop ptxas unrolled, where the PTX proves them; else as written.
-        let mut branches_to: HashMap<u32, usize> = HashMap::new();
-        for i in &self.insts {
-            if let Instr::Bra { target } = i.instr {
-                *branches_to.entry(target).or_default() += 1;
-            }
-        }
         for (a, wide) in pending {
             let m = &mems[a];
             let free = |b: usize| !taken[b] && !has_sass(mems[b].line, mems[b].store);
@@ -375,14 +363,8 @@ impl Program {
     /// group explains) is not covered either: it is run as written in any case.
     pub fn sass_could_merge(&self) -> bool {
         let mems = self.mems();
-        let mut targets = std::collections::HashSet::new();
-        let mut branches_to: std::collections::HashMap<u32, usize> = Default::default();
-        for i in &self.insts {
-            if let Instr::Bra { target } = i.instr {
-                targets.insert(target);
-                *branches_to.entry(target).or_default() += 1;
-            }
-        }
+        let branches_to = self.branches_to();
+        let targets: std::collections::HashSet<u32> = branches_to.keys().copied().collect();
         let mut by_kind: std::collections::HashMap<_, Vec<usize>> = Default::default();
         for (a, m) in mems.iter().enumerate() {
             if m.width == 0 {
@@ -808,6 +790,17 @@ impl Program {
                 | Instr::Redux { .. }
                 | Instr::ActiveMask { .. }
         )
+    }
+
+    /// How many branches go to each branch target (an instruction index).
+    fn branches_to(&self) -> std::collections::HashMap<u32, usize> {
+        let mut n: std::collections::HashMap<u32, usize> = Default::default();
+        for i in &self.insts {
+            if let Instr::Bra { target } = i.instr {
+                *n.entry(target).or_default() += 1;
+            }
+        }
+        n
     }
 
     /// The PTX loads and stores (parameter space aside) as the grouping needs them, in

@@ -54,7 +54,7 @@ pub mod quick;
 mod resources;
 mod run;
 pub mod sample;
-mod sass;
+pub mod sass;
 pub mod schema;
 pub mod sources;
 pub mod sweep;

@@ -8,7 +8,7 @@
 use warpscope_ptx::ast::{Module, Statement};
 use warpscope_simt::sass::{SassInst, SassReport};
 use warpscope_simt::Program;
-use warpscope_toolkit::{FunctionResources, SassText, Toolkit};
+use warpscope_toolkit::{FunctionResources, SassMemory, SassText, Toolkit};
 
 /// What [`check`] found: the note for the report (what was merged, or why the SASS was not
 /// checked), every SASS instruction of the module with the PTX line it came from (empty
@@ -69,13 +69,8 @@ pub fn check(
         .find(|t| t.starts_with("sm_"))
         .filter(|t| t.ends_with('a') || t.ends_with('f'));
     let sm = own.map_or(sm, String::as_str);
-    let could_merge = prog.sass_could_merge();
-    let needed = |r: &[FunctionResources]| {
-        listing
-            || could_merge
-            || r.iter()
-                .any(|f| f.stack_bytes + f.spill_store_bytes + f.spill_load_bytes > 0)
-    };
+    // Asked only where no listing is cached: a warm run does not look for merges.
+    let needed = |r: &[FunctionResources]| listing || listing_needed(prog, r);
     let mem = match tools.memory_if(ptx, &lines, sm, ptxas_options, &needed) {
         Ok(m) => m,
         Err(e) => {
@@ -120,18 +115,7 @@ pub fn check(
             )
         })
         .collect();
-    let insts: Vec<SassInst> = mem
-        .memory
-        .iter()
-        .map(|m| SassInst {
-            ptx_line: m.ptx_line,
-            width: m.width,
-            store: m.store,
-            local_offset: m.local_offset,
-            spill_marked: m.spill_marked,
-        })
-        .collect();
-    let report = prog.apply_sass(&insts);
+    let report = prog.apply_sass(&sass_insts(&mem.memory));
     // A rebuilt cache entry is said first.
     let merges = match (mem.notes.join("; "), summary(&report, sm)) {
         (c, m) if c.is_empty() => m,
@@ -152,8 +136,34 @@ pub fn check(
     )
 }
 
-/// Every instruction's line, nested blocks included.
-pub(crate) fn instruction_lines(body: &[Statement], out: &mut Vec<u32>) {
+/// Whether nvdisasm's listing can change what `prog` runs, given what `ptxas -v` reported
+/// of the module's functions (`resources`): the PTX has loads or stores ptxas could merge or
+/// drop ([`Program::sass_could_merge`]), or some function has a stack frame or spills (LDL
+/// and STL the PTX may not have). Where it cannot, the check reads ptxas's report alone.
+pub fn listing_needed(prog: &Program, resources: &[FunctionResources]) -> bool {
+    resources
+        .iter()
+        .any(|f| f.stack_bytes + f.spill_store_bytes + f.spill_load_bytes > 0)
+        || prog.sass_could_merge()
+}
+
+/// A listing's SASS loads and stores as [`Program::apply_sass`] takes them.
+pub fn sass_insts(memory: &[SassMemory]) -> Vec<SassInst> {
+    memory
+        .iter()
+        .map(|m| SassInst {
+            ptx_line: m.ptx_line,
+            width: m.width,
+            store: m.store,
+            local_offset: m.local_offset,
+            spill_marked: m.spill_marked,
+        })
+        .collect()
+}
+
+/// Every instruction's 1-based PTX line, nested blocks included, in order (the lines the
+/// SASS check tags before assembling).
+pub fn instruction_lines(body: &[Statement], out: &mut Vec<u32>) {
     for s in body {
         match s {
             Statement::Instruction(i) => out.push(i.pos.line),
