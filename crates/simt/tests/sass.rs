@@ -21,6 +21,11 @@ fn program(between: &str) -> Program {
          mov.u32 %r3, tile;\nadd.s32 %r4, %r3, %r2;\n{}\n{}\n{between}\n{}\n{}\nret;",
         LOADS[0], LOADS[1], LOADS[2], LOADS[3]
     );
+    decode(&body)
+}
+
+/// The entry `k()` with `body`, beside a 1,024-byte shared `tile`, decoded.
+fn decode(body: &str) -> Program {
     let text = format!(
         ".version 8.0\n.target sm_90\n.address_size 64\n.shared .align 16 .b8 tile[1024];\n\
          .visible .entry k()\n{{\n{body}\n}}\n"
@@ -172,13 +177,7 @@ fn looped(loads: &[&str], stride: i64, end: &str) -> Program {
          setp.ne.s32 %p1, %r5, {end};\n@%p1 bra $L_trip;\nret;",
         loads.join("\n")
     );
-    let text = format!(
-        ".version 8.0\n.target sm_90\n.address_size 64\n.shared .align 16 .b8 tile[1024];\n\
-         .visible .entry k()\n{{\n{body}\n}}\n"
-    );
-    let m = warpscope_ptx::parse(&text).unwrap();
-    let e = warpscope_ptx::find_entry(&m, "k").unwrap();
-    Program::decode(&m, e).unwrap()
+    decode(&body)
 }
 
 /// The 1-D block-tiled SGEMM's case: a load and the one 4 bytes on, the base advancing 8
@@ -268,13 +267,7 @@ fn custom(loads: &[&str]) -> Program {
          mov.u32 %r3, tile;\nadd.s32 %r4, %r3, %r2;\nadd.s32 %r5, %r4, 4;\n{}\nret;",
         loads.join("\n")
     );
-    let text = format!(
-        ".version 8.0\n.target sm_90\n.address_size 64\n.shared .align 16 .b8 tile[1024];\n\
-         .visible .entry k()\n{{\n{body}\n}}\n"
-    );
-    let m = warpscope_ptx::parse(&text).unwrap();
-    let e = warpscope_ptx::find_entry(&m, "k").unwrap();
-    Program::decode(&m, e).unwrap()
+    decode(&body)
 }
 
 /// Every listing of up to one SASS load per PTX load's line (none, as wide, or 2, 4 times as
